@@ -1,0 +1,152 @@
+#pragma once
+// The gateway's configuration as plain values: what gateway.yaml says, after
+// ${VAR} interpolation, defaults and validation. Nothing at run time reads
+// YAML; every module receives the parts of this it needs.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "util/result.hpp"
+
+namespace mcpgw::config {
+
+/// `listen:` — where and how the Streamable HTTP endpoint is served.
+struct Listen {
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  std::string path = "/mcp";
+  /// Origin allow-list; empty = only loopback origins (or no Origin header).
+  std::vector<std::string> allowed_origins;
+  /// Host header allow-list (DNS-rebinding protection); empty = loopback
+  /// names when listening on loopback, anything otherwise.
+  std::vector<std::string> allowed_hosts;
+  /// Largest accepted request body; larger ones get HTTP 413.
+  std::size_t max_body_bytes = 4 * 1024 * 1024;
+  /// Interval of `: ping` comments on open SSE streams.
+  int heartbeat_ms = 15000;
+  /// Items per page of the lists the gateway serves (tools/list, ...).
+  int page_size = 500;
+  /// Sessions idle for longer than this are ended (0 = never).
+  int session_idle_s = 3600;
+};
+
+/// One entry of `auth.bearer_tokens`.
+struct BearerToken {
+  std::string token;
+  std::string name;                 // principal name in logs and audit
+  std::vector<std::string> modes;   // modes the principal may use; empty = any
+};
+
+struct Auth {
+  bool enabled = false;             // false when `auth:` is absent
+  std::vector<BearerToken> bearer_tokens;
+};
+
+struct Naming {
+  std::string separator = ":";
+  std::string description_prefix = "[Proxied from {server}] ";
+  int max_length = 0;               // 0 = no limit
+};
+
+/// Filter keys, shared by `filters:`, `servers[].filters` and `modes.<name>`.
+struct Filters {
+  std::vector<std::string> include_slices;
+  std::vector<std::string> exclude_slices;
+  std::vector<std::string> include_tools;
+  std::vector<std::string> exclude_tools;
+};
+
+struct Mode {
+  std::string name;
+  std::string description;
+  Filters filters;
+};
+
+struct Chain {
+  bool resolve = true;
+  int max_depth = 5;
+  enum class Merge { All, Last } merge = Merge::All;
+};
+
+struct Welcome {
+  enum class Strategy { First, Priority, Tool, None } strategy = Strategy::First;
+  std::string tool;
+  std::string arguments_json = "{}";  // compact JSON object
+  int timeout_ms = 2000;
+};
+
+struct Sagas {
+  std::vector<std::string> secrets;   // first signs, all verify
+  int ttl_s = 900;
+};
+
+struct Server {
+  std::string name;
+  enum class Transport { Stdio, Http } transport = Transport::Stdio;
+  // stdio
+  std::string command;
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string cwd;                    // empty = the gateway's working directory
+  // http
+  std::string url;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::vector<std::string> forward_headers;
+
+  bool proxy_tools = true;
+  bool prefix = true;
+  /// slice name -> globs over the server's upstream tool names, in file order.
+  std::vector<std::pair<std::string, std::vector<std::string>>> slices;
+  std::optional<Filters> filters;     // replaces the top-level filters
+  int welcome_priority = 0;
+  int timeout_ms = 30000;
+  enum class Session { Shared, PerClient } session = Session::Shared;
+  /// Counted by /readyz.
+  bool required = true;
+};
+
+struct Plugin {
+  std::string path;
+  std::string config_json = "{}";     // compact JSON, handed to the plugin
+};
+
+/// The whole file.
+struct Config {
+  std::string source;                 // file it was read from
+  Listen listen;
+  Auth auth;
+  Naming naming;
+  Filters filters;
+  std::vector<Mode> modes;
+  std::string default_mode = "all";
+  Chain chain;
+  Welcome welcome;
+  Sagas sagas;
+  std::vector<Server> servers;
+  std::vector<Plugin> plugins;
+  /// Text put before the welcome text in `instructions`.
+  std::string instructions;
+  /// How long SIGTERM waits for in-flight calls.
+  int shutdown_grace_ms = 10000;
+};
+
+/// Looks a variable up in the environment; nullopt when unset.
+using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
+
+/// The process environment (getenv).
+std::optional<std::string> process_env(const std::string& name);
+
+/// Parses and validates YAML text. `source` names the file in messages, which
+/// have the form `FILE:LINE: KEY: what is wrong` (KEY as a path like
+/// `servers[1].timeout_ms`).
+Result<Config> parse(const std::string& yaml_text, const std::string& source,
+                     EnvLookup env = process_env);
+
+/// Reads `path` and parses it.
+Result<Config> load(const std::string& path, EnvLookup env = process_env);
+
+}  // namespace mcpgw::config

@@ -1,0 +1,49 @@
+#pragma once
+// Small helpers over RapidJSON shared by every module.
+#include <rapidjson/document.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "util/result.hpp"
+
+namespace mcpgw::json {
+
+using Value = rapidjson::Value;
+using Document = rapidjson::Document;
+using Allocator = rapidjson::Document::AllocatorType;
+
+/// Parses `text` into a new document; the error names offset and reason.
+Result<Document> parse(std::string_view text);
+
+/// Compact serialisation of any value.
+std::string write(const Value& v);
+
+/// Deep copy of `v` into a new document.
+Document clone(const Value& v);
+
+/// Member `key` of object `v`, or nullptr when `v` is not an object or lacks it.
+const Value* find(const Value& v, std::string_view key);
+Value* find(Value& v, std::string_view key);
+
+/// Member `key` as a string, if present and a string.
+std::optional<std::string_view> get_string(const Value& v, std::string_view key);
+
+/// A string value referring to `s` without copying: `s` must outlive its use.
+inline Value ref(std::string_view s) {
+  return Value(rapidjson::StringRef(s.data(), s.size()));
+}
+
+/// A string value holding its own copy of `s`.
+inline Value str(std::string_view s, Allocator& a) {
+  return Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), a);
+}
+
+/// Sets (or replaces) member `key` of object `obj`, copying the key.
+void set(Value& obj, std::string_view key, Value value, Allocator& a);
+
+/// Quotes `s` as a JSON string literal.
+std::string quote(std::string_view s);
+
+}  // namespace mcpgw::json

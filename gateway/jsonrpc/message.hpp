@@ -1,0 +1,81 @@
+#pragma once
+// JSON-RPC 2.0 messages: classification, validation, construction.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jsonrpc/json.hpp"
+
+namespace mcpgw::jsonrpc {
+
+/// The standard error codes (JSON-RPC 2.0, section 5.1).
+enum ErrorCode : int {
+  kParseError = -32700,
+  kInvalidRequest = -32600,
+  kMethodNotFound = -32601,
+  kInvalidParams = -32602,
+  kInternalError = -32603,
+};
+
+/// What a single, structurally valid message is.
+enum class Kind { Request, Notification, Response, ErrorResponse };
+
+/// One validated JSON-RPC message, owning its document.
+class Message {
+ public:
+  /// Classifies `doc`; fails with a message suitable for an -32600 error.
+  static Result<Message> from(json::Document doc);
+
+  Kind kind() const { return kind_; }
+  bool is_request() const { return kind_ == Kind::Request; }
+  bool is_notification() const { return kind_ == Kind::Notification; }
+  bool is_response() const { return kind_ == Kind::Response || kind_ == Kind::ErrorResponse; }
+
+  /// Method name (requests and notifications), else empty.
+  std::string_view method() const;
+  /// The id (requests and responses), else a null value.
+  const json::Value& id() const;
+  /// `params`, or nullptr when absent.
+  const json::Value* params() const { return json::find(doc_, "params"); }
+  /// `result` of a success response, or nullptr.
+  const json::Value* result() const { return json::find(doc_, "result"); }
+  /// `error` of an error response, or nullptr.
+  const json::Value* error() const { return json::find(doc_, "error"); }
+
+  json::Document& doc() { return doc_; }
+  const json::Document& doc() const { return doc_; }
+
+ private:
+  Message(json::Document doc, Kind k) : doc_(std::move(doc)), kind_(k) {}
+  json::Document doc_;
+  Kind kind_;
+};
+
+/// The outcome of parsing a request body: one message, a batch, or an error
+/// response ready to send back (parse error or invalid request).
+struct Parsed {
+  std::vector<Message> messages;
+  /// For a batch, the error responses of its invalid members, in order.
+  std::vector<std::string> errors;
+  bool batch = false;
+};
+
+/// Parses one body (a message or a batch). A top-level parse failure or an
+/// empty batch yields a single entry in `errors` and no messages.
+Parsed parse(std::string_view body);
+
+/// Serialises `{"jsonrpc":"2.0","id":id,"result":result}`.
+std::string make_result(const json::Value& id, const json::Value& result);
+/// Serialises an error response; `data` is optional.
+std::string make_error(const json::Value& id, int code, std::string_view message,
+                       const json::Value* data = nullptr);
+/// Serialises a request with an integer id.
+std::string make_request(std::int64_t id, std::string_view method, const json::Value* params);
+/// Serialises a notification.
+std::string make_notification(std::string_view method, const json::Value* params);
+
+/// True when a JSON-RPC id value is valid for a request (string or integer;
+/// fractional numbers are tolerated as the spec allows numbers).
+bool valid_id(const json::Value& id);
+
+}  // namespace mcpgw::jsonrpc
