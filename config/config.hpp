@@ -32,6 +32,7 @@ struct Listen {
   int page_size = 500;
   /// Sessions idle for longer than this are ended (0 = never).
   int session_idle_s = 3600;
+  bool operator==(const Listen&) const = default;
 };
 
 /// One entry of `auth.bearer_tokens`.
@@ -39,11 +40,13 @@ struct BearerToken {
   std::string token;
   std::string name;                 // principal name in logs and audit
   std::vector<std::string> modes;   // modes the principal may use; empty = any
+  bool operator==(const BearerToken&) const = default;
 };
 
 struct Auth {
   bool enabled = false;             // false when `auth:` is absent
   std::vector<BearerToken> bearer_tokens;
+  bool operator==(const Auth&) const = default;
 };
 
 struct Naming {
@@ -58,6 +61,7 @@ struct Filters {
   std::vector<std::string> exclude_slices;
   std::vector<std::string> include_tools;
   std::vector<std::string> exclude_tools;
+  bool operator==(const Filters&) const = default;
 };
 
 struct Mode {
@@ -107,6 +111,7 @@ struct Server {
   enum class Session { Shared, PerClient } session = Session::Shared;
   /// Counted by /readyz.
   bool required = true;
+  bool operator==(const Server&) const = default;
 };
 
 struct Plugin {

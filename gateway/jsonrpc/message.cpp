@@ -105,6 +105,25 @@ std::string make_result(const json::Value& id, const json::Value& result) {
   return std::string(sb.GetString(), sb.GetSize());
 }
 
+std::string make_result_raw(const json::Value& id, std::string_view result_json) {
+  std::string out = "{\"jsonrpc\":\"2.0\",\"id\":";
+  out += json::write(id);
+  out += ",\"result\":";
+  out += result_json;
+  out += '}';
+  return out;
+}
+
+std::string make_error_response(const json::Value& id, const json::Value& error) {
+  rapidjson::StringBuffer sb;
+  Writer w(sb);
+  write_head(w, id);
+  w.Key("error");
+  error.Accept(w);
+  w.EndObject();
+  return std::string(sb.GetString(), sb.GetSize());
+}
+
 std::string make_error(const json::Value& id, int code, std::string_view message,
                        const json::Value* data) {
   rapidjson::StringBuffer sb;

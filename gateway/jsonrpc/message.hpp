@@ -66,6 +66,11 @@ Parsed parse(std::string_view body);
 
 /// Serialises `{"jsonrpc":"2.0","id":id,"result":result}`.
 std::string make_result(const json::Value& id, const json::Value& result);
+/// Like make_result, with `result_json` already serialised (hot paths build
+/// large results as text).
+std::string make_result_raw(const json::Value& id, std::string_view result_json);
+/// An error response carrying `error` (an object {code, message, data?}) as is.
+std::string make_error_response(const json::Value& id, const json::Value& error);
 /// Serialises an error response; `data` is optional.
 std::string make_error(const json::Value& id, int code, std::string_view message,
                        const json::Value* data = nullptr);

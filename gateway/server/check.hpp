@@ -1,0 +1,14 @@
+#pragma once
+// `mcpgw check`: connect every upstream once and report the catalog.
+#include <ostream>
+
+#include "config/config.hpp"
+
+namespace mcpgw::server {
+
+/// Starts the upstreams of `cfg`, prints the catalog and every problem to
+/// `out` (a table, or JSON with `as_json`), stops them. Returns the exit
+/// code: 0 when every upstream connected and no warning was raised, else 1.
+int run_check(config::Config cfg, bool as_json, std::ostream& out);
+
+}  // namespace mcpgw::server

@@ -1,0 +1,189 @@
+#include "server/gateway.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace mcpgw::server {
+
+Gateway::Gateway(config::Config cfg)
+    : cfg_(std::make_shared<const config::Config>(std::move(cfg))), router_(cfg_, catalog_, metrics_) {
+  for (const auto& s : cfg_->servers) upstreams_.push_back(std::make_shared<upstream::Upstream>(s, *this));
+}
+
+Gateway::~Gateway() {
+  router_.drain();
+  stop_upstreams();
+}
+
+std::shared_ptr<const config::Config> Gateway::config() const {
+  std::lock_guard lk(state_mu_);
+  return cfg_;
+}
+
+std::vector<std::shared_ptr<upstream::Upstream>> Gateway::upstreams() const {
+  std::lock_guard lk(state_mu_);
+  return upstreams_;
+}
+
+void Gateway::start_upstreams() {
+  auto ups = upstreams();
+  for (auto& u : ups) u->start();
+  for (auto& u : ups) {
+    // initialize and every tools/list page each get the server's timeout;
+    // a generous bound keeps a dead upstream from holding the start forever.
+    u->wait_first_attempt(std::chrono::milliseconds(std::min(u->config().timeout_ms, 10000) * 3));
+  }
+  on_tools_changed("");
+}
+
+void Gateway::on_tools_changed(const std::string& server) {
+  std::lock_guard lk(rebuild_mu_);
+  auto old = catalog_.snapshot();
+  auto ups = upstreams();
+  auto next = catalog::build(*config(), ups, catalog_.next_generation());
+  for (const auto& u : ups) metrics_.set_upstream_up(u->name(), u->ready());
+  bool same = old->tools.size() == next->tools.size() &&
+              std::equal(old->tools.begin(), old->tools.end(), next->tools.begin(),
+                         [](const auto& a, const auto& b) { return a.definition == b.definition; });
+  catalog_.publish(std::move(next));
+  if (!same && !server.empty()) {
+    spdlog::info("catalog: tools of {} changed", server);
+    router_.tools_changed();
+  }
+}
+
+int Gateway::serve_http() {
+  auto cfg = config();
+  const auto& l = cfg->listen;
+  transport::HttpServerOptions o;
+  o.host = l.host;
+  o.port = l.port;
+  o.path = l.path;
+  o.allowed_origins = l.allowed_origins;
+  o.allowed_hosts = l.allowed_hosts;
+  o.max_body_bytes = l.max_body_bytes;
+  o.heartbeat_ms = l.heartbeat_ms;
+  o.session_idle_s = l.session_idle_s;
+  o.auth_enabled = cfg->auth.enabled;
+  for (const auto& t : cfg->auth.bearer_tokens) o.credentials.push_back({t.token, t.name, t.modes});
+  transport::HttpServer http(std::move(o), router_);
+  http.add_get("/healthz", [] { return transport::SimpleResponse{200, "text/plain", "ok\n"}; });
+  http.add_get("/readyz", [this] {
+    json::Document d(rapidjson::kObjectType);
+    auto& a = d.GetAllocator();
+    json::Value down(rapidjson::kArrayType);
+    for (const auto& u : upstreams()) {
+      if (!u->config().required || u->ready()) continue;
+      json::Value e(rapidjson::kObjectType);
+      e.AddMember("server", json::str(u->name(), a), a);
+      e.AddMember("status", json::str(u->status(), a), a);
+      down.PushBack(e, a);
+    }
+    bool ready = down.Empty();
+    d.AddMember("ready", ready, a);
+    d.AddMember("down", down, a);
+    return transport::SimpleResponse{ready ? 200 : 503, "application/json", json::write(d)};
+  });
+  http.add_get("/metrics", [this] {
+    return transport::SimpleResponse{200, "text/plain; version=0.0.4", metrics_.render()};
+  });
+  auto port = http.bind();
+  if (!port) {
+    spdlog::error("{}", port.error());
+    return 1;
+  }
+  {
+    std::lock_guard lk(serve_mu_);
+    if (stopping_) return 0;
+    http_ = &http;
+  }
+  std::string shown = l.host.find(':') != std::string::npos ? "[" + l.host + "]" : l.host;
+  spdlog::info("listening on http://{}:{}{}", shown, *port, l.path);
+  http.serve();
+  {
+    std::lock_guard lk(serve_mu_);
+    http_ = nullptr;
+  }
+  router_.drain();
+  stop_upstreams();
+  spdlog::info("stopped");
+  return 0;
+}
+
+int Gateway::serve_stdio(const std::string& mode) {
+  transport::ClientContext ctx;
+  ctx.mode = mode;
+  transport::StdioServer stdio(router_, ctx);
+  {
+    std::lock_guard lk(serve_mu_);
+    if (stopping_) return 0;
+    stdio_ = &stdio;
+  }
+  auto r = stdio.run();
+  {
+    std::lock_guard lk(serve_mu_);
+    stdio_ = nullptr;
+  }
+  router_.drain();
+  stop_upstreams();
+  if (!r) {
+    spdlog::error("{}", r.error());
+    return 2;
+  }
+  return 0;
+}
+
+void Gateway::stop() {
+  std::lock_guard lk(serve_mu_);
+  stopping_ = true;
+  if (http_) http_->stop();
+  if (stdio_) stdio_->stop();
+}
+
+void Gateway::cut_upstreams() { stop_upstreams(); }
+
+void Gateway::stop_upstreams() {
+  std::call_once(upstreams_stopped_, [this] {
+    for (auto& u : upstreams()) u->stop();
+  });
+}
+
+Result<void> Gateway::reload(const std::string& path) {
+  auto loaded = config::load(path);
+  if (!loaded) return Error{loaded.error()};
+  auto next = std::make_shared<const config::Config>(std::move(*loaded));
+  auto prev = config();
+  if (!(next->listen == prev->listen) || !(next->auth == prev->auth))
+    spdlog::warn("reload: changes to listen and auth take effect after a restart");
+  std::vector<std::shared_ptr<upstream::Upstream>> kept, started, removed;
+  auto old = upstreams();
+  for (const auto& s : next->servers) {
+    auto same = std::find_if(old.begin(), old.end(), [&](const auto& u) { return u->config() == s; });
+    if (same != old.end()) {
+      kept.push_back(*same);
+    } else {
+      kept.push_back(std::make_shared<upstream::Upstream>(s, *this));
+      started.push_back(kept.back());
+    }
+  }
+  for (const auto& u : old)
+    if (std::find(kept.begin(), kept.end(), u) == kept.end()) removed.push_back(u);
+  {
+    std::lock_guard lk(state_mu_);
+    cfg_ = next;
+    upstreams_ = kept;
+  }
+  router_.set_config(next);
+  for (auto& u : started) u->start();
+  // Calls already running on a removed upstream finish or fail on their own
+  // snapshot; stopping it fails the ones still waiting.
+  for (auto& u : removed) u->stop();
+  for (auto& u : started) u->wait_first_attempt(std::chrono::milliseconds(std::min(u->config().timeout_ms, 10000) * 3));
+  on_tools_changed("reload");
+  spdlog::info("reloaded {}: {} upstreams kept, {} started, {} stopped", path, kept.size() - started.size(),
+               started.size(), removed.size());
+  return {};
+}
+
+}  // namespace mcpgw::server

@@ -1,0 +1,66 @@
+#pragma once
+// The running gateway: upstreams, catalog, router and the downstream
+// transport, wired together and started/stopped in the right order.
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "catalog/catalog.hpp"
+#include "config/config.hpp"
+#include "server/metrics.hpp"
+#include "server/router.hpp"
+#include "transport/http_server.hpp"
+#include "transport/stdio_server.hpp"
+
+namespace mcpgw::server {
+
+class Gateway final : public upstream::Listener {
+ public:
+  explicit Gateway(config::Config cfg);
+  ~Gateway() override;
+
+  /// Starts every upstream and waits (bounded by their timeouts) until each
+  /// has connected or failed once, so the first client sees a full catalog.
+  void start_upstreams();
+  /// Serves HTTP until stop(); returns the process exit code.
+  int serve_http();
+  /// Serves one client on stdin/stdout until EOF or stop().
+  int serve_stdio(const std::string& mode);
+  /// Begins a graceful shutdown: stop accepting, let calls finish for up to
+  /// shutdown_grace_ms, then cut the upstreams. Safe from any thread.
+  void stop();
+  /// Stops every upstream now, failing the calls still waiting on them (the
+  /// end of the shutdown grace period).
+  void cut_upstreams();
+
+  /// Re-reads `path` and applies it without dropping client sessions:
+  /// upstreams whose settings changed are restarted, removed ones stopped,
+  /// new ones started. On an invalid file nothing changes.
+  Result<void> reload(const std::string& path);
+
+  void on_tools_changed(const std::string& server) override;
+
+  /// The current snapshot (for `mcpgw check`).
+  std::shared_ptr<const catalog::Snapshot> snapshot() const { return catalog_.snapshot(); }
+  std::vector<std::shared_ptr<upstream::Upstream>> upstreams() const;
+
+ private:
+  void stop_upstreams();
+
+  std::shared_ptr<const config::Config> config() const;
+
+  mutable std::mutex state_mu_;  // guards cfg_ and upstreams_
+  std::shared_ptr<const config::Config> cfg_;
+  std::vector<std::shared_ptr<upstream::Upstream>> upstreams_;
+  Metrics metrics_;
+  catalog::Catalog catalog_;
+  std::mutex rebuild_mu_;
+  Router router_;
+  std::mutex serve_mu_;
+  transport::HttpServer* http_ = nullptr;
+  transport::StdioServer* stdio_ = nullptr;
+  bool stopping_ = false;
+  std::once_flag upstreams_stopped_;
+};
+
+}  // namespace mcpgw::server

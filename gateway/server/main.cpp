@@ -1,0 +1,126 @@
+// mcpgw: one MCP endpoint in front of many MCP servers.
+#include <CLI/CLI.hpp>
+#include <pthread.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "config/config.hpp"
+#include "server/check.hpp"
+#include "server/gateway.hpp"
+#include "server/logging.hpp"
+
+namespace {
+
+using namespace mcpgw;
+
+/// Owns signal handling: SIGTERM/SIGINT stop gracefully, SIGHUP reloads.
+/// Signals are blocked in every thread and taken here with sigwait, so no
+/// work happens in a signal handler.
+class SignalThread {
+ public:
+  SignalThread(server::Gateway& gw, const std::string& config_path, int grace_ms)
+      : gw_(gw), path_(config_path), grace_ms_(grace_ms), thread_([this] { run(); }) {}
+  ~SignalThread() {
+    {
+      std::lock_guard lk(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    pthread_kill(thread_.native_handle(), SIGUSR2);
+    thread_.join();
+  }
+
+ private:
+  void run() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGUSR2}) sigaddset(&set, s);
+    for (;;) {
+      int sig = 0;
+      if (sigwait(&set, &sig) != 0) continue;
+      if (sig == SIGUSR2) return;
+      if (sig == SIGHUP) {
+        auto r = gw_.reload(path_);
+        if (!r) spdlog::error("reload failed, still running the previous configuration: {}", r.error());
+        continue;
+      }
+      spdlog::info("received {}, shutting down (grace {} ms)", sig == SIGTERM ? "SIGTERM" : "SIGINT", grace_ms_);
+      gw_.stop();
+      std::unique_lock lk(mu_);
+      if (!cv_.wait_for(lk, std::chrono::milliseconds(grace_ms_), [&] { return done_; })) {
+        lk.unlock();
+        spdlog::warn("calls still running after the grace period; stopping upstreams");
+        gw_.cut_upstreams();
+      }
+      return;
+    }
+  }
+
+  server::Gateway& gw_;
+  std::string path_;
+  int grace_ms_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"mcpgw: one MCP endpoint in front of many MCP servers"};
+  app.set_version_flag("--version", std::string("mcpgw ") + MCPGW_VERSION);
+  std::string config_path, mode, log_level = "info", log_format = "text";
+  bool stdio = false, as_json = false;
+  app.add_option("--config", config_path, "gateway YAML file");
+  app.add_flag("--stdio", stdio, "serve one MCP client on stdin/stdout");
+  app.add_option("--mode", mode, "with --stdio: the mode this client uses");
+  app.add_option("--log-level", log_level, "trace|debug|info|warn|error")->capture_default_str();
+  app.add_option("--log-format", log_format, "text|json")->capture_default_str();
+  auto* check = app.add_subcommand("check", "validate the configuration, connect every upstream, print the catalog");
+  check->add_option("--config", config_path, "gateway YAML file")->required();
+  check->add_flag("--json", as_json, "machine-readable output");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (auto r = server::setup_logging(log_level, log_format); !r) {
+    std::fprintf(stderr, "mcpgw: %s\n", r.error().c_str());
+    return 2;
+  }
+  if (config_path.empty()) {
+    std::fprintf(stderr, "mcpgw: --config FILE is required (see mcpgw --help)\n");
+    return 2;
+  }
+  if (!mode.empty() && !stdio && !check->parsed()) {
+    std::fprintf(stderr, "mcpgw: --mode applies to --stdio; HTTP clients select a mode with the URL /mcp/<mode>\n");
+    return 2;
+  }
+  auto cfg = config::load(config_path);
+  if (!cfg) {
+    std::fprintf(stderr, "mcpgw: %s\n", cfg.error().c_str());
+    return check->parsed() ? 1 : 2;
+  }
+
+  // Block the signals we wait for before any thread exists, so every thread
+  // inherits the mask; writes to a dead peer must fail, not kill us.
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGUSR2}) sigaddset(&set, s);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  if (check->parsed()) return server::run_check(std::move(*cfg), as_json, std::cout);
+
+  int grace = cfg->shutdown_grace_ms;
+  server::Gateway gw(std::move(*cfg));
+  SignalThread signals(gw, config_path, grace);
+  gw.start_upstreams();
+  return stdio ? gw.serve_stdio(mode) : gw.serve_http();
+}

@@ -1,0 +1,64 @@
+#pragma once
+// The router: answers each MCP method for a client session, using the
+// current catalog snapshot and the upstreams behind it.
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include "catalog/catalog.hpp"
+#include "config/config.hpp"
+#include "server/metrics.hpp"
+#include "transport/downstream.hpp"
+#include "util/worker_pool.hpp"
+
+namespace mcpgw::server {
+
+/// A client session as the router sees it.
+class McpSession final : public transport::Session {
+ public:
+  std::mutex mu;
+  std::string protocol_version;
+  json::Document client_capabilities{rapidjson::kObjectType};
+  std::string client_name;
+  bool initialized = false;
+  /// Requests in flight by their JSON id text, for notifications/cancelled.
+  std::map<std::string, std::weak_ptr<transport::Exchange>> inflight;
+};
+
+class Router final : public transport::Handler {
+ public:
+  Router(std::shared_ptr<const config::Config> cfg, catalog::Catalog& catalog, Metrics& metrics);
+  ~Router() override;
+
+  Result<std::shared_ptr<transport::Session>> open_session(const transport::ClientContext& ctx) override;
+  void handle(const std::shared_ptr<transport::Session>& session, jsonrpc::Message msg,
+              std::shared_ptr<transport::Exchange> exchange) override;
+  void close_session(const std::shared_ptr<transport::Session>& session) override;
+  std::vector<std::string> modes() const override;
+
+  /// Uses `cfg` for requests from now on (reload).
+  void set_config(std::shared_ptr<const config::Config> cfg);
+  /// Tells every live session that the tool list changed.
+  void tools_changed();
+  /// Waits for queued calls and stops the worker threads.
+  void drain();
+
+ private:
+  std::string initialize(McpSession& s, const jsonrpc::Message& m);
+  std::string list_tools(const jsonrpc::Message& m);
+  std::string call_tool(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex);
+  void on_notification(McpSession& s, const jsonrpc::Message& m);
+
+  std::shared_ptr<const config::Config> config() const;
+
+  mutable std::mutex cfg_mu_;
+  std::shared_ptr<const config::Config> cfg_;
+  catalog::Catalog& catalog_;
+  Metrics& metrics_;
+  std::mutex sessions_mu_;
+  std::set<std::shared_ptr<McpSession>> sessions_;
+  std::unique_ptr<WorkerPool> pool_;
+};
+
+}  // namespace mcpgw::server

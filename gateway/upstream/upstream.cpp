@@ -1,0 +1,318 @@
+#include "upstream/upstream.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <map>
+#include <set>
+
+#include "mcp/protocol.hpp"
+#include "transport/http_connection.hpp"
+#include "transport/stdio_connection.hpp"
+
+namespace mcpgw::upstream {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr int kMaxPages = 1000;
+
+std::string failure_text(const transport::Response& r, int timeout_ms) {
+  switch (r.failure) {
+    case transport::Failure::Timeout: return "timed out after " + std::to_string(timeout_ms) + " ms";
+    case transport::Failure::Cancelled: return "call cancelled by the client";
+    default: return r.detail.empty() ? "no response" : r.detail;
+  }
+}
+
+}  // namespace
+
+Upstream::Upstream(config::Server cfg, Listener& listener) : cfg_(std::move(cfg)), listener_(listener) {}
+
+Upstream::~Upstream() { stop(); }
+
+void Upstream::start() { thread_ = std::thread([this] { supervise(); }); }
+
+void Upstream::wait_first_attempt(std::chrono::milliseconds timeout) {
+  std::unique_lock lk(mu_);
+  cv_.wait_for(lk, timeout, [&] { return first_done_ || stopping_; });
+}
+
+void Upstream::stop() {
+  {
+    std::lock_guard lk(mu_);
+    if (stopping_ && !thread_.joinable()) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::string Upstream::status() const {
+  std::lock_guard lk(mu_);
+  return status_;
+}
+
+std::shared_ptr<const ToolSet> Upstream::tools() const {
+  std::lock_guard lk(mu_);
+  return tools_;
+}
+
+std::shared_ptr<transport::Connection> Upstream::connection() const {
+  std::lock_guard lk(mu_);
+  return conn_;
+}
+
+bool Upstream::wait_backoff(std::chrono::milliseconds d) {
+  std::unique_lock lk(mu_);
+  return !cv_.wait_for(lk, d, [&] { return stopping_; });
+}
+
+Result<std::unique_ptr<transport::Connection>> Upstream::connect() {
+  transport::ConnectionHandlers h;
+  h.on_message = [this](jsonrpc::Message& m) { on_message(m); };
+  h.on_close = [this](const std::string& reason) {
+    {
+      std::lock_guard lk(mu_);
+      conn_dead_ = true;
+      status_ = reason;
+    }
+    ready_.store(false);
+    spdlog::warn("upstream {}: {}", cfg_.name, reason);
+    cv_.notify_all();
+  };
+  if (cfg_.transport == config::Server::Transport::Http) {
+    auto c = transport::HttpConnection::create(cfg_.name, cfg_.url, cfg_.headers, std::move(h));
+    if (!c) return Error{c.error()};
+    return std::unique_ptr<transport::Connection>(std::move(*c));
+  }
+  transport::ChildSpec spec{cfg_.command, cfg_.args, cfg_.env, cfg_.cwd};
+  auto c = transport::StdioConnection::start(cfg_.name, spec, std::move(h));
+  if (!c) return Error{c.error()};
+  pid_.store((*c)->pid());
+  return std::unique_ptr<transport::Connection>(std::move(*c));
+}
+
+Result<void> Upstream::initialize(transport::Connection& c) {
+  json::Document p(rapidjson::kObjectType);
+  auto& a = p.GetAllocator();
+  p.AddMember("protocolVersion", json::ref(mcp::kLatestVersion), a);
+  p.AddMember("capabilities", json::Value(rapidjson::kObjectType), a);
+  json::Value info(rapidjson::kObjectType);
+  info.AddMember("name", "mcpgw", a);
+  info.AddMember("version", MCPGW_VERSION, a);
+  p.AddMember("clientInfo", info, a);
+  transport::RequestOptions o;
+  o.deadline = deadline();
+  auto r = c.request("initialize", &p, o);
+  if (!r.message) return Error{"initialize: " + failure_text(r, cfg_.timeout_ms)};
+  if (const auto* e = r.message->error()) return Error{"initialize failed: " + json::write(*e)};
+  const auto* res = r.message->result();
+  auto version = res ? json::get_string(*res, "protocolVersion") : std::nullopt;
+  if (!version) return Error{"initialize result has no protocolVersion"};
+  if (!mcp::is_supported(*version))
+    return Error{"server answered with protocol version " + std::string(*version) + ", which mcpgw does not speak"};
+  c.set_protocol_version(std::string(*version));
+  c.notify("notifications/initialized", nullptr);
+  auto sinfo = json::find(*res, "serverInfo");
+  spdlog::info("upstream {}: connected ({} {}, protocol {})", cfg_.name,
+               sinfo ? json::get_string(*sinfo, "name").value_or("?") : "?",
+               sinfo ? json::get_string(*sinfo, "version").value_or("?") : "?", *version);
+  return {};
+}
+
+Result<json::Document> Upstream::list_tools(transport::Connection& c) {
+  json::Document all(rapidjson::kArrayType);
+  std::set<std::string> names, cursors;
+  std::string cursor;
+  for (int page = 0; page < kMaxPages; ++page) {
+    json::Document p(rapidjson::kObjectType);
+    if (!cursor.empty()) p.AddMember("cursor", json::str(cursor, p.GetAllocator()), p.GetAllocator());
+    transport::RequestOptions o;
+    o.deadline = deadline();
+    auto r = c.request("tools/list", &p, o);
+    if (!r.message) return Error{"tools/list: " + failure_text(r, cfg_.timeout_ms)};
+    if (const auto* e = r.message->error()) return Error{"tools/list failed: " + json::write(*e)};
+    const auto* res = r.message->result();
+    const auto* tools = res ? json::find(*res, "tools") : nullptr;
+    if (!tools || !tools->IsArray()) return Error{"tools/list result has no tools array"};
+    for (const auto& t : tools->GetArray()) {
+      auto name = json::get_string(t, "name");
+      if (!name || name->empty()) {
+        spdlog::warn("upstream {}: skipping a tool without a name: {:.200}", cfg_.name, json::write(t));
+        continue;
+      }
+      if (!names.insert(std::string(*name)).second) {
+        spdlog::warn("upstream {}: skipping a second tool named {}", cfg_.name, *name);
+        continue;
+      }
+      all.PushBack(json::Value(t, all.GetAllocator()), all.GetAllocator());
+    }
+    auto next = json::get_string(*res, "nextCursor");
+    if (!next || next->empty()) return all;
+    cursor = std::string(*next);
+    // A server that hands out a cursor twice would page forever.
+    if (!cursors.insert(cursor).second) return Error{"tools/list repeated cursor " + cursor};
+  }
+  return Error{"tools/list returned more than " + std::to_string(kMaxPages) + " pages"};
+}
+
+void Upstream::supervise() {
+  auto backoff = 100ms;
+  for (;;) {
+    {
+      std::lock_guard lk(mu_);
+      if (stopping_) break;
+      conn_dead_ = false;
+      status_ = "connecting";
+    }
+    auto started = Clock::now();
+    std::shared_ptr<transport::Connection> conn;
+    Result<void> ok;
+    if (auto c = connect(); !c) {
+      ok = Error{c.error()};
+    } else {
+      conn = std::move(*c);
+      ok = initialize(*conn);
+    }
+    while (ok) {
+      auto tools = list_tools(*conn);
+      if (!tools) {
+        ok = Error{tools.error()};
+        break;
+      }
+      auto set = std::make_shared<ToolSet>();
+      set->tools.Swap(*tools);
+      {
+        std::lock_guard lk(mu_);
+        conn_ = conn;
+        tools_ = std::move(set);
+        status_ = "connected";
+        refresh_ = false;
+        first_done_ = true;
+      }
+      ready_.store(true);
+      cv_.notify_all();
+      listener_.on_tools_changed(cfg_.name);
+      std::unique_lock lk(mu_);
+      cv_.wait(lk, [&] { return stopping_ || conn_dead_ || refresh_; });
+      if (stopping_ || conn_dead_) break;
+    }
+    ready_.store(false);
+    {
+      std::lock_guard lk(mu_);
+      if (!ok) status_ = ok.error();
+      conn_.reset();
+      first_done_ = true;
+    }
+    cv_.notify_all();
+    if (!ok) spdlog::warn("upstream {}: {}", cfg_.name, ok.error());
+    // Callers may still hold the connection; closing it fails their calls
+    // promptly instead of leaving them to time out.
+    if (conn) conn->close();
+    conn.reset();
+    pid_.store(0);
+    if (Clock::now() - started > 10s) backoff = 100ms;
+    if (!wait_backoff(backoff)) break;
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(30s));
+  }
+}
+
+void Upstream::on_message(jsonrpc::Message& m) {
+  if (m.is_notification()) {
+    auto method = m.method();
+    if (method == "notifications/tools/list_changed") {
+      {
+        std::lock_guard lk(mu_);
+        refresh_ = true;
+      }
+      cv_.notify_all();
+    } else if (method == "notifications/progress" && m.params()) {
+      auto token = json::find(*m.params(), "progressToken");
+      if (!token || !token->IsString()) return;
+      std::function<void(json::Value&)> fn;
+      {
+        std::lock_guard lk(progress_mu_);
+        auto it = progress_.find(token->GetString());
+        if (it != progress_.end()) fn = it->second;
+      }
+      if (fn) fn(m.doc()["params"]);
+    } else if (method == "notifications/message" && m.params()) {
+      spdlog::info("upstream {} log: {}", cfg_.name, json::write(*m.params()));
+    }
+    return;
+  }
+  if (m.is_request()) {
+    auto c = connection();
+    if (!c) return;
+    if (m.method() == "ping") {
+      c->respond(jsonrpc::make_result(m.id(), json::Value(rapidjson::kObjectType)));
+      return;
+    }
+    // Server-to-client requests (sampling, elicitation, roots) need a client
+    // to answer them; until they are routed, the server learns plainly.
+    c->respond(jsonrpc::make_error(m.id(), jsonrpc::kMethodNotFound,
+                                   "mcpgw does not forward " + std::string(m.method()) + " yet"));
+  }
+}
+
+Reply Upstream::call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
+                          const CallOptions& opts) {
+  auto fail = [&](const std::string& why) {
+    return Reply{false, mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' " + why)};
+  };
+  json::Document p(rapidjson::kObjectType);
+  auto& a = p.GetAllocator();
+  p.AddMember("name", json::str(tool, a), a);
+  if (arguments) p.AddMember("arguments", json::Value(*arguments, a), a);
+  json::Value m(rapidjson::kObjectType);
+  if (meta && meta->IsObject()) m.CopyFrom(*meta, a);
+  m.RemoveMember("progressToken");
+  std::string token;
+  if (opts.on_progress) {
+    token = "mcpgw-" + std::to_string(next_token_.fetch_add(1));
+    m.AddMember("progressToken", json::str(token, a), a);
+    std::lock_guard lk(progress_mu_);
+    progress_.emplace(token, opts.on_progress);
+  }
+  if (m.MemberCount() > 0) p.AddMember("_meta", m, a);
+
+  transport::RequestOptions o;
+  o.deadline = opts.deadline;
+  o.cancelled = opts.cancelled;
+  transport::Response r;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto c = connection();
+    if (!c) {
+      r = {std::nullopt, transport::Failure::Closed, "is not connected (" + status() + ")"};
+      break;
+    }
+    r = c->request("tools/call", &p, o);
+    if (r.message || r.failure != transport::Failure::SessionExpired) break;
+    // The server forgot our session: reconnect once and retry within the
+    // same deadline.
+    {
+      std::lock_guard lk(mu_);
+      conn_dead_ = true;
+    }
+    cv_.notify_all();
+    std::unique_lock lk(mu_);
+    cv_.wait_until(lk, opts.deadline, [&] { return (conn_ && conn_ != c) || stopping_; });
+  }
+  if (!token.empty()) {
+    std::lock_guard lk(progress_mu_);
+    progress_.erase(token);
+  }
+  if (!r.message) {
+    std::string why = failure_text(r, cfg_.timeout_ms);
+    bool plain = r.failure == transport::Failure::Timeout || r.failure == transport::Failure::Cancelled ||
+                 why.rfind("is not", 0) == 0;
+    return fail(plain ? why : "failed: " + why);
+  }
+  if (const auto* e = r.message->error()) return Reply{true, json::clone(*e)};
+  const auto* res = r.message->result();
+  if (!res || !res->IsObject()) return fail("returned a result that is not an object");
+  return Reply{false, json::clone(*res)};
+}
+
+}  // namespace mcpgw::upstream

@@ -1,0 +1,104 @@
+#pragma once
+// One configured upstream MCP server: its connection, lifecycle (start,
+// initialize, restart with backoff), cached tool list and calls.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "config/config.hpp"
+#include "transport/connection.hpp"
+
+namespace mcpgw::upstream {
+
+/// The upstream's tools as it last listed them (every page), in its order.
+struct ToolSet {
+  json::Document tools{rapidjson::kArrayType};
+};
+
+/// Notified when an upstream's tool list changes; called from its thread.
+class Listener {
+ public:
+  virtual ~Listener() = default;
+  virtual void on_tools_changed(const std::string& server) = 0;
+};
+
+/// What a call produced: the result object, or a JSON-RPC error object
+/// (`{code, message, data?}`) to relay to the client.
+struct Reply {
+  bool rpc_error = false;
+  json::Document body;
+};
+
+struct CallOptions {
+  std::chrono::steady_clock::time_point deadline;
+  std::function<bool()> cancelled;
+  /// When set, a progress token is sent upstream and its
+  /// notifications/progress params arrive here (token already removed).
+  std::function<void(json::Value& params)> on_progress;
+};
+
+class Upstream {
+ public:
+  Upstream(config::Server cfg, Listener& listener);
+  ~Upstream();
+  Upstream(const Upstream&) = delete;
+  Upstream& operator=(const Upstream&) = delete;
+
+  /// Starts connecting in the background.
+  void start();
+  /// Waits until the first connection attempt has finished (either way).
+  void wait_first_attempt(std::chrono::milliseconds timeout);
+  /// Stops the child / ends the HTTP session; pending calls fail.
+  void stop();
+
+  const config::Server& config() const { return cfg_; }
+  const std::string& name() const { return cfg_.name; }
+  bool ready() const { return ready_.load(); }
+  /// "connected" or why not.
+  std::string status() const;
+  /// Last known tools (kept while reconnecting); never null.
+  std::shared_ptr<const ToolSet> tools() const;
+  /// Process id of a stdio upstream's current child, else 0 (for diagnostics).
+  long pid() const { return pid_.load(); }
+
+  /// Calls tool `tool` (upstream name). Never throws and never hangs past
+  /// the deadline: failures become isError results naming this server.
+  Reply call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
+                  const CallOptions& opts);
+  /// Default deadline for one call to this server.
+  std::chrono::steady_clock::time_point deadline() const {
+    return std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg_.timeout_ms);
+  }
+
+ private:
+  void supervise();
+  Result<std::unique_ptr<transport::Connection>> connect();
+  Result<void> initialize(transport::Connection& c);
+  Result<json::Document> list_tools(transport::Connection& c);
+  void on_message(jsonrpc::Message& m);
+  bool wait_backoff(std::chrono::milliseconds d);
+  std::shared_ptr<transport::Connection> connection() const;
+
+  config::Server cfg_;
+  Listener& listener_;
+  std::thread thread_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false, first_done_ = false, conn_dead_ = false, refresh_ = false;
+  std::shared_ptr<transport::Connection> conn_;
+  std::shared_ptr<const ToolSet> tools_ = std::make_shared<ToolSet>();
+  std::string status_ = "connecting";
+  std::atomic<bool> ready_{false};
+  std::atomic<long> pid_{0};
+  std::mutex progress_mu_;
+  std::map<std::string, std::function<void(json::Value&)>> progress_;
+  std::atomic<std::uint64_t> next_token_{1};
+};
+
+}  // namespace mcpgw::upstream

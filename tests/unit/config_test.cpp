@@ -1,0 +1,606 @@
+#include "config/config.hpp"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+
+using namespace mcpgw::config;
+
+namespace {
+
+EnvLookup env_of(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+Config parse_ok(const std::string& yaml, const EnvLookup& env = env_of({})) {
+  auto r = parse(yaml, "gw.yaml", env);
+  INFO(yaml);
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error()));
+  return std::move(r.value());
+}
+
+std::string parse_error(const std::string& yaml, const EnvLookup& env = env_of({})) {
+  auto r = parse(yaml, "gw.yaml", env);
+  INFO(yaml);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().find('\n') == std::string::npos);
+  return r.error();
+}
+
+const char* const kFull = R"(listen:
+  host: 0.0.0.0
+  port: 9090
+  path: /gateway
+  allowed_origins: [https://app.example]
+  allowed_hosts: [gw.example]
+  max_body_bytes: 1024
+  heartbeat_ms: 500
+  page_size: 50
+  session_idle_s: 0
+auth:
+  bearer_tokens:
+    - token: ${GATEWAY_TOKEN}
+      name: ci
+      modes: [all, readonly]
+    - token: second
+      name: ops
+naming:
+  separator: "__"
+  description_prefix: "<{server}> "
+  max_length: 64
+filters:
+  include_slices: [read]
+  exclude_slices: [delete]
+  include_tools: ["bank__get_*"]
+  exclude_tools: [bank__drop]
+modes:
+  readonly:
+    description: Read-only tools
+    include_slices: [read, list]
+    exclude_tools: []
+  writer:
+    include_tools: [x]
+    exclude_slices: [delete]
+    include_slices: [create]
+    exclude_tools: [y]
+default_mode: readonly
+chain:
+  resolve: false
+  max_depth: 3
+  merge: last
+welcome:
+  strategy: tool
+  tool: bank__welcome
+  arguments: {lang: en, n: 3, f: 1.5, ok: true, nothing: null, quoted: "42", list: [1, "a"]}
+  timeout_ms: 100
+sagas:
+  secret: [new-key, old-key]
+  ttl_s: 60
+servers:
+  - name: bank
+    transport: stdio
+    command: ./bank-server
+    args: [--fast, "-v"]
+    env: {B: "2", A: "1"}
+    cwd: /srv
+    proxy_tools: false
+    prefix: false
+    slices:
+      read: ["get_*", "search_*"]
+      list: ["list_*"]
+    filters: {}
+    welcome_priority: -2
+    timeout_ms: 1000
+    session: per_client
+    required: false
+  - name: crm
+    transport: http
+    url: https://crm.example/mcp
+    headers: {Authorization: "Bearer ${CRM_TOKEN}", X-A: b}
+    forward_headers: [X-Customer-Id]
+    filters:
+      exclude_tools: [crm__delete]
+plugins:
+  - path: ./libbanking.so
+    config: {limit: 10, name: x}
+  - path: ./other.so
+instructions: Be nice.
+shutdown_grace_ms: 0
+)";
+
+// The example of the "Configuration (YAML)" section of CONTRACT.md, verbatim.
+const char* const kContractExample = R"(listen:
+  host: 127.0.0.1
+  port: 8080
+  path: /mcp
+  allowed_origins: []          # Origin header allow-list; empty = only loopback origins or none
+auth:                          # absent = no auth (only allowed on loopback)
+  bearer_tokens:
+    - token: ${GATEWAY_TOKEN}
+      name: ci                 # principal name, used in logs and audit
+      modes: [all]             # which modes this principal may use (optional)
+naming:
+  separator: ":"               # exposed name = <server><separator><tool>
+  description_prefix: "[Proxied from {server}] "
+  max_length: 0                # 0 = no limit; else shorten deterministically (hash suffix) and keep a reverse map
+filters:                       # global, applied to every server unless it overrides
+  include_slices: []           # empty = all
+  exclude_slices: []
+  include_tools: []            # exposed names or globs; when set, decides alone
+  exclude_tools: []
+modes:                         # named tool sets a client can select: same keys as filters, applied after them
+  readonly:
+    description: Read-only tools
+    include_slices: [read, list]
+    exclude_tools: []
+default_mode: all              # "all" = every tool that passes the filters
+chain:
+  resolve: true                # resolve _meta.nextTool server-side
+  max_depth: 5
+  merge: all                   # all = content of every hop in order; last = last hop only
+welcome:
+  strategy: first              # first | priority | tool | none
+  tool: ""                     # with strategy: tool, the exposed name
+  arguments: {}
+  timeout_ms: 2000
+sagas:
+  secret: ${MCPGW_SAGA_SECRET} # HMAC key for saga tokens and MRTR requestState; or a list: the first signs, all verify (rotation)
+  ttl_s: 900
+servers:
+  - name: bank                 # [A-Za-z0-9_-]+, must not contain the separator
+    transport: stdio           # stdio | http
+    command: ./build/examples/bank-server
+    args: []
+    env: {}
+    cwd: .
+    # url: http://127.0.0.1:9000/mcp    (transport: http)
+    # headers: {Authorization: "Bearer ${BANK_TOKEN}"}
+    # forward_headers: [X-Customer-Id]   (copied from the client's request)
+    proxy_tools: true          # false = only composite plugins may call it
+    prefix: true               # false = expose this server's tools under their own names (collisions are a config error)
+    slices:                    # assign slices to this server's tools by glob
+      read: ["get_*", "search_*"]
+      list: ["list_*"]
+    filters: {}                # same keys as top-level filters; replaces them for this server
+    welcome_priority: 0        # higher wins with welcome.strategy: priority
+    timeout_ms: 30000
+    session: shared            # shared | per_client
+plugins:
+  - path: ./build/plugins/libbanking_composites.so
+    config: {}                 # handed to the plugin as JSON
+)";
+
+}  // namespace
+
+TEST_CASE("config: a file with every key lands in the struct") {
+  Config c = parse_ok(kFull, env_of({{"GATEWAY_TOKEN", "tok"}, {"CRM_TOKEN", "crm"}}));
+  CHECK(c.source == "gw.yaml");
+  CHECK(c.listen.host == "0.0.0.0");
+  CHECK(c.listen.port == 9090);
+  CHECK(c.listen.path == "/gateway");
+  CHECK(c.listen.allowed_origins == std::vector<std::string>{"https://app.example"});
+  CHECK(c.listen.allowed_hosts == std::vector<std::string>{"gw.example"});
+  CHECK(c.listen.max_body_bytes == 1024);
+  CHECK(c.listen.heartbeat_ms == 500);
+  CHECK(c.listen.page_size == 50);
+  CHECK(c.listen.session_idle_s == 0);
+
+  CHECK(c.auth.enabled);
+  REQUIRE(c.auth.bearer_tokens.size() == 2);
+  CHECK(c.auth.bearer_tokens[0].token == "tok");
+  CHECK(c.auth.bearer_tokens[0].name == "ci");
+  CHECK(c.auth.bearer_tokens[0].modes == std::vector<std::string>{"all", "readonly"});
+  CHECK(c.auth.bearer_tokens[1].modes.empty());
+
+  CHECK(c.naming.separator == "__");
+  CHECK(c.naming.description_prefix == "<{server}> ");
+  CHECK(c.naming.max_length == 64);
+
+  CHECK(c.filters.include_slices == std::vector<std::string>{"read"});
+  CHECK(c.filters.exclude_slices == std::vector<std::string>{"delete"});
+  CHECK(c.filters.include_tools == std::vector<std::string>{"bank__get_*"});
+  CHECK(c.filters.exclude_tools == std::vector<std::string>{"bank__drop"});
+
+  REQUIRE(c.modes.size() == 2);
+  CHECK(c.modes[0].name == "readonly");
+  CHECK(c.modes[0].description == "Read-only tools");
+  CHECK(c.modes[0].filters.include_slices == std::vector<std::string>{"read", "list"});
+  CHECK(c.modes[1].name == "writer");
+  CHECK(c.modes[1].filters.include_tools == std::vector<std::string>{"x"});
+  CHECK(c.modes[1].filters.exclude_tools == std::vector<std::string>{"y"});
+  CHECK(c.modes[1].filters.include_slices == std::vector<std::string>{"create"});
+  CHECK(c.modes[1].filters.exclude_slices == std::vector<std::string>{"delete"});
+  CHECK(c.default_mode == "readonly");
+
+  CHECK_FALSE(c.chain.resolve);
+  CHECK(c.chain.max_depth == 3);
+  CHECK(c.chain.merge == Chain::Merge::Last);
+
+  CHECK(c.welcome.strategy == Welcome::Strategy::Tool);
+  CHECK(c.welcome.tool == "bank__welcome");
+  CHECK(c.welcome.arguments_json ==
+        R"({"lang":"en","n":3,"f":1.5,"ok":true,"nothing":null,"quoted":"42","list":[1,"a"]})");
+  CHECK(c.welcome.timeout_ms == 100);
+
+  CHECK(c.sagas.secrets == std::vector<std::string>{"new-key", "old-key"});
+  CHECK(c.sagas.ttl_s == 60);
+
+  REQUIRE(c.servers.size() == 2);
+  const Server& bank = c.servers[0];
+  CHECK(bank.name == "bank");
+  CHECK(bank.transport == Server::Transport::Stdio);
+  CHECK(bank.command == "./bank-server");
+  CHECK(bank.args == std::vector<std::string>{"--fast", "-v"});
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  CHECK(bank.env == Pairs{{"B", "2"}, {"A", "1"}});
+  CHECK(bank.cwd == "/srv");
+  CHECK_FALSE(bank.proxy_tools);
+  CHECK_FALSE(bank.prefix);
+  REQUIRE(bank.slices.size() == 2);
+  CHECK(bank.slices[0].first == "read");
+  CHECK(bank.slices[0].second == std::vector<std::string>{"get_*", "search_*"});
+  CHECK(bank.slices[1].first == "list");
+  REQUIRE(bank.filters.has_value());
+  CHECK(bank.filters->include_tools.empty());
+  CHECK(bank.welcome_priority == -2);
+  CHECK(bank.timeout_ms == 1000);
+  CHECK(bank.session == Server::Session::PerClient);
+  CHECK_FALSE(bank.required);
+
+  const Server& crm = c.servers[1];
+  CHECK(crm.transport == Server::Transport::Http);
+  CHECK(crm.url == "https://crm.example/mcp");
+  CHECK(crm.headers == Pairs{{"Authorization", "Bearer crm"}, {"X-A", "b"}});
+  CHECK(crm.forward_headers == std::vector<std::string>{"X-Customer-Id"});
+  REQUIRE(crm.filters.has_value());
+  CHECK(crm.filters->exclude_tools == std::vector<std::string>{"crm__delete"});
+  CHECK(crm.session == Server::Session::Shared);
+  CHECK(crm.required);
+
+  REQUIRE(c.plugins.size() == 2);
+  CHECK(c.plugins[0].path == "./libbanking.so");
+  CHECK(c.plugins[0].config_json == R"({"limit":10,"name":"x"})");
+  CHECK(c.plugins[1].config_json == "{}");
+  CHECK(c.instructions == "Be nice.");
+  CHECK(c.shutdown_grace_ms == 0);
+}
+
+TEST_CASE("config: the contract's example file is valid") {
+  Config c = parse_ok(kContractExample, env_of({{"GATEWAY_TOKEN", "t"}, {"MCPGW_SAGA_SECRET", "s"}}));
+  CHECK(c.auth.enabled);
+  CHECK(c.modes.size() == 1);
+  CHECK(c.sagas.secrets == std::vector<std::string>{"s"});
+  REQUIRE(c.servers.size() == 1);
+  CHECK(c.servers[0].cwd == ".");
+  CHECK(c.servers[0].filters.has_value());
+  CHECK(c.plugins.size() == 1);
+}
+
+TEST_CASE("config: defaults when keys are absent") {
+  Config c = parse_ok("servers: []\n");
+  Config d;
+  CHECK(c.listen.host == "127.0.0.1");
+  CHECK(c.listen.port == 8080);
+  CHECK(c.listen.path == "/mcp");
+  CHECK(c.listen.max_body_bytes == d.listen.max_body_bytes);
+  CHECK(c.listen.heartbeat_ms == d.listen.heartbeat_ms);
+  CHECK(c.listen.page_size == d.listen.page_size);
+  CHECK(c.listen.session_idle_s == d.listen.session_idle_s);
+  CHECK_FALSE(c.auth.enabled);
+  CHECK(c.naming.separator == ":");
+  CHECK(c.naming.description_prefix == "[Proxied from {server}] ");
+  CHECK(c.naming.max_length == 0);
+  CHECK(c.modes.empty());
+  CHECK(c.default_mode == "all");
+  CHECK(c.chain.resolve);
+  CHECK(c.chain.max_depth == 5);
+  CHECK(c.chain.merge == Chain::Merge::All);
+  CHECK(c.welcome.strategy == Welcome::Strategy::First);
+  CHECK(c.welcome.arguments_json == "{}");
+  CHECK(c.welcome.timeout_ms == 2000);
+  CHECK(c.sagas.secrets.empty());
+  CHECK(c.sagas.ttl_s == 900);
+  CHECK(c.servers.empty());
+  CHECK(c.plugins.empty());
+  CHECK(c.instructions.empty());
+  CHECK(c.shutdown_grace_ms == 10000);
+
+  Config s = parse_ok("servers:\n  - name: a\n    command: run\n");
+  REQUIRE(s.servers.size() == 1);
+  const Server& a = s.servers[0];
+  CHECK(a.transport == Server::Transport::Stdio);
+  CHECK(a.args.empty());
+  CHECK(a.cwd.empty());
+  CHECK(a.proxy_tools);
+  CHECK(a.prefix);
+  CHECK_FALSE(a.filters.has_value());
+  CHECK(a.timeout_ms == 30000);
+  CHECK(a.session == Server::Session::Shared);
+  CHECK(a.required);
+
+  // Empty sections read as their defaults; `auth: {}` means no auth.
+  Config e = parse_ok("listen:\nauth: {}\nservers:\n");
+  CHECK(e.listen.port == 8080);
+  CHECK_FALSE(e.auth.enabled);
+}
+
+TEST_CASE("config: ${VAR} interpolation") {
+  auto env = env_of({{"PORT", "9000"},
+                     {"HOST", "localhost"},
+                     {"ARG", "x"},
+                     {"V", "v"},
+                     {"EMPTY", ""},
+                     {"N", "7"},
+                     {"T", "true"}});
+
+  SUBCASE("set, default, empty default and numeric conversion") {
+    Config c = parse_ok(
+        "listen:\n  host: ${HOST}\n  port: ${PORT}\n  page_size: \"${MISSING:-25}\"\n"
+        "instructions: a${EMPTY:-b}c-${EMPTY}-${NOPE:-}-$$-$ x\n",
+        env);
+    CHECK(c.listen.host == "localhost");
+    CHECK(c.listen.port == 9000);
+    CHECK(c.listen.page_size == 25);
+    CHECK(c.instructions == "abc---$$-$ x");
+  }
+  SUBCASE("in list items, map keys and values, booleans") {
+    Config c = parse_ok(
+        "servers:\n  - name: s\n    command: ${V}\n    args: [a, \"${ARG}\"]\n"
+        "    env:\n      K_${V}: \"${ARG}-${ARG}\"\n    prefix: ${T}\n",
+        env);
+    CHECK(c.servers[0].command == "v");
+    CHECK(c.servers[0].args == std::vector<std::string>{"a", "x"});
+    CHECK(c.servers[0].env == std::vector<std::pair<std::string, std::string>>{{"K_v", "x-x"}});
+    CHECK(c.servers[0].prefix);
+  }
+  SUBCASE("in JSON-valued keys: plain becomes a number, quoted stays a string") {
+    Config c = parse_ok(
+        "welcome:\n  arguments:\n    n: ${N}\n    s: \"${N}\"\n    nested:\n      - v: ${V}\n    b: ${T}\n"
+        "plugins:\n  - path: p.so\n    config:\n      ${V}: ${EMPTY:-null}\n",
+        env);
+    CHECK(c.welcome.arguments_json == R"({"n":7,"s":"7","nested":[{"v":"v"}],"b":true})");
+    CHECK(c.plugins[0].config_json == R"({"v":null})");
+  }
+  SUBCASE("unset without default is an error naming the variable") {
+    CHECK(parse_error("servers: []\nsagas:\n  secret: ${MCPGW_SAGA_SECRET}\n", env) ==
+          "gw.yaml:3: sagas.secret: environment variable MCPGW_SAGA_SECRET is not set");
+    CHECK(parse_error("servers:\n  - name: a\n    command: x\n    args: [a, \"${NOPE}\"]\n", env) ==
+          "gw.yaml:4: servers[0].args[1]: environment variable NOPE is not set");
+    CHECK(parse_error("welcome:\n  arguments:\n    deep:\n      - 1\n      - k: ${NOPE}\n", env) ==
+          "gw.yaml:5: welcome.arguments.deep[1].k: environment variable NOPE is not set");
+  }
+  SUBCASE("malformed references") {
+    CHECK(parse_error("instructions: ${OPEN\n", env) ==
+          "gw.yaml:1: instructions: unterminated \"${\" in \"${OPEN\"");
+    CHECK(parse_error("instructions: a ${1X} b\n", env) ==
+          "gw.yaml:1: instructions: invalid variable reference \"${1X}\"");
+  }
+  SUBCASE("an interpolated value that is not a number") {
+    CHECK(parse_error("listen:\n  port: ${V}\n", env) ==
+          "gw.yaml:2: listen.port: expected an integer, got \"v\"");
+  }
+}
+
+TEST_CASE("config: sagas.secret as a string or a list") {
+  CHECK(parse_ok("sagas:\n  secret: k1\n").sagas.secrets == std::vector<std::string>{"k1"});
+  CHECK(parse_ok("sagas:\n  secret: \"\"\n").sagas.secrets.empty());
+  CHECK(parse_ok("sagas:\n  secret: [a, b]\n").sagas.secrets == std::vector<std::string>{"a", "b"});
+  CHECK(parse_ok("sagas:\n  secret: [\"${NEW}\", \"${OLD:-}\"]\n", env_of({{"NEW", "n"}})).sagas.secrets ==
+        std::vector<std::string>{"n"});
+  CHECK(parse_error("sagas:\n  secret: {a: b}\n") ==
+        "gw.yaml:2: sagas.secret: expected a string or a list of strings, got a mapping");
+}
+
+TEST_CASE("config: wrong types and ranges") {
+  CHECK(parse_error("listen:\n  port: abc\n") == "gw.yaml:2: listen.port: expected an integer, got \"abc\"");
+  CHECK(parse_error("listen:\n  port: 70000\n") ==
+        "gw.yaml:2: listen.port: expected an integer from 0 to 65535, got 70000");
+  CHECK(parse_error("listen:\n  port: 99999999999999999999999\n") ==
+        "gw.yaml:2: listen.port: expected an integer from 0 to 65535, got 99999999999999999999999");
+  CHECK(parse_error("listen:\n  port: 1.5\n") == "gw.yaml:2: listen.port: expected an integer, got \"1.5\"");
+  CHECK(parse_error("listen:\n  port: [1]\n") == "gw.yaml:2: listen.port: expected an integer, got a list");
+  CHECK(parse_ok("listen:\n  port: 0\n").listen.port == 0);
+  CHECK(parse_error("listen:\n  page_size: 0\n") ==
+        "gw.yaml:2: listen.page_size: expected an integer >= 1, got 0");
+  CHECK(parse_error("listen:\n  allowed_origins: x\n") ==
+        "gw.yaml:2: listen.allowed_origins: expected a list, got \"x\"");
+  CHECK(parse_error("listen:\n  allowed_hosts: [a, {b: c}]\n") ==
+        "gw.yaml:2: listen.allowed_hosts[1]: expected a string, got a mapping");
+  CHECK(parse_error("listen: 5\n") == "gw.yaml:1: listen: expected a mapping, got \"5\"");
+  CHECK(parse_error("chain:\n  resolve: yes\n") ==
+        "gw.yaml:2: chain.resolve: expected true or false, got \"yes\"");
+  CHECK(parse_error("chain:\n  max_depth: 0\n") ==
+        "gw.yaml:2: chain.max_depth: expected an integer >= 1, got 0");
+  CHECK(parse_error("chain:\n  merge: first\n") ==
+        "gw.yaml:2: chain.merge: expected all | last, got \"first\"");
+  CHECK(parse_error("welcome:\n  timeout_ms: 0\n") ==
+        "gw.yaml:2: welcome.timeout_ms: expected an integer >= 1, got 0");
+  CHECK(parse_error("welcome:\n  strategy: random\n") ==
+        "gw.yaml:2: welcome.strategy: expected first | priority | tool | none, got \"random\"");
+  CHECK(parse_error("welcome:\n  arguments: [1]\n") ==
+        "gw.yaml:2: welcome.arguments: expected a mapping, got a list");
+  CHECK(parse_error("naming:\n  max_length: 8\n") ==
+        "gw.yaml:2: naming.max_length: expected 0 (no limit) or an integer >= 16, got 8");
+  CHECK(parse_ok("naming:\n  max_length: 16\n").naming.max_length == 16);
+  CHECK(parse_error("naming:\n  separator: \"\"\n") == "gw.yaml:2: naming.separator: must not be empty");
+  CHECK(parse_error("servers: {a: 1}\n") == "gw.yaml:1: servers: expected a list, got a mapping");
+  CHECK(parse_error("modes: [a]\n") == "gw.yaml:1: modes: expected a mapping, got a list");
+}
+
+TEST_CASE("config: server validation") {
+  CHECK(parse_error("servers:\n  - transport: stdio\n    command: x\n") ==
+        "gw.yaml:2: servers[0].name: required key is missing");
+  CHECK(parse_error("servers:\n  - name: \"a b\"\n    command: x\n") ==
+        "gw.yaml:2: servers[0].name: expected a server name of [A-Za-z0-9_-]+, got \"a b\"");
+  CHECK(parse_error("naming:\n  separator: _\nservers:\n  - name: my_bank\n    command: x\n") ==
+        "gw.yaml:4: servers[0].name: server name \"my_bank\" contains the naming separator \"_\"");
+  CHECK(parse_error("servers:\n  - name: a\n") == "gw.yaml:2: servers[0].command: required key is missing");
+  CHECK(parse_error("servers:\n  - name: a\n    transport: ftp\n") ==
+        "gw.yaml:3: servers[0].transport: expected stdio | http, got \"ftp\"");
+  CHECK(parse_error("servers:\n  - name: a\n    transport: http\n") ==
+        "gw.yaml:2: servers[0].url: required key is missing");
+  CHECK(parse_error("servers:\n  - name: a\n    transport: http\n    url: ftp://x\n") ==
+        "gw.yaml:4: servers[0].url: expected an http:// or https:// URL, got \"ftp://x\"");
+  CHECK(parse_ok("servers:\n  - name: a\n    transport: http\n    url: http://127.0.0.1:9/mcp\n")
+            .servers[0]
+            .url == "http://127.0.0.1:9/mcp");
+  CHECK(parse_error("servers:\n  - name: a\n    command: x\n    session: private\n") ==
+        "gw.yaml:4: servers[0].session: expected shared | per_client, got \"private\"");
+  CHECK(parse_error(
+            "servers:\n  - name: a\n    command: x\n  - name: b\n    command: y\n    timeout_ms: -1\n") ==
+        "gw.yaml:6: servers[1].timeout_ms: expected an integer >= 1, got -1");
+  CHECK(parse_error("servers:\n  - name: a\n    command: x\n    slices:\n      read: get_*\n") ==
+        "gw.yaml:5: servers[0].slices.read: expected a list, got \"get_*\"");
+  CHECK(parse_error("servers:\n  - name: a\n    command: x\n    env: [A]\n") ==
+        "gw.yaml:4: servers[0].env: expected a mapping, got a list");
+  CHECK(parse_error("servers:\n  - name: a\n    command: x\n    filters:\n      include: [a]\n") ==
+        "gw.yaml:5: servers[0].filters.include: unknown key \"include\" (did you mean \"include_slices\"?)");
+}
+
+TEST_CASE("config: an empty list item is reported at its list") {
+  CHECK(parse_error("servers:\n  -\n  - name: a\n") == "gw.yaml:2: servers[0].name: required key is missing");
+}
+
+TEST_CASE("config: duplicate server names name both lines") {
+  CHECK(parse_error("servers:\n  - name: x\n    command: a\n\n\n\n  - name: bank\n    command: a\n"
+                    "  - name: bank\n    command: b\n") ==
+        "gw.yaml:9: servers[2].name: duplicate server name \"bank\" (first defined at line 7)");
+}
+
+TEST_CASE("config: duplicate keys are errors") {
+  CHECK(parse_error("listen:\n  port: 1\n  port: 2\n") ==
+        "gw.yaml:3: listen.port: duplicate key \"port\" (first defined at line 2)");
+  CHECK(parse_error("servers:\n  - name: a\n    command: x\n    env:\n      A: 1\n      A: 2\n") ==
+        "gw.yaml:6: servers[0].env.A: duplicate key \"A\" (first defined at line 5)");
+}
+
+TEST_CASE("config: unknown keys, with a suggestion when close") {
+  CHECK(parse_error("servers:\n  - name: a\n    command: x\n    timeout: 5\n") ==
+        "gw.yaml:4: servers[0].timeout: unknown key \"timeout\" (did you mean \"timeout_ms\"?)");
+  CHECK(parse_error("listen:\n  prot: 1\n") ==
+        "gw.yaml:2: listen.prot: unknown key \"prot\" (did you mean \"port\"?)");
+  CHECK(parse_error("servers: []\nbanana: 1\n") == "gw.yaml:2: banana: unknown key \"banana\"");
+  CHECK(
+      parse_error("modes:\n  ro:\n    include_slice: [a]\n") ==
+      "gw.yaml:3: modes.ro.include_slice: unknown key \"include_slice\" (did you mean \"include_slices\"?)");
+  CHECK(parse_error("auth:\n  bearer_tokens:\n    - token: t\n      name: n\n      mode: [all]\n") ==
+        "gw.yaml:5: auth.bearer_tokens[0].mode: unknown key \"mode\" (did you mean \"modes\"?)");
+}
+
+TEST_CASE("config: modes and default_mode") {
+  CHECK(parse_error("modes:\n  ro:\n    include_slices: [read, 3, {a: b}]\n") ==
+        "gw.yaml:3: modes.ro.include_slices[2]: expected a string, got a mapping");
+  CHECK(parse_error("modes:\n  ro: {}\n  all: {}\n") ==
+        "gw.yaml:3: modes.all: a mode may not be named \"all\" (it means every tool)");
+  CHECK(parse_error("modes:\n  \"r o\": {}\n") ==
+        "gw.yaml:2: modes.r o: expected a mode name of [A-Za-z0-9_-]+, got \"r o\"");
+  CHECK(parse_error("modes:\n  ro: {}\ndefault_mode: rw\n") ==
+        "gw.yaml:3: default_mode: expected \"all\" or a key of modes, got \"rw\"");
+  // Order in the file does not matter.
+  CHECK(parse_ok("default_mode: ro\nmodes:\n  ro: {}\n").default_mode == "ro");
+  CHECK(parse_error("auth:\n  bearer_tokens:\n    - token: t\n      name: n\n      modes: [all, rw]\n") ==
+        "gw.yaml:5: auth.bearer_tokens[0].modes[1]: unknown mode \"rw\"");
+}
+
+TEST_CASE("config: auth") {
+  CHECK(parse_error("auth:\n  bearer_tokens:\n    - name: ci\n") ==
+        "gw.yaml:3: auth.bearer_tokens[0].token: required key is missing");
+  CHECK(parse_error("auth:\n  bearer_tokens:\n    - token: \"${T:-}\"\n      name: ci\n") ==
+        "gw.yaml:3: auth.bearer_tokens[0].token: must not be empty");
+  CHECK(parse_error("auth:\n  bearer_tokens:\n    - token: t\n") ==
+        "gw.yaml:3: auth.bearer_tokens[0].name: required key is missing");
+  CHECK(parse_error("auth:\n  bearer_tokens: []\n") ==
+        "gw.yaml:2: auth.bearer_tokens: expected at least one token (remove \"auth\" to turn authentication "
+        "off)");
+  CHECK(parse_error("auth:\n  bearer_tokens:\n    - {token: t, name: a}\n    - {token: t, name: b}\n") ==
+        "gw.yaml:4: auth.bearer_tokens[1].token: the same token as auth.bearer_tokens[0]");
+}
+
+TEST_CASE("config: a non-loopback listener requires auth") {
+  CHECK(parse_error("listen:\n  host: 0.0.0.0\n") ==
+        "gw.yaml:2: listen.host: serving a non-loopback address requires auth");
+  CHECK(parse_error("auth: {}\nlisten:\n  host: 10.0.0.1\n") ==
+        "gw.yaml:3: listen.host: serving a non-loopback address requires auth");
+  for (const char* host : {"127.0.0.1", "127.1.2.3", "localhost", "::1", "\"::1\""}) {
+    CHECK(parse_ok(std::string("listen:\n  host: ") + host + "\n").listen.host != "");
+  }
+  CHECK_FALSE(parse("listen:\n  host: 127.0.0.1.evil\n", "gw.yaml", env_of({})).ok());
+  CHECK(parse_ok("listen:\n  host: 0.0.0.0\nauth:\n  bearer_tokens: [{token: t, name: n}]\n").auth.enabled);
+}
+
+TEST_CASE("config: listen.path") {
+  CHECK(parse_ok("listen:\n  path: /a/b\n").listen.path == "/a/b");
+  for (const char* bad : {"/", "mcp", "/mcp/", "\"\""}) {
+    CHECK(parse_error(std::string("listen:\n  path: ") + bad + "\n")
+              .rfind("gw.yaml:2: listen.path: expected a path", 0) == 0);
+  }
+}
+
+TEST_CASE("config: welcome strategy tool needs a tool") {
+  CHECK(parse_error("welcome:\n  strategy: tool\n") == "gw.yaml:2: welcome.tool: required key is missing");
+  CHECK(parse_error("welcome:\n  strategy: tool\n  tool: \"\"\n") ==
+        "gw.yaml:3: welcome.tool: must name the welcome tool with strategy: tool");
+}
+
+TEST_CASE("config: JSON conversion of YAML scalars") {
+  Config c = parse_ok(
+      "plugins:\n  - path: p.so\n    config:\n      i: -12\n      f: 2.5e3\n      big: 123456789012\n"
+      "      s: 'true'\n      t: !!str 5\n      b: false\n      n: ~\n      e: \"\"\n      text: "
+      "\"a\\\"b\\n\"\n"
+      "      ver: 1.2.3\n      inf: .inf\n      block: |\n        x\n");
+  CHECK(c.plugins[0].config_json ==
+        R"({"i":-12,"f":2500.0,"big":123456789012,"s":"true","t":"5","b":false,"n":null,"e":"",)"
+        R"("text":"a\"b\n","ver":"1.2.3","inf":".inf","block":"x\n"})");
+  CHECK(parse_ok("plugins:\n  - path: p.so\n    config: [1, x]\n").plugins[0].config_json == R"([1,"x"])");
+  CHECK(parse_error("plugins:\n  - config: {}\n") == "gw.yaml:2: plugins[0].path: required key is missing");
+}
+
+TEST_CASE("config: invalid YAML and bad documents") {
+  std::string e = parse_error("listen:\n  port: 1\n  allowed_origins: [a,\nservers: []\n");
+  CHECK(e.rfind("gw.yaml:", 0) == 0);
+  CHECK(e.find(": invalid YAML: ") != std::string::npos);
+  CHECK(parse_error("a: 1\n  b: 2\n").rfind("gw.yaml:2: invalid YAML: ", 0) == 0);
+  CHECK(parse_error("") == "gw.yaml:1: the file is empty (expected a mapping of settings)");
+  CHECK(parse_error("# only a comment\n") == "gw.yaml:1: the file is empty (expected a mapping of settings)");
+  CHECK(parse_error("- a\n- b\n") ==
+        "gw.yaml:1: expected a mapping of settings at the top level, got a list");
+  CHECK(parse_error("servers: []\n---\nservers: []\n") ==
+        "gw.yaml:3: invalid YAML: expected one document, found 2");
+}
+
+TEST_CASE("config: load reads the file or says why it cannot") {
+  auto missing = load("/nonexistent/dir/gw.yaml", env_of({}));
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error() == "/nonexistent/dir/gw.yaml: cannot read: No such file or directory");
+
+  std::string path = "/tmp/mcpgw_config_test_" + std::to_string(::getpid()) + ".yaml";
+  {
+    std::ofstream out(path);
+    out << "listen:\n  port: ${P}\n  path: /x\n  bogus: 1\n";
+  }
+  auto bad = load(path, env_of({{"P", "1"}}));
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error() == path + ":4: listen.bogus: unknown key \"bogus\"");
+  {
+    std::ofstream out(path);
+    out << "listen:\n  port: ${P}\n";
+  }
+  auto good = load(path, env_of({{"P", "1234"}}));
+  REQUIRE(good.ok());
+  CHECK(good->listen.port == 1234);
+  CHECK(good->source == path);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("config: process_env reads the environment") {
+  CHECK(process_env("PATH").has_value());
+  CHECK_FALSE(process_env("MCPGW_SURELY_UNSET_VARIABLE_4711").has_value());
+}
