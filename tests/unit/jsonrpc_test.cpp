@@ -1,0 +1,124 @@
+#include <doctest/doctest.h>
+
+#include "jsonrpc/message.hpp"
+
+using namespace mcpgw;
+
+namespace {
+json::Document parse_ok(const std::string& s) {
+  auto d = json::parse(s);
+  REQUIRE(d.ok());
+  return std::move(*d);
+}
+int error_code(const std::string& response) {
+  auto d = parse_ok(response);
+  return d["error"]["code"].GetInt();
+}
+}  // namespace
+
+TEST_CASE("jsonrpc: requests, notifications and responses are classified") {
+  auto p = jsonrpc::parse(R"({"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}})");
+  REQUIRE(p.messages.size() == 1);
+  CHECK(p.messages[0].is_request());
+  CHECK(p.messages[0].method() == "tools/list");
+  CHECK(p.messages[0].id().GetInt() == 7);
+
+  p = jsonrpc::parse(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  REQUIRE(p.messages.size() == 1);
+  CHECK(p.messages[0].is_notification());
+
+  p = jsonrpc::parse(R"({"jsonrpc":"2.0","id":"a","result":{}})");
+  REQUIRE(p.messages.size() == 1);
+  CHECK(p.messages[0].kind() == jsonrpc::Kind::Response);
+
+  p = jsonrpc::parse(R"({"jsonrpc":"2.0","id":"a","error":{"code":-1,"message":"x"}})");
+  REQUIRE(p.messages.size() == 1);
+  CHECK(p.messages[0].kind() == jsonrpc::Kind::ErrorResponse);
+}
+
+TEST_CASE("jsonrpc: malformed input gets the standard errors") {
+  auto p = jsonrpc::parse("{not json");
+  REQUIRE(p.errors.size() == 1);
+  CHECK(p.messages.empty());
+  CHECK(error_code(p.errors[0]) == jsonrpc::kParseError);
+
+  struct Case {
+    const char* body;
+    const char* why;
+  } cases[] = {
+      {R"({"id":1,"method":"x"})", "jsonrpc missing"},
+      {R"({"jsonrpc":"1.0","id":1,"method":"x"})", "wrong version"},
+      {R"({"jsonrpc":"2.0","id":1,"method":5})", "method not a string"},
+      {R"({"jsonrpc":"2.0","id":{},"method":"x"})", "object id"},
+      {R"({"jsonrpc":"2.0","id":1,"method":"x","params":3})", "scalar params"},
+      {R"({"jsonrpc":"2.0","id":1})", "neither request nor response"},
+      {R"({"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1}})", "both result and error"},
+      {R"({"jsonrpc":"2.0","id":1,"error":{"message":"no code"}})", "error without code"},
+      {R"("just a string")", "not an object"},
+      {R"([])", "empty batch"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.why);
+    auto r = jsonrpc::parse(c.body);
+    CHECK(r.messages.empty());
+    REQUIRE(r.errors.size() == 1);
+    CHECK(error_code(r.errors[0]) == jsonrpc::kInvalidRequest);
+  }
+}
+
+TEST_CASE("jsonrpc: an invalid request keeps its id in the error") {
+  auto p = jsonrpc::parse(R"({"jsonrpc":"2.0","id":42,"method":7})");
+  REQUIRE(p.errors.size() == 1);
+  auto d = parse_ok(p.errors[0]);
+  CHECK(d["id"].GetInt() == 42);
+}
+
+TEST_CASE("jsonrpc: a batch yields its valid members and an error per invalid one") {
+  auto p = jsonrpc::parse(R"([{"jsonrpc":"2.0","id":1,"method":"ping"},{"bad":true},
+                              {"jsonrpc":"2.0","method":"notifications/x"}])");
+  CHECK(p.batch);
+  CHECK(p.messages.size() == 2);
+  REQUIRE(p.errors.size() == 1);
+  CHECK(error_code(p.errors[0]) == jsonrpc::kInvalidRequest);
+}
+
+TEST_CASE("jsonrpc: builders produce valid messages") {
+  json::Value id(5);
+  json::Document result = parse_ok(R"({"ok":true})");
+  auto d = parse_ok(jsonrpc::make_result(id, result));
+  CHECK(d["id"].GetInt() == 5);
+  CHECK(d["result"]["ok"].GetBool());
+
+  d = parse_ok(jsonrpc::make_result_raw(id, R"({"tools":[]})"));
+  CHECK(d["result"]["tools"].IsArray());
+
+  json::Document data = parse_ok(R"({"detail":"x"})");
+  d = parse_ok(jsonrpc::make_error(id, jsonrpc::kInvalidParams, "bad \"quote\"", &data));
+  CHECK(d["error"]["code"].GetInt() == -32602);
+  CHECK(std::string(d["error"]["message"].GetString()) == "bad \"quote\"");
+  CHECK(std::string(d["error"]["data"]["detail"].GetString()) == "x");
+
+  d = parse_ok(jsonrpc::make_request(9, "tools/call", &data));
+  CHECK(d["id"].GetInt64() == 9);
+  CHECK(std::string(d["method"].GetString()) == "tools/call");
+
+  d = parse_ok(jsonrpc::make_notification("notifications/cancelled", nullptr));
+  CHECK(!d.HasMember("id"));
+  CHECK(!d.HasMember("params"));
+
+  json::Document err = parse_ok(R"({"code":-32000,"message":"deliberate","data":[1]})");
+  d = parse_ok(jsonrpc::make_error_response(id, err));
+  CHECK(d["error"]["code"].GetInt() == -32000);
+  CHECK(d["error"]["data"][0].GetInt() == 1);
+}
+
+TEST_CASE("json: helpers") {
+  auto d = parse_ok(R"({"a":"x","b":1})");
+  CHECK(json::get_string(d, "a") == std::string_view("x"));
+  CHECK(!json::get_string(d, "b"));
+  CHECK(!json::get_string(d, "missing"));
+  json::set(d, "a", json::Value(2), d.GetAllocator());
+  CHECK(d["a"].GetInt() == 2);
+  CHECK(json::quote("a\"b\n") == R"("a\"b\n")");
+  CHECK(!json::parse("{} trailing").ok());
+}
