@@ -1,0 +1,307 @@
+// bank-server: the personal banking MCP server of the tool-chaining pattern
+// (seed 003). Data lives in memory and no money ever moves. Transferring from
+// the locked "Primary Checking" account answers with `_meta.nextTool`, asking
+// the client (or the gateway) to call request_agent_handoff next.
+#include <atomic>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "mcp/protocol.hpp"
+#include "server_kit.hpp"
+
+namespace ex = mcpgw::examples;
+namespace json = mcpgw::json;
+namespace mcp = mcpgw::mcp;
+
+namespace {
+
+struct Account {
+  std::string id;
+  std::string name;
+  std::string type;
+  std::int64_t balance_cents;  // integers: binary fractions and money do not mix
+  bool locked;
+  bool can_transfer_from;
+  bool can_transfer_to;
+};
+
+std::string money(std::int64_t cents) {
+  const std::int64_t abs = cents < 0 ? -cents : cents;
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%s%" PRId64 ".%02" PRId64 " USD", cents < 0 ? "-" : "", abs / 100,
+                abs % 100);
+  return buf;
+}
+
+json::Value account_json(const Account& acc, json::Allocator& a) {
+  json::Value v(rapidjson::kObjectType);
+  v.AddMember("accountId", json::str(acc.id, a), a);
+  v.AddMember("accountName", json::str(acc.name, a), a);
+  v.AddMember("accountType", json::str(acc.type, a), a);
+  v.AddMember("balance", static_cast<double>(acc.balance_cents) / 100.0, a);
+  v.AddMember("currency", "USD", a);
+  v.AddMember("isLocked", acc.locked, a);
+  v.AddMember("canTransferFrom", acc.can_transfer_from, a);
+  v.AddMember("canTransferTo", acc.can_transfer_to, a);
+  return v;
+}
+
+constexpr const char* kAccountSchema = R"({
+  "type": "object",
+  "properties": {
+    "accountId": {"type": "string"}, "accountName": {"type": "string"},
+    "accountType": {"type": "string"}, "balance": {"type": "number"},
+    "currency": {"type": "string"}, "isLocked": {"type": "boolean"},
+    "canTransferFrom": {"type": "boolean"}, "canTransferTo": {"type": "boolean"}
+  },
+  "required": ["accountId", "accountName", "accountType", "balance", "currency", "isLocked"]
+})";
+
+/// The bank: fixed accounts plus counters for the ids it hands out. Handlers
+/// run concurrently, so anything they change is atomic.
+class Bank {
+ public:
+  void register_tools(ex::Server& server);
+
+ private:
+  const Account* find(std::string_view id) const {
+    for (const Account& acc : accounts_)
+      if (acc.id == id) return &acc;
+    return nullptr;
+  }
+
+  ex::ToolOutcome welcome() const;
+  ex::ToolOutcome list_accounts() const;
+  ex::ToolOutcome balance(const json::Value& args) const;
+  ex::ToolOutcome prepare_transfer(const json::Value& args);
+  ex::ToolOutcome handoff(const json::Value& args);
+
+  const std::vector<Account> accounts_ = {
+      {"acc_checking_001", "Primary Checking", "checking", 254317, true, true, true},
+      {"acc_savings_001", "High Yield Savings", "savings", 1502050, false, true, true},
+      {"acc_credit_001", "Rewards Credit Card", "credit", -43210, false, false, true},
+  };
+  std::atomic<int> next_transfer_{1};
+  std::atomic<int> next_ticket_{1001};
+};
+
+ex::ToolOutcome Bank::welcome() const {
+  std::string text = "Welcome to Example Bank! Here is a summary of your accounts:\n";
+  for (const Account& acc : accounts_) {
+    text += "- " + acc.name + " (" + acc.id + "): " + money(acc.balance_cents);
+    if (acc.locked) text += " [locked: a customer service agent can help]";
+    text += "\n";
+  }
+  text += "I can list your accounts, check a balance, prepare a transfer between your accounts, "
+          "or connect you with a customer service agent.";
+  return ex::text_result(text);
+}
+
+ex::ToolOutcome Bank::list_accounts() const {
+  std::string text = "You have " + std::to_string(accounts_.size()) + " accounts:";
+  for (const Account& acc : accounts_)
+    text += "\n- " + acc.name + " (" + acc.id + ", " + acc.type + "): " + money(acc.balance_cents) +
+            (acc.locked ? " [locked]" : "");
+  json::Document r = ex::text_result(text);
+  auto& a = r.GetAllocator();
+  json::Value list(rapidjson::kArrayType);
+  for (const Account& acc : accounts_) list.PushBack(account_json(acc, a), a);
+  json::Value sc(rapidjson::kObjectType);
+  sc.AddMember("accounts", list, a);
+  r.AddMember("structuredContent", sc, a);
+  return r;
+}
+
+ex::ToolOutcome Bank::balance(const json::Value& args) const {
+  auto id = json::get_string(args, "accountId");
+  if (!id) return mcp::tool_error("Missing required argument: accountId");
+  const Account* acc = find(*id);
+  if (!acc) return mcp::tool_error("Account not found: " + std::string(*id));
+
+  json::Document r = ex::text_result("The balance of " + acc->name + " (" + acc->id + ") is " +
+                                     money(acc->balance_cents) + ".");
+  auto& a = r.GetAllocator();
+  json::Value sc(rapidjson::kObjectType);
+  sc.AddMember("accountId", json::str(acc->id, a), a);
+  sc.AddMember("balance", static_cast<double>(acc->balance_cents) / 100.0, a);
+  sc.AddMember("currency", "USD", a);
+  r.AddMember("structuredContent", sc, a);
+  return r;
+}
+
+ex::ToolOutcome Bank::prepare_transfer(const json::Value& args) {
+  auto from_id = json::get_string(args, "fromAccountId");
+  auto to_id = json::get_string(args, "toAccountId");
+  if (!from_id) return mcp::tool_error("Missing required argument: fromAccountId");
+  const Account* from = find(*from_id);
+  if (!from) return mcp::tool_error("Account not found: " + std::string(*from_id));
+
+  // The locked check comes first, as soon as the source account is known:
+  // nothing else matters until an agent has unlocked it.
+  if (from->locked) {
+    json::Document r = ex::text_result(
+        "I'm sorry, but your " + from->name + " account (" + from->id +
+        ") is currently locked. You'll need to speak with a customer service agent to resolve "
+        "this issue before you can transfer funds from this account.");
+    auto& a = r.GetAllocator();
+    // Meant for the customer's eyes; the model gets the handoff via nextTool.
+    json::Value audience(rapidjson::kArrayType);
+    audience.PushBack("user", a);
+    json::Value annotations(rapidjson::kObjectType);
+    annotations.AddMember("audience", audience, a);
+    r["content"][0].AddMember("annotations", annotations, a);
+
+    json::Value arguments(rapidjson::kObjectType);
+    arguments.AddMember("reason",
+                        json::str("Customer attempted to transfer from locked account: " +
+                                      from->name + " (" + from->id + ")",
+                                  a),
+                        a);
+    json::Value next(rapidjson::kObjectType);
+    next.AddMember("tool", "request_agent_handoff", a);
+    next.AddMember("arguments", arguments, a);
+    json::Value meta(rapidjson::kObjectType);
+    meta.AddMember("nextTool", next, a);
+    r.AddMember("_meta", meta, a);
+    return r;
+  }
+
+  if (!to_id) return mcp::tool_error("Missing required argument: toAccountId");
+  const Account* to = find(*to_id);
+  if (!to) return mcp::tool_error("Account not found: " + std::string(*to_id));
+  if (to == from) return mcp::tool_error("The source and destination accounts are the same.");
+  auto amount = ex::get_number(args, "amount");
+  if (!amount || !(*amount >= 0.01))
+    return mcp::tool_error("The amount must be a number of at least 0.01.");
+  const auto cents = static_cast<std::int64_t>(std::llround(*amount * 100));
+  if (!from->can_transfer_from)
+    return mcp::tool_error("Transfers from " + from->name + " (" + from->id + ") are not allowed.");
+  if (!to->can_transfer_to)
+    return mcp::tool_error("Transfers to " + to->name + " (" + to->id + ") are not allowed.");
+  if (cents > from->balance_cents)
+    return mcp::tool_error("Insufficient funds: " + from->name + " has " +
+                                  money(from->balance_cents) + ", the transfer needs " + money(cents) + ".");
+
+  char id[32];
+  std::snprintf(id, sizeof id, "trf_%06d", next_transfer_++);
+  auto memo = json::get_string(args, "memo");
+  json::Document r = ex::text_result("Transfer " + std::string(id) + " prepared: " + money(cents) +
+                                     " from " + from->name + " (" + from->id + ") to " + to->name +
+                                     " (" + to->id + "). No money has moved yet; it needs your "
+                                     "confirmation.");
+  auto& a = r.GetAllocator();
+  json::Value sc(rapidjson::kObjectType);
+  sc.AddMember("transferId", json::str(id, a), a);
+  sc.AddMember("status", "prepared", a);
+  sc.AddMember("fromAccountId", json::str(from->id, a), a);
+  sc.AddMember("toAccountId", json::str(to->id, a), a);
+  sc.AddMember("amount", static_cast<double>(cents) / 100.0, a);
+  sc.AddMember("currency", "USD", a);
+  if (memo) sc.AddMember("memo", json::str(*memo, a), a);
+  r.AddMember("structuredContent", sc, a);
+  return r;
+}
+
+ex::ToolOutcome Bank::handoff(const json::Value& args) {
+  auto reason = json::get_string(args, "reason");
+  if (!reason) return mcp::tool_error("Missing required argument: reason");
+  const std::string ticket = "HO-" + std::to_string(next_ticket_++);
+  json::Document r = ex::text_result(
+      "I've requested a handoff to a customer service agent (ticket " + ticket +
+      "). An agent will join shortly. Reason: " + std::string(*reason));
+  auto& a = r.GetAllocator();
+  json::Value sc(rapidjson::kObjectType);
+  sc.AddMember("ticketId", json::str(ticket, a), a);
+  sc.AddMember("reason", json::str(*reason, a), a);
+  sc.AddMember("status", "queued", a);
+  r.AddMember("structuredContent", sc, a);
+  return r;
+}
+
+void Bank::register_tools(ex::Server& server) {
+  server.add_tool({
+      .name = "welcome_customer",
+      .title = "Welcome Customer",
+      .description = "Greets the customer and summarises their accounts. Call it at the start of "
+                     "a conversation.",
+      .annotations = R"({"readOnlyHint": true})",
+      .meta = R"({"welcomeTool": true})",
+      .handler = [this](const json::Value&) { return welcome(); },
+  });
+  server.add_tool({
+      .name = "list_accounts",
+      .title = "List Accounts",
+      .description = "Lists the customer's accounts with type, balance and whether each is locked.",
+      .output_schema = std::string(R"({"type": "object", "properties": {"accounts": {"type": "array", "items": )") +
+                       kAccountSchema + R"(}}, "required": ["accounts"]})",
+      .annotations = R"({"readOnlyHint": true})",
+      .handler = [this](const json::Value&) { return list_accounts(); },
+  });
+  server.add_tool({
+      .name = "get_account_balance",
+      .title = "Get Account Balance",
+      .description = "Returns the current balance of one account.",
+      .input_schema = R"({
+        "type": "object",
+        "properties": {"accountId": {"type": "string", "description": "e.g. acc_savings_001"}},
+        "required": ["accountId"],
+        "additionalProperties": false
+      })",
+      .output_schema = R"({
+        "type": "object",
+        "properties": {"accountId": {"type": "string"}, "balance": {"type": "number"},
+                       "currency": {"type": "string"}},
+        "required": ["accountId", "balance", "currency"]
+      })",
+      .annotations = R"({"readOnlyHint": true})",
+      .handler = [this](const json::Value& args) { return balance(args); },
+  });
+  server.add_tool({
+      .name = "prepare_money_transfer",
+      .title = "Prepare Money Transfer",
+      .description = "Prepares a transfer between the customer's accounts for confirmation; no "
+                     "money moves. A locked source account hands off to a customer service agent.",
+      .input_schema = R"({
+        "type": "object",
+        "properties": {
+          "fromAccountId": {"type": "string", "description": "Account to transfer from"},
+          "toAccountId": {"type": "string", "description": "Account to transfer to"},
+          "amount": {"type": "number", "minimum": 0.01, "description": "Amount in USD"},
+          "memo": {"type": "string", "description": "Optional note"}
+        },
+        "required": ["fromAccountId", "toAccountId", "amount"],
+        "additionalProperties": false
+      })",
+      .handler = [this](const json::Value& args) { return prepare_transfer(args); },
+  });
+  server.add_tool({
+      .name = "request_agent_handoff",
+      .title = "Request Agent Handoff",
+      .description = "Hands the conversation over to a human customer service agent.",
+      .input_schema = R"({
+        "type": "object",
+        "properties": {"reason": {"type": "string", "description": "Why an agent is needed"}},
+        "required": ["reason"],
+        "additionalProperties": false
+      })",
+      .output_schema = R"({
+        "type": "object",
+        "properties": {"ticketId": {"type": "string"}, "reason": {"type": "string"},
+                       "status": {"type": "string"}},
+        "required": ["ticketId", "reason", "status"]
+      })",
+      .handler = [this](const json::Value& args) { return handoff(args); },
+  });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ex::Server server("bank-server", "0.1.0");
+  Bank bank;
+  bank.register_tools(server);
+  return ex::run_main(server, argc, argv);
+}
