@@ -230,7 +230,7 @@ std::string Router::call_tool(McpSession& s, const jsonrpc::Message& m, transpor
   bool is_error = reply.rpc_error || (json::find(reply.body, "isError") && reply.body["isError"].IsTrue());
   std::string_view outcome = reply.rpc_error ? "rpc_error" : is_error ? "error" : "ok";
   metrics_.tool_call(tool->origin->name(), outcome, secs);
-  spdlog::info("call {} principal={} session={} {:.1f} ms {}", tool->name,
+  spdlog::debug("call {} principal={} session={} {:.1f} ms {}", tool->name,
                s.context().principal.empty() ? "-" : s.context().principal, s.id().substr(0, 8), secs * 1000,
                outcome);
   if (reply.rpc_error) return jsonrpc::make_error_response(m.id(), reply.body);

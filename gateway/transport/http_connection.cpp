@@ -19,6 +19,21 @@ std::string lower(std::string s) {
   return s;
 }
 
+/// httplib's error names are terse ("Connection"); say what happened.
+std::string describe(httplib::Error e) {
+  switch (e) {
+    case httplib::Error::Connection: return "cannot connect (connection refused or host unreachable)";
+    case httplib::Error::ConnectionTimeout: return "connection attempt timed out";
+    case httplib::Error::Read: return "connection closed while reading the response";
+    case httplib::Error::Write: return "connection closed while sending the request";
+    case httplib::Error::SSLConnection: return "TLS handshake failed";
+    case httplib::Error::SSLLoadingCerts: return "cannot load TLS certificates";
+    case httplib::Error::SSLServerVerification: return "TLS certificate verification failed";
+    case httplib::Error::Compression: return "cannot decompress the response";
+    default: return "HTTP client error (" + httplib::to_string(e) + ")";
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<HttpConnection>> HttpConnection::create(
@@ -145,7 +160,7 @@ Response HttpConnection::post(const std::string& body, std::optional<std::int64_
   if (timed_out || (err == httplib::Error::Read && Clock::now() >= opts.deadline))
     return {std::nullopt, Failure::Timeout, "timed out"};
   if (cancelled) return {std::nullopt, Failure::Cancelled, "cancelled"};
-  if (!sent) return {std::nullopt, Failure::Transport, origin_ + path_ + ": " + httplib::to_string(err)};
+  if (!sent) return {std::nullopt, Failure::Transport, origin_ + path_ + ": " + describe(err)};
 
   if (auto sid = res.get_header_value("Mcp-Session-Id"); !sid.empty()) {
     std::lock_guard lk(mu_);

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <charconv>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -225,7 +226,8 @@ struct HttpServer::Impl {
 
   // --- POST --------------------------------------------------------------
 
-  void post(const httplib::Request& req, httplib::Response& res, const std::string& mode) {
+  void post(const httplib::Request& req, httplib::Response& res, const std::string& mode,
+            const httplib::ContentReader& reader) {
     ClientContext ctx;
     if (!admit(req, res, mode, ctx)) return;
     std::string ctype = lower(req.get_header_value("Content-Type"));
@@ -249,7 +251,33 @@ struct HttpServer::Impl {
       return;
     }
 
-    jsonrpc::Parsed parsed = jsonrpc::parse(req.body);
+    // The body is read only after the checks above, and never past the
+    // limit: httplib enforces it for Content-Length but not for chunked bodies.
+    std::string body;
+    std::size_t declared = 0;
+    std::string length = req.get_header_value("Content-Length");
+    std::from_chars(length.data(), length.data() + length.size(), declared);
+    bool too_big = declared > opts.max_body_bytes;
+    // An oversized body is still read to its end (httplib skips one with a
+    // Content-Length over the limit itself) but not kept, so the keep-alive
+    // connection stays in sync; past a hard cap we stop reading at all.
+    std::size_t seen = 0;
+    reader([&](const char* data, size_t len) {
+      seen += len;
+      if (body.size() + len > opts.max_body_bytes) {
+        too_big = true;
+        body.clear();
+        body.shrink_to_fit();
+      }
+      if (!too_big) body.append(data, len);
+      return seen <= 16 * opts.max_body_bytes;
+    });
+    if (too_big) {
+      json_error(res, 413, jsonrpc::kInvalidRequest,
+                 "Payload Too Large: body exceeds " + std::to_string(opts.max_body_bytes) + " bytes");
+      return;
+    }
+    jsonrpc::Parsed parsed = jsonrpc::parse(body);
     if (parsed.messages.empty() && !parsed.batch) {
       res.status = 400;
       res.set_content(parsed.errors.front(), kJson);
@@ -496,7 +524,9 @@ HttpServer::HttpServer(HttpServerOptions opts, Handler& handler)
     auto mode_of = [with_mode](const httplib::Request& req) {
       return with_mode ? std::string(req.matches[1]) : std::string();
     };
-    s.Post(pattern, [im, mode_of](const httplib::Request& q, httplib::Response& r) { im->post(q, r, mode_of(q)); });
+    s.Post(pattern, [im, mode_of](const httplib::Request& q, httplib::Response& r, const httplib::ContentReader& c) {
+      im->post(q, r, mode_of(q), c);
+    });
     s.Get(pattern, [im, mode_of](const httplib::Request& q, httplib::Response& r) { im->get(q, r, mode_of(q)); });
     s.Delete(pattern, [im, mode_of](const httplib::Request& q, httplib::Response& r) { im->del(q, r, mode_of(q)); });
   };

@@ -215,7 +215,7 @@ export class Proc {
         partial = '';
       });
     };
-    if (!opts.rawStdout) capture(this.child.stdout, 'stdoutText');
+    capture(this.child.stdout, 'stdoutText');
     capture(this.child.stderr, 'stderrText');
     registry.add(this);
   }
@@ -299,7 +299,7 @@ export class Proc {
   diagnostics(maxChars = 6000) {
     const tail = (s) => (s.length > maxChars ? `[...]${s.slice(-maxChars)}` : s);
     let out = `--- ${this.label} (pid ${this.pid}: ${this.command} ${this.args.join(' ')}) stderr ---\n${tail(this.stderrText)}`;
-    if (this.stdoutText && !this.hideStdout) out += `\n--- ${this.label} stdout ---\n${tail(this.stdoutText)}`;
+    if (this.stdoutText) out += `\n--- ${this.label} stdout ---\n${tail(this.stdoutText)}`;
     if (this.exitInfo) out += `\n--- ${this.label} exit: ${JSON.stringify(this.exitInfo)}`;
     return out;
   }
@@ -345,11 +345,6 @@ export function withDiagnostics(fn) {
       return await fn(t, ...rest);
     } catch (err) {
       const diag = allDiagnostics();
-      try {
-        t.diagnostic(diag);
-      } catch {
-        /* older runners */
-      }
       if (err && typeof err === 'object') {
         try {
           err.message = `${err.message}\n\n==== process diagnostics ====\n${diag}`;
@@ -542,8 +537,14 @@ export async function httpGet(url, { headers = {}, timeoutMs = 10000 } = {}) {
  * A raw node:http request (full control over Host and other headers that
  * fetch manages itself). Returns {status, headers, body}.
  */
-export function rawHttp(url, { method = 'POST', headers = {}, body, timeoutMs = 10000 } = {}) {
+export function rawHttp(url, { method = 'POST', headers = {}, body, chunked = false, timeoutMs = 10000 } = {}) {
   const u = new URL(url);
+  headers = { ...headers };
+  if (body !== undefined) {
+    // node:http would send a body without Content-Length chunked; be explicit.
+    if (chunked) headers['transfer-encoding'] = 'chunked';
+    else headers['content-length'] = Buffer.byteLength(body);
+  }
   return new Promise((resolve, reject) => {
     const req = http.request(
       { host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers, setHost: !Object.keys(headers).some((k) => k.toLowerCase() === 'host') },
@@ -686,7 +687,7 @@ export class StdioClient {
       if (stream === 'stdout') this._onStdoutLine(line);
     };
     proc.exited.then((info) => {
-      for (const [id, p] of this.pending) p.reject(new Error(`${proc.label} exited (${JSON.stringify(info)}) before answering request ${id}\n${proc.diagnostics()}`));
+      for (const [id, p] of this.pending) p.reject(new Error(`${proc.label} exited (${JSON.stringify(info)}) before answering request ${id}`));
       this.pending.clear();
     });
   }
@@ -786,16 +787,6 @@ export function textOf(result) {
 
 export function toolByName(tools, name) {
   return tools.find((t) => t.name === name);
-}
-
-/** Strips a tool result of fields that legitimately vary between two calls. */
-export function resultCore(r) {
-  const { content, structuredContent, isError, _meta } = r;
-  const out = { content };
-  if (structuredContent !== undefined) out.structuredContent = structuredContent;
-  if (isError !== undefined && isError !== false) out.isError = isError;
-  if (_meta !== undefined) out._meta = _meta;
-  return out;
 }
 
 // ---------------------------------------------------------------------------

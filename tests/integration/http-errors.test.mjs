@@ -92,28 +92,43 @@ test(
   }),
 );
 
+/** A ping request of exactly `size` bytes. */
+function pingOfSize(size) {
+  const base = { jsonrpc: '2.0', id: 51, method: 'ping', params: { _meta: { pad: '' } } };
+  const overhead = JSON.stringify(base).length;
+  base.params._meta.pad = 'p'.repeat(size - overhead);
+  const s = JSON.stringify(base);
+  assert.equal(s.length, size);
+  return s;
+}
+
+function sessionHeaders() {
+  return {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-session-id': c.session,
+    'mcp-protocol-version': c.protocolVersion,
+  };
+}
+
 test(
-  'a body larger than listen.max_body_bytes → 413; one just under it works',
+  'a body larger than listen.max_body_bytes (Content-Length) → 413; one just under it works',
   withDiagnostics(async () => {
-    const make = (size) => {
-      const base = { jsonrpc: '2.0', id: 51, method: 'ping', params: { _meta: { pad: '' } } };
-      const overhead = JSON.stringify(base).length;
-      base.params._meta.pad = 'p'.repeat(size - overhead);
-      const s = JSON.stringify(base);
-      assert.equal(s.length, size);
-      return s;
-    };
-    const headers = {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-session-id': c.session,
-      'mcp-protocol-version': c.protocolVersion,
-    };
-    const big = await rawHttp(gw.url, { headers, body: make(MAX_BODY * 3) });
+    const big = await rawHttp(gw.url, { headers: sessionHeaders(), body: pingOfSize(MAX_BODY * 3) });
     assert.equal(big.status, 413, big.body);
-    const ok = await rpc(gw.url, make(MAX_BODY - 100), c.opts());
+    const ok = await rpc(gw.url, pingOfSize(MAX_BODY - 100), c.opts());
     assert.equal(ok.status, 200, ok.text);
     assert.deepEqual(ok.message.result, {});
+  }),
+);
+
+test(
+  'a chunked body larger than listen.max_body_bytes → 413',
+  withDiagnostics(async () => {
+    const big = await rawHttp(gw.url, { headers: sessionHeaders(), body: pingOfSize(MAX_BODY * 3), chunked: true });
+    assert.equal(big.status, 413, `chunked ${MAX_BODY * 3}-byte body with max_body_bytes ${MAX_BODY}: HTTP ${big.status} ${big.body}`);
+    const ok = await rawHttp(gw.url, { headers: sessionHeaders(), body: pingOfSize(MAX_BODY - 100), chunked: true });
+    assert.equal(ok.status, 200, ok.body);
   }),
 );
 
