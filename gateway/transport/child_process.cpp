@@ -139,7 +139,7 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const ChildSpec& spec)
   std::unique_ptr<ChildProcess> c(new ChildProcess());  // private constructor
   c->pid_ = pid;
   c->pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-  c->in_ = in.w;
+  c->in_ = std::make_shared<Fd>(in.w);
   c->out_ = out.r;
   c->err_ = err.r;
   return c;
@@ -147,13 +147,22 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const ChildSpec& spec)
 
 ChildProcess::~ChildProcess() {
   stop(std::chrono::milliseconds(2000));
-  for (int fd : {in_, out_, err_, pidfd_})
+  for (int fd : {out_, err_, pidfd_})
     if (fd >= 0) ::close(fd);
 }
 
+ChildProcess::Fd::~Fd() { ::close(fd); }
+
+std::shared_ptr<ChildProcess::Fd> ChildProcess::stdin_pipe() const {
+  std::lock_guard lk(mu_);
+  return in_;
+}
+
 bool ChildProcess::write_all(std::string_view data) {
+  auto in = stdin_pipe();
+  if (!in) return false;
   while (!data.empty()) {
-    ssize_t n = ::write(in_, data.data(), data.size());
+    ssize_t n = ::write(in->fd, data.data(), data.size());
     if (n < 0) {
       if (errno == EINTR) continue;
       return false;
@@ -164,12 +173,17 @@ bool ChildProcess::write_all(std::string_view data) {
 }
 
 void ChildProcess::close_stdin() {
-  if (in_ >= 0) ::close(in_);
-  in_ = -1;
+  std::lock_guard lk(mu_);
+  in_.reset();
 }
 
 std::optional<std::string> ChildProcess::wait_exit(std::chrono::milliseconds timeout) {
-  if (status_) return status_;
+  {
+    std::lock_guard lk(mu_);
+    if (status_) return status_;
+  }
+  // The reader thread and stop() may both wait; the poll is shared, the
+  // reaping happens once under the lock.
   if (pidfd_ >= 0) {
     pollfd p{pidfd_, POLLIN, 0};
     int r;
@@ -177,15 +191,17 @@ std::optional<std::string> ChildProcess::wait_exit(std::chrono::milliseconds tim
     while (r < 0 && errno == EINTR);
     if (r == 0) return std::nullopt;
   }
+  std::lock_guard lk(mu_);
+  if (status_) return status_;
   int st = 0;
-  pid_t r = waitpid(pid_, &st, pidfd_ >= 0 ? 0 : WNOHANG);
+  pid_t r = waitpid(pid_, &st, WNOHANG);
   if (r == pid_) status_ = describe(st);
   else if (r < 0) status_ = "gone";
   return status_;
 }
 
 std::string ChildProcess::stop(std::chrono::milliseconds grace) {
-  if (status_) return *status_;
+  if (auto s = wait_exit(std::chrono::milliseconds(0))) return *s;
   close_stdin();
   kill(-pid_, SIGTERM);
   if (auto s = wait_exit(grace)) {

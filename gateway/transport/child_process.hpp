@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -34,13 +35,13 @@ class ChildProcess {
   ChildProcess& operator=(const ChildProcess&) = delete;
 
   pid_t pid() const { return pid_; }
-  int stdin_fd() const { return in_; }
   int stdout_fd() const { return out_; }
   int stderr_fd() const { return err_; }
 
   /// Writes all of `data` to the child's stdin; false when the pipe is closed.
   bool write_all(std::string_view data);
-  /// Closes our end of the child's stdin (the child sees EOF).
+  /// Closes our end of the child's stdin (the child sees EOF once writes
+  /// already in progress have finished).
   void close_stdin();
   /// TERM to the group, wait up to `grace`, then KILL; reaps. Idempotent.
   /// Returns the exit status as a readable string ("exit 3", "signal 9").
@@ -52,7 +53,19 @@ class ChildProcess {
   ChildProcess() = default;
   pid_t pid_ = -1;
   int pidfd_ = -1;
-  int in_ = -1, out_ = -1, err_ = -1;
+  /// Closes an fd when the last user lets go: a writer keeps stdin open
+  /// while close_stdin runs on another thread.
+  struct Fd {
+    explicit Fd(int f) : fd(f) {}
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    ~Fd();
+    int fd;
+  };
+  std::shared_ptr<Fd> stdin_pipe() const;
+  std::shared_ptr<Fd> in_;
+  int out_ = -1, err_ = -1;
+  mutable std::mutex mu_;
   std::optional<std::string> status_;
 };
 

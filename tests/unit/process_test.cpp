@@ -91,11 +91,11 @@ TEST_CASE("stdio connection: a silent server times out") {
 
 TEST_CASE("worker pool: runs tasks concurrently and drains on destruction") {
   std::atomic<int> done{0};
+  std::mutex mu;
+  std::condition_variable cv;
+  int waiting = 0;
   {
     WorkerPool pool(0, 8, 50);
-    std::mutex mu;
-    std::condition_variable cv;
-    int waiting = 0;
     // Four tasks that each wait for all four to start prove they overlap.
     for (int i = 0; i < 4; ++i)
       CHECK(pool.submit([&] {
