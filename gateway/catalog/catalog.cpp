@@ -2,13 +2,100 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
+#include "catalog/filter.hpp"
 #include "catalog/naming.hpp"
 
 namespace mcpgw::catalog {
+namespace {
 
-const ExposedTool* Snapshot::find(std::string_view name) const {
-  auto it = index.find(std::string(name));
-  return it == index.end() ? nullptr : &tools[it->second];
+// Resource URIs of a prefixed server are exposed as "<server>+<uri>": still a
+// URI (the server name joins the scheme), readable, and reversible.
+constexpr char kUriJoin = '+';
+
+/// Matches `uri` against an RFC 6570 template using only what resource
+/// templates use in practice: literals, {var} (no '/'), {+var} / {#var}
+/// (anything), and query forms {?a,b} at the end (the rest of the URI).
+bool template_matches(std::string_view tmpl, std::string_view uri) {
+  std::size_t t = 0, u = 0;
+  while (t < tmpl.size()) {
+    if (tmpl[t] != '{') {
+      if (u >= uri.size() || uri[u] != tmpl[t]) return false;
+      ++t;
+      ++u;
+      continue;
+    }
+    auto close = tmpl.find('}', t);
+    if (close == std::string_view::npos) return false;
+    char op = tmpl[t + 1];
+    t = close + 1;
+    if (op == '?' || op == '&') return true;
+    bool reserved = op == '+' || op == '#';
+    // The variable runs to the next literal character of the template.
+    char stop = t < tmpl.size() && tmpl[t] != '{' ? tmpl[t] : '\0';
+    std::size_t start = u;
+    while (u < uri.size() && uri[u] != stop && (reserved || uri[u] != '/')) ++u;
+    if (u == start) return false;
+  }
+  return u == uri.size();
+}
+
+std::string patched(const json::Value& def, const char* key, const std::string& value,
+                    const std::string* description = nullptr) {
+  json::Document d;
+  d.CopyFrom(def, d.GetAllocator());
+  json::set(d, key, json::str(value, d.GetAllocator()), d.GetAllocator());
+  if (description) json::set(d, "description", json::str(*description, d.GetAllocator()), d.GetAllocator());
+  return json::write(d);
+}
+
+}  // namespace
+
+std::optional<std::size_t> Snapshot::mode_index(std::string_view mode) const {
+  for (std::size_t i = 0; i < modes.size(); ++i)
+    if (modes[i] == mode) return i;
+  return std::nullopt;
+}
+
+const ExposedTool* Snapshot::find_tool(std::string_view name, std::size_t mode) const {
+  auto it = tool_index.find(std::string(name));
+  if (it == tool_index.end()) return nullptr;
+  const ExposedTool& t = tools[it->second];
+  return mode < t.in_mode.size() && t.in_mode[mode] ? &t : nullptr;
+}
+
+std::optional<Route> Snapshot::route_prompt(std::string_view name) const {
+  auto it = prompt_index.find(std::string(name));
+  if (it == prompt_index.end()) return std::nullopt;
+  return Route{prompts[it->second].origin, prompts[it->second].upstream_key};
+}
+
+std::optional<Route> Snapshot::route_resource(std::string_view uri) const {
+  if (auto it = resource_index.find(std::string(uri)); it != resource_index.end())
+    return Route{resources[it->second].origin, resources[it->second].upstream_key};
+  if (auto join = uri.find(kUriJoin); join != std::string_view::npos) {
+    if (auto s = servers.find(std::string(uri.substr(0, join))); s != servers.end())
+      return Route{s->second, std::string(uri.substr(join + 1))};
+  }
+  if (auto it = raw_resource_index.find(std::string(uri)); it != raw_resource_index.end())
+    return Route{resources[it->second].origin, resources[it->second].upstream_key};
+  // A URI made from a template of a server without prefix reaches that
+  // server as is.
+  for (const auto& t : templates)
+    if (t.key == t.upstream_key && template_matches(t.key, uri)) return Route{t.origin, std::string(uri)};
+  return std::nullopt;
+}
+
+std::optional<Route> Snapshot::route_template(std::string_view uri_template) const {
+  auto it = template_index.find(std::string(uri_template));
+  if (it == template_index.end()) return std::nullopt;
+  return Route{templates[it->second].origin, templates[it->second].upstream_key};
+}
+
+std::string Snapshot::expose_uri(const upstream::Upstream& server, std::string_view uri) const {
+  if (!server.config().prefix) return std::string(uri);
+  return server.name() + kUriJoin + std::string(uri);
 }
 
 std::shared_ptr<const Snapshot> build(const config::Config& cfg,
@@ -16,29 +103,118 @@ std::shared_ptr<const Snapshot> build(const config::Config& cfg,
                                       std::uint64_t generation) {
   auto snap = std::make_shared<Snapshot>();
   snap->generation = generation;
+  for (const auto& m : cfg.modes) snap->modes.push_back(m.name);
+
+  std::unordered_map<std::string, std::string> tool_origin;  // exposed name -> "server (upstream name)"
   for (const auto& up : upstreams) {
     const auto& sc = up->config();
-    if (!sc.proxy_tools) continue;
-    auto set = up->tools();
-    for (const auto& t : set->tools.GetArray()) {
-      std::string uname(json::get_string(t, "name").value_or(""));
+    auto listing = up->listing();
+    if (sc.prefix) snap->servers.emplace(sc.name, up);
+    const config::Filters& filters = sc.filters ? *sc.filters : cfg.filters;
+    // Filters of a server are written against its own tool names too.
+    bool own_filters = sc.filters.has_value();
+    int welcome_seen = 0;
+
+    if (sc.proxy_tools) {
+      for (const auto& t : listing->tools.GetArray()) {
+        std::string uname(json::get_string(t, "name").value_or(""));
+        std::string full = exposed_name(cfg.naming, sc.name, uname, sc.prefix);
+        std::string name = shorten(full, cfg.naming.max_length);
+        std::string origin = sc.name + " (" + uname + ")";
+        auto slices = slices_of(&sc, uname, t);
+        if (!passes(filters, name, own_filters ? uname : std::string_view{}, slices)) continue;
+        if (auto prev = tool_origin.find(name); prev != tool_origin.end()) {
+          snap->errors.push_back("exposed tool name \"" + name + "\" is given by both server " + prev->second +
+                                 " and server " + origin +
+                                 "; keep prefix: true on one of them, or exclude one with filters");
+          continue;
+        }
+        tool_origin.emplace(name, origin);
+
+        ExposedTool e;
+        e.name = name;
+        e.origin = up;
+        e.upstream_name = uname;
+        std::string desc = exposed_description(cfg.naming, sc.name, json::get_string(t, "description").value_or(""));
+        e.definition = patched(t, "name", name, &desc);
+        e.slices = std::move(slices);
+        if (const auto* meta = json::find(t, "_meta")) {
+          const auto* w = json::find(*meta, "welcomeTool");
+          if (w && w->IsTrue() && welcome_seen++ == 0) e.welcome = true;
+          else if (w && w->IsTrue())
+            snap->warnings.push_back("server " + sc.name + " flags more than one welcome tool; using the first, ignoring " + uname);
+        }
+        e.in_mode.push_back(true);
+        for (const auto& m : cfg.modes) e.in_mode.push_back(passes(m.filters, name, {}, e.slices));
+        snap->tool_index.emplace(name, snap->tools.size());
+        snap->tools.push_back(std::move(e));
+      }
+    }
+
+    for (const auto& p : listing->prompts.GetArray()) {
+      std::string uname(json::get_string(p, "name").value_or(""));
       std::string name = exposed_name(cfg.naming, sc.name, uname, sc.prefix);
-      if (auto prev = snap->index.find(name); prev != snap->index.end()) {
-        snap->warnings.push_back("tool \"" + name + "\" of server " + sc.name + " collides with the one of server " +
-                                 snap->tools[prev->second].origin->name() + "; keeping the first");
+      if (snap->prompt_index.count(name)) {
+        snap->warnings.push_back("prompt \"" + name + "\" of server " + sc.name + " is also given by server " +
+                                 snap->prompts[snap->prompt_index[name]].origin->name() + "; keeping the first");
         continue;
       }
-      json::Document def;
-      def.CopyFrom(t, def.GetAllocator());
-      auto& a = def.GetAllocator();
-      json::set(def, "name", json::str(name, a), a);
-      std::string desc = exposed_description(cfg.naming, sc.name, json::get_string(t, "description").value_or(""));
-      json::set(def, "description", json::str(desc, a), a);
-      snap->index.emplace(name, snap->tools.size());
-      snap->tools.push_back({std::move(name), up, std::move(uname), json::write(def)});
+      std::string desc = exposed_description(cfg.naming, sc.name, json::get_string(p, "description").value_or(""));
+      snap->prompt_index.emplace(name, snap->prompts.size());
+      snap->prompts.push_back({name, up, uname, patched(p, "name", name, &desc)});
     }
+    for (const auto& r : listing->resources.GetArray()) {
+      std::string uri(json::get_string(r, "uri").value_or(""));
+      std::string exposed = snap->expose_uri(*up, uri);
+      if (snap->resource_index.count(exposed)) {
+        snap->warnings.push_back("resource " + exposed + " of server " + sc.name + " is also given by server " +
+                                 snap->resources[snap->resource_index[exposed]].origin->name() + "; keeping the first");
+        continue;
+      }
+      std::size_t i = snap->resources.size();
+      snap->resource_index.emplace(exposed, i);
+      // A raw URI listed by two servers is ambiguous: route it by neither.
+      if (auto [it, fresh] = snap->raw_resource_index.emplace(uri, i); !fresh && snap->resources[it->second].origin != up)
+        it->second = SIZE_MAX;
+      snap->resources.push_back({exposed, up, uri, patched(r, "uri", exposed)});
+    }
+    for (const auto& t : listing->resource_templates.GetArray()) {
+      std::string tmpl(json::get_string(t, "uriTemplate").value_or(""));
+      std::string exposed = snap->expose_uri(*up, tmpl);
+      if (snap->template_index.count(exposed)) continue;
+      snap->template_index.emplace(exposed, snap->templates.size());
+      snap->templates.push_back({exposed, up, tmpl, patched(t, "uriTemplate", exposed)});
+    }
+    snap->resources_subscribable |= listing->can_subscribe;
   }
+  for (auto it = snap->raw_resource_index.begin(); it != snap->raw_resource_index.end();)
+    it = it->second == SIZE_MAX ? snap->raw_resource_index.erase(it) : std::next(it);
+
+  snap->mode_tools.resize(snap->modes.size());
+  for (std::size_t i = 0; i < snap->tools.size(); ++i)
+    for (std::size_t m = 0; m < snap->modes.size(); ++m)
+      if (snap->tools[i].in_mode[m]) snap->mode_tools[m].push_back(i);
   return snap;
+}
+
+std::vector<std::string> name_warnings(const Snapshot& s) {
+  std::vector<std::string> out;
+  const std::string* not_mcp = nullptr;
+  const std::string* not_strict = nullptr;
+  std::size_t n_mcp = 0, n_strict = 0;
+  for (const auto& t : s.tools) {
+    if (!mcp_recommended_name(t.name) && n_mcp++ == 0) not_mcp = &t.name;
+    if (!strict_client_name(t.name) && n_strict++ == 0) not_strict = &t.name;
+  }
+  if (n_mcp)
+    out.push_back(std::to_string(n_mcp) + " exposed tool names (e.g. \"" + *not_mcp +
+                  "\") are outside the MCP recommendation [A-Za-z0-9_.-]{1,128}; "
+                  "set naming.separator: \"__\" (and naming.max_length: 64)");
+  if (n_strict)
+    out.push_back(std::to_string(n_strict) + " exposed tool names (e.g. \"" + *not_strict +
+                  "\") are outside [A-Za-z0-9_-]{1,64}, which several popular clients enforce; "
+                  "set naming.separator: \"__\" and naming.max_length: 64");
+  return out;
 }
 
 std::shared_ptr<const Snapshot> Catalog::snapshot() const {
@@ -47,7 +223,6 @@ std::shared_ptr<const Snapshot> Catalog::snapshot() const {
 }
 
 void Catalog::publish(std::shared_ptr<const Snapshot> s) {
-  for (const auto& w : s->warnings) spdlog::warn("catalog: {}", w);
   std::lock_guard lk(mu_);
   current_ = std::move(s);
 }

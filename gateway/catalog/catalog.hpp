@@ -1,9 +1,12 @@
 #pragma once
-// The tool set clients see: immutable snapshots built from every upstream's
-// tool list, swapped atomically when one changes.
+// The set of tools, prompts and resources clients see: immutable snapshots
+// built from every upstream's listing and the configuration (names, slices,
+// filters, modes), swapped atomically when anything changes.
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -19,23 +22,66 @@ struct ExposedTool {
   std::shared_ptr<upstream::Upstream> origin;
   std::string upstream_name;                 ///< the name the origin knows
   std::string definition;                    ///< serialised Tool, as listed
+  std::vector<std::string> slices;
+  bool welcome = false;                      ///< `_meta.welcomeTool: true`
+  std::vector<bool> in_mode;                 ///< by Snapshot::modes index
+};
+
+/// A prompt, resource or resource template as exposed to clients.
+struct ExposedEntry {
+  std::string key;                           ///< name, uri or uriTemplate as exposed
+  std::shared_ptr<upstream::Upstream> origin;
+  std::string upstream_key;                  ///< the same as the origin knows it
+  std::string definition;                    ///< serialised, as listed
+};
+
+/// Where a client-side resource URI or prompt name goes.
+struct Route {
+  std::shared_ptr<upstream::Upstream> origin;
+  std::string upstream_key;
 };
 
 /// A consistent view of the catalog; never changes once published.
 struct Snapshot {
   std::uint64_t generation = 0;
-  std::vector<ExposedTool> tools;
-  std::unordered_map<std::string, std::size_t> index;
-  /// Readable problems found while building (e.g. name collisions).
+  /// "all" first, then the configured modes in file order.
+  std::vector<std::string> modes{"all"};
+  std::vector<ExposedTool> tools;            ///< every tool that passes the filters
+  std::vector<std::vector<std::size_t>> mode_tools;  ///< visible tools per mode
+  std::vector<ExposedEntry> prompts, resources, templates;
+  /// Problems that make a configuration invalid (name collisions).
+  std::vector<std::string> errors;
+  /// Everything else worth telling the operator.
   std::vector<std::string> warnings;
 
-  const ExposedTool* find(std::string_view name) const;
+  /// Index of `mode` in `modes`, or nullopt.
+  std::optional<std::size_t> mode_index(std::string_view mode) const;
+  /// The tool `name` if it exists and is visible in mode `mode`.
+  const ExposedTool* find_tool(std::string_view name, std::size_t mode) const;
+  /// The upstream and upstream name of exposed prompt `name`.
+  std::optional<Route> route_prompt(std::string_view name) const;
+  /// The upstream and upstream URI of a resource URI a client sends: an
+  /// exposed URI, `<server>+<uri>`, an upstream URI listed by exactly one
+  /// server, or one matching a resource template.
+  std::optional<Route> route_resource(std::string_view uri) const;
+  /// Exposed URI for upstream URI `uri` of `server` (for notifications).
+  std::string expose_uri(const upstream::Upstream& server, std::string_view uri) const;
+  /// The upstream and upstream template of an exposed uriTemplate.
+  std::optional<Route> route_template(std::string_view uri_template) const;
+
+  std::unordered_map<std::string, std::size_t> tool_index, prompt_index, resource_index, template_index;
+  std::unordered_map<std::string, std::size_t> raw_resource_index;  ///< upstream URI -> resource, when unique
+  std::unordered_map<std::string, std::shared_ptr<upstream::Upstream>> servers;  ///< prefixed servers by name
+  bool resources_subscribable = false;
 };
 
-/// Builds a snapshot from the upstreams' current tool lists, in config order.
+/// Builds a snapshot from the upstreams' current listings, in config order.
 std::shared_ptr<const Snapshot> build(const config::Config& cfg,
                                       const std::vector<std::shared_ptr<upstream::Upstream>>& upstreams,
                                       std::uint64_t generation);
+
+/// Warnings about exposed tool names that clients may reject, one per kind.
+std::vector<std::string> name_warnings(const Snapshot& s);
 
 /// Holds the current snapshot. Readers take a shared_ptr and keep it for the
 /// whole request; publishing never blocks them for long.

@@ -1,34 +1,67 @@
 #include "server/check.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "server/gateway.hpp"
 
 namespace mcpgw::server {
+namespace {
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) {
+    if (!out.empty()) out += ',';
+    out += s;
+  }
+  return out.empty() ? "-" : out;
+}
+
+/// The modes (besides "all") a tool is visible in.
+std::vector<std::string> modes_of(const catalog::Snapshot& s, const catalog::ExposedTool& t) {
+  std::vector<std::string> out;
+  for (std::size_t m = 1; m < s.modes.size(); ++m)
+    if (t.in_mode[m]) out.push_back(s.modes[m]);
+  return out;
+}
+
+}  // namespace
 
 int run_check(config::Config cfg, bool as_json, std::ostream& out) {
   std::string source = cfg.source;
+  std::string default_mode = cfg.default_mode;
   Gateway gw(std::move(cfg));
-  gw.start_upstreams();
+  gw.start_upstreams();  // a failure shows as errors in the snapshot
   auto snap = gw.snapshot();
   auto ups = gw.upstreams();
-  std::vector<std::string> problems = snap->warnings;
+  std::vector<std::string> errors = snap->errors;
   for (const auto& u : ups)
-    if (!u->ready()) problems.push_back("upstream " + u->name() + " is not connected: " + u->status());
-  bool ok = problems.empty();
+    if (!u->ready()) errors.push_back("upstream " + u->name() + " is not connected: " + u->status());
+  std::vector<std::string> warnings = snap->warnings;
+  for (auto& w : catalog::name_warnings(*snap)) warnings.push_back(std::move(w));
+  bool ok = errors.empty();
 
   if (as_json) {
     json::Document d(rapidjson::kObjectType);
     auto& a = d.GetAllocator();
+    auto strings = [&](const std::vector<std::string>& v) {
+      json::Value arr(rapidjson::kArrayType);
+      for (const auto& s : v) arr.PushBack(json::str(s, a), a);
+      return arr;
+    };
     d.AddMember("config", json::str(source, a), a);
     d.AddMember("valid", ok, a);
-    json::Value servers(rapidjson::kArrayType), tools(rapidjson::kArrayType), warnings(rapidjson::kArrayType);
+    d.AddMember("default_mode", json::str(default_mode, a), a);
+    json::Value servers(rapidjson::kArrayType), tools(rapidjson::kArrayType);
     for (const auto& u : ups) {
+      auto l = u->listing();
       json::Value s(rapidjson::kObjectType);
       s.AddMember("name", json::str(u->name(), a), a);
       s.AddMember("connected", u->ready(), a);
       s.AddMember("status", json::str(u->status(), a), a);
-      s.AddMember("tools", static_cast<unsigned>(u->tools()->tools.Size()), a);
+      s.AddMember("tools", l->tools.Size(), a);
+      s.AddMember("resources", l->resources.Size(), a);
+      s.AddMember("prompts", l->prompts.Size(), a);
       servers.PushBack(s, a);
     }
     for (const auto& t : snap->tools) {
@@ -36,32 +69,53 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out) {
       e.AddMember("name", json::str(t.name, a), a);
       e.AddMember("server", json::str(t.origin->name(), a), a);
       e.AddMember("upstream_name", json::str(t.upstream_name, a), a);
+      e.AddMember("slices", strings(t.slices), a);
+      e.AddMember("modes", strings(modes_of(*snap, t)), a);
+      e.AddMember("welcome", t.welcome, a);
       tools.PushBack(e, a);
     }
-    for (const auto& w : problems) warnings.PushBack(json::str(w, a), a);
     d.AddMember("servers", servers, a);
     d.AddMember("tools", tools, a);
-    d.AddMember("warnings", warnings, a);
+    d.AddMember("errors", strings(errors), a);
+    d.AddMember("warnings", strings(warnings), a);
     out << json::write(d) << "\n";
     return ok ? 0 : 1;
   }
 
   out << "config: " << source << "\n\nupstreams:\n";
-  for (const auto& u : ups)
-    out << "  " << u->name() << ": " << u->status() << " (" << u->tools()->tools.Size() << " tools)\n";
-  std::size_t w_name = 4, w_server = 6;
-  for (const auto& t : snap->tools) {
-    w_name = std::max(w_name, t.name.size());
-    w_server = std::max(w_server, t.origin->name().size());
+  for (const auto& u : ups) {
+    auto l = u->listing();
+    out << "  " << u->name() << ": " << u->status() << " (" << l->tools.Size() << " tools, " << l->resources.Size()
+        << " resources, " << l->prompts.Size() << " prompts)\n";
   }
-  auto pad = [](const std::string& s, std::size_t w) { return s + std::string(w - std::min(w, s.size()) + 2, ' '); };
-  out << "\ntools (" << snap->tools.size() << "):\n  " << pad("NAME", w_name) << pad("SERVER", w_server)
-      << "UPSTREAM NAME\n";
-  for (const auto& t : snap->tools)
-    out << "  " << pad(t.name, w_name) << pad(t.origin->name(), w_server) << t.upstream_name << "\n";
+  std::vector<std::array<std::string, 5>> rows;
+  rows.push_back({"NAME", "SERVER", "SLICES", "MODES", "WELCOME"});
+  for (const auto& t : snap->tools) {
+    // Name the upstream tool where the exposed name does not show it
+    // (shortened names).
+    bool shown = t.name.size() >= t.upstream_name.size() &&
+                 t.name.compare(t.name.size() - t.upstream_name.size(), t.upstream_name.size(), t.upstream_name) == 0;
+    rows.push_back({t.name, t.origin->name() + (shown ? "" : " (" + t.upstream_name + ")"),
+                    joined(t.slices), joined(modes_of(*snap, t)), t.welcome ? "yes" : ""});
+  }
+  std::array<std::size_t, 5> width{};
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  out << "\ntools (" << snap->tools.size() << ", default mode " << default_mode << "):\n";
+  for (const auto& r : rows) {
+    std::string line = "  ";
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      line += r[i];
+      if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << "\n";
+  }
   out << "\n";
-  if (problems.empty()) out << "no problems found\n";
-  for (const auto& w : problems) out << "warning: " << w << "\n";
+  for (const auto& e : errors) out << "error: " << e << "\n";
+  for (const auto& w : warnings) out << "warning: " << w << "\n";
+  if (errors.empty() && warnings.empty()) out << "no problems found\n";
+  out << (ok ? "valid\n" : "invalid\n");
   return ok ? 0 : 1;
 }
 

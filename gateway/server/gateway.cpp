@@ -26,7 +26,7 @@ std::vector<std::shared_ptr<upstream::Upstream>> Gateway::upstreams() const {
   return upstreams_;
 }
 
-void Gateway::start_upstreams() {
+Result<void> Gateway::start_upstreams() {
   auto ups = upstreams();
   for (auto& u : ups) u->start();
   for (auto& u : ups) {
@@ -35,6 +35,10 @@ void Gateway::start_upstreams() {
     u->wait_first_attempt(std::chrono::milliseconds(std::min(u->config().timeout_ms, 10000) * 3));
   }
   on_tools_changed("");
+  auto snap = catalog_.snapshot();
+  for (const auto& w : catalog::name_warnings(*snap)) spdlog::warn("naming: {}", w);
+  if (!snap->errors.empty()) return Error{snap->errors.front()};
+  return {};
 }
 
 void Gateway::on_tools_changed(const std::string& server) {
@@ -43,14 +47,30 @@ void Gateway::on_tools_changed(const std::string& server) {
   auto ups = upstreams();
   auto next = catalog::build(*config(), ups, catalog_.next_generation());
   for (const auto& u : ups) metrics_.set_upstream_up(u->name(), u->ready());
-  bool same = old->tools.size() == next->tools.size() &&
-              std::equal(old->tools.begin(), old->tools.end(), next->tools.begin(),
-                         [](const auto& a, const auto& b) { return a.definition == b.definition; });
+  auto same = [](const auto& a, const auto& b) {
+    return a.size() == b.size() &&
+           std::equal(a.begin(), a.end(), b.begin(), [](const auto& x, const auto& y) { return x.definition == y.definition; });
+  };
+  bool tools = !same(old->tools, next->tools);
+  bool resources = !same(old->resources, next->resources) || !same(old->templates, next->templates);
+  bool prompts = !same(old->prompts, next->prompts);
+  // After start-up a collision cannot stop the gateway: the first tool of
+  // the name stays, the operator is told.
+  if (old->errors != next->errors)
+    for (const auto& e : next->errors) spdlog::error("catalog: {}", e);
+  if (old->warnings != next->warnings)
+    for (const auto& w : next->warnings) spdlog::warn("catalog: {}", w);
   catalog_.publish(std::move(next));
-  if (!same && !server.empty()) {
-    spdlog::info("catalog: tools of {} changed", server);
-    router_.tools_changed();
-  }
+  if (server.empty()) return;
+  if (tools || resources || prompts) spdlog::info("catalog: {} changed", server);
+  if (tools) router_.list_changed("tools");
+  if (resources) router_.list_changed("resources");
+  if (prompts) router_.list_changed("prompts");
+}
+
+void Gateway::on_upstream_notification(const std::string& server, jsonrpc::Message& msg) {
+  for (const auto& u : upstreams())
+    if (u->name() == server && msg.method() == "notifications/resources/updated") router_.resource_updated(*u, msg);
 }
 
 int Gateway::serve_http() {

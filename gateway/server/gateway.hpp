@@ -21,7 +21,8 @@ class Gateway final : public upstream::Listener {
 
   /// Starts every upstream and waits (bounded by their timeouts) until each
   /// has connected or failed once, so the first client sees a full catalog.
-  void start_upstreams();
+  /// Fails when the catalog is invalid (two tools under one exposed name).
+  Result<void> start_upstreams();
   /// Serves HTTP until stop(); returns the process exit code.
   int serve_http();
   /// Serves one client on stdin/stdout until EOF or stop().
@@ -39,6 +40,7 @@ class Gateway final : public upstream::Listener {
   Result<void> reload(const std::string& path);
 
   void on_tools_changed(const std::string& server) override;
+  void on_upstream_notification(const std::string& server, jsonrpc::Message& msg) override;
 
   /// The current snapshot (for `mcpgw check`).
   std::shared_ptr<const catalog::Snapshot> snapshot() const { return catalog_.snapshot(); }

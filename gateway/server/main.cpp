@@ -121,6 +121,9 @@ int main(int argc, char** argv) {
   int grace = cfg->shutdown_grace_ms;
   server::Gateway gw(std::move(*cfg));
   SignalThread signals(gw, config_path, grace);
-  gw.start_upstreams();
+  if (auto started = gw.start_upstreams(); !started) {
+    spdlog::error("{}: {}", config_path, started.error());
+    return 2;
+  }
   return stdio ? gw.serve_stdio(mode) : gw.serve_http();
 }

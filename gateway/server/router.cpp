@@ -6,7 +6,6 @@
 
 #include "mcp/protocol.hpp"
 
-
 namespace mcpgw::server {
 namespace {
 
@@ -16,11 +15,61 @@ std::string invalid_params(const jsonrpc::Message& m, const std::string& why) {
   return jsonrpc::make_error(m.id(), jsonrpc::kInvalidParams, "Invalid params: " + why);
 }
 
+/// MCP's "resource not found" code (spec: server/resources, error handling).
+constexpr int kResourceNotFound = -32002;
+
+/// Methods that wait on an upstream and therefore run on the worker pool.
+bool blocks(std::string_view method) {
+  return method == "tools/call" || method == "resources/read" || method == "prompts/get" ||
+         method == "completion/complete" || method == "resources/subscribe" || method == "resources/unsubscribe";
+}
+
+/// `{"<key>":[defs of the page],"nextCursor":...}` over `defs`, paginated.
+template <typename Defs>
+std::string page_of(const jsonrpc::Message& m, std::string_view key, const Defs& defs, std::size_t page_size) {
+  std::size_t offset = 0;
+  if (const json::Value* p = m.params(); p && p->IsObject()) {
+    if (const json::Value* c = json::find(*p, "cursor"); c && !c->IsNull()) {
+      auto off = c->IsString() ? mcp::decode_cursor(c->GetString()) : std::nullopt;
+      if (!off) return invalid_params(m, "invalid cursor");
+      offset = *off;
+    }
+  }
+  std::size_t end = std::min(defs.size(), offset + page_size);
+  std::string out = "{\"";
+  out.append(key).append("\":[");
+  for (std::size_t i = offset; i < end; ++i) {
+    if (i > offset) out += ',';
+    out += defs[i];
+  }
+  out += ']';
+  if (end < defs.size()) out += ",\"nextCursor\":" + json::quote(mcp::encode_cursor(end));
+  out += '}';
+  return jsonrpc::make_result_raw(m.id(), out);
+}
+
+/// Serialised definitions of catalog entries, for page_of.
+struct Definitions {
+  const std::vector<catalog::ExposedEntry>& entries;
+  std::size_t size() const { return entries.size(); }
+  const std::string& operator[](std::size_t i) const { return entries[i].definition; }
+};
+
+std::string relay(const jsonrpc::Message& m, const upstream::Reply& r) {
+  return r.rpc_error ? jsonrpc::make_error_response(m.id(), r.body) : jsonrpc::make_result(m.id(), r.body);
+}
+
+upstream::CallOptions options_for(const upstream::Upstream& u, transport::Exchange& ex) {
+  upstream::CallOptions o;
+  o.deadline = u.deadline();
+  o.cancelled = [&ex] { return ex.cancelled(); };
+  return o;
+}
+
 }  // namespace
 
 Router::Router(std::shared_ptr<const config::Config> cfg, catalog::Catalog& catalog, Metrics& metrics)
-    : cfg_(std::move(cfg)), catalog_(catalog), metrics_(metrics),
-      pool_(std::make_unique<WorkerPool>(4, 4096)) {}
+    : cfg_(std::move(cfg)), catalog_(catalog), metrics_(metrics), pool_(std::make_unique<WorkerPool>(4, 4096)) {}
 
 Router::~Router() { drain(); }
 
@@ -37,21 +86,28 @@ std::shared_ptr<const config::Config> Router::config() const {
 }
 
 std::vector<std::string> Router::modes() const {
-  std::vector<std::string> out;
+  std::vector<std::string> out{"all"};
   for (const auto& m : config()->modes) out.push_back(m.name);
   return out;
 }
 
 Result<std::shared_ptr<transport::Session>> Router::open_session(const transport::ClientContext& ctx) {
-  std::string mode = ctx.mode.empty() ? config()->default_mode : ctx.mode;
-  if (!ctx.mode.empty()) {
-    auto ms = modes();
-    if (std::find(ms.begin(), ms.end(), ctx.mode) == ms.end()) return Error{"unknown mode \"" + ctx.mode + "\""};
+  auto cfg = config();
+  std::string mode = ctx.mode.empty() ? cfg->default_mode : ctx.mode;
+  auto known = modes();
+  if (std::find(known.begin(), known.end(), mode) == known.end()) {
+    std::string list;
+    for (const auto& m : known) {
+      if (!list.empty()) list += ", ";
+      list += m;
+    }
+    return Error{"unknown mode \"" + mode + "\"; available modes: " + list};
   }
   if (!ctx.allowed_modes.empty() &&
       std::find(ctx.allowed_modes.begin(), ctx.allowed_modes.end(), mode) == ctx.allowed_modes.end())
     return Error{"principal \"" + ctx.principal + "\" may not use mode \"" + mode + "\""};
   auto s = std::make_shared<McpSession>();
+  s->mode = mode;
   {
     std::lock_guard lk(sessions_mu_);
     sessions_.insert(s);
@@ -67,13 +123,14 @@ void Router::close_session(const std::shared_ptr<transport::Session>& session) {
     for (auto& [id, ex] : s->inflight)
       if (auto e = ex.lock()) e->cancel();
   }
+  unsubscribe_all(*s);
   std::lock_guard lk(sessions_mu_);
   sessions_.erase(s);
   metrics_.set_sessions(static_cast<double>(sessions_.size()));
 }
 
-void Router::tools_changed() {
-  std::string note = jsonrpc::make_notification("notifications/tools/list_changed", nullptr);
+void Router::list_changed(std::string_view what) {
+  std::string note = jsonrpc::make_notification("notifications/" + std::string(what) + "/list_changed", nullptr);
   std::vector<std::shared_ptr<McpSession>> live;
   {
     std::lock_guard lk(sessions_mu_);
@@ -86,6 +143,29 @@ void Router::tools_changed() {
       ready = s->initialized;
     }
     if (ready) s->notify(note);
+  }
+}
+
+void Router::resource_updated(const upstream::Upstream& origin, const jsonrpc::Message& msg) {
+  auto uri = msg.params() ? json::get_string(*msg.params(), "uri") : std::nullopt;
+  if (!uri) return;
+  std::string exposed = catalog_.snapshot()->expose_uri(origin, *uri);
+  json::Document params;
+  params.CopyFrom(*msg.params(), params.GetAllocator());
+  json::set(params, "uri", json::str(exposed, params.GetAllocator()), params.GetAllocator());
+  std::string note = jsonrpc::make_notification("notifications/resources/updated", &params);
+  std::vector<std::shared_ptr<McpSession>> live;
+  {
+    std::lock_guard lk(sessions_mu_);
+    live.assign(sessions_.begin(), sessions_.end());
+  }
+  for (auto& s : live) {
+    bool subscribed;
+    {
+      std::lock_guard lk(s->mu);
+      subscribed = s->subscriptions.count(exposed) > 0;
+    }
+    if (subscribed) s->notify(note);
   }
 }
 
@@ -102,28 +182,51 @@ void Router::handle(const std::shared_ptr<transport::Session>& session, jsonrpc:
     on_notification(*s, msg);
     return;
   }
-  std::string_view method = msg.method();
-  if (method == "tools/call") {
-    // Calls block on upstreams: run them on the pool so the transport thread
-    // can stream messages related to the call while it runs.
-    std::string key = json::write(msg.id());
-    {
-      std::lock_guard lk(s->mu);
-      s->inflight[key] = ex;
-    }
-    auto shared = std::make_shared<jsonrpc::Message>(std::move(msg));
-    bool queued = pool_ && pool_->submit([this, s, shared, ex, key] {
-      ex->reply(call_tool(*s, *shared, *ex));
-      std::lock_guard lk(s->mu);
-      s->inflight.erase(key);
-    });
-    if (!queued) ex->reply(jsonrpc::make_error(shared->id(), jsonrpc::kInternalError, "mcpgw is shutting down"));
-    return;
+  if (!blocks(msg.method())) return ex->reply(dispatch(*s, msg, *ex));
+  // Upstream calls block: run them on the pool so the transport thread can
+  // stream messages related to the call while it runs.
+  std::string key = json::write(msg.id());
+  {
+    std::lock_guard lk(s->mu);
+    s->inflight[key] = ex;
   }
-  if (method == "initialize") return ex->reply(initialize(*s, msg));
-  if (method == "ping") return ex->reply(jsonrpc::make_result_raw(msg.id(), "{}"));
-  if (method == "tools/list") return ex->reply(list_tools(msg));
-  ex->reply(jsonrpc::make_error(msg.id(), jsonrpc::kMethodNotFound, "Method not found: " + std::string(method)));
+  auto shared = std::make_shared<jsonrpc::Message>(std::move(msg));
+  bool queued = pool_ && pool_->submit([this, s, shared, ex, key] {
+    ex->reply(dispatch(*s, *shared, *ex));
+    std::lock_guard lk(s->mu);
+    s->inflight.erase(key);
+  });
+  if (!queued) ex->reply(jsonrpc::make_error(shared->id(), jsonrpc::kInternalError, "mcpgw is shutting down"));
+}
+
+std::string Router::dispatch(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex) {
+  std::string_view method = m.method();
+  auto snap = catalog_.snapshot();
+  std::size_t page = static_cast<std::size_t>(config()->listen.page_size);
+  if (method == "tools/call") return call_tool(s, m, ex);
+  if (method == "tools/list") return list_tools(s, m);
+  if (method == "initialize") return initialize(s, m);
+  if (method == "ping") return jsonrpc::make_result_raw(m.id(), "{}");
+  if (method == "resources/list") return page_of(m, "resources", Definitions{snap->resources}, page);
+  if (method == "resources/templates/list")
+    return page_of(m, "resourceTemplates", Definitions{snap->templates}, page);
+  if (method == "prompts/list") return page_of(m, "prompts", Definitions{snap->prompts}, page);
+  if (method == "resources/read") return read_resource(m, ex);
+  if (method == "resources/subscribe") return subscribe(s, m, true);
+  if (method == "resources/unsubscribe") return subscribe(s, m, false);
+  if (method == "prompts/get") return get_prompt(m, ex);
+  if (method == "completion/complete") return complete(m, ex);
+  if (method == "logging/setLevel") {
+    auto level = m.params() ? json::get_string(*m.params(), "level") : std::nullopt;
+    static constexpr std::string_view kLevels[] = {"debug", "info", "notice", "warning",
+                                                   "error", "critical", "alert", "emergency"};
+    if (!level || std::find(std::begin(kLevels), std::end(kLevels), *level) == std::end(kLevels))
+      return invalid_params(m, "level must be one of debug, info, notice, warning, error, critical, alert, emergency");
+    std::lock_guard lk(s.mu);
+    s.log_level = std::string(*level);
+    return jsonrpc::make_result_raw(m.id(), "{}");
+  }
+  return jsonrpc::make_error(m.id(), jsonrpc::kMethodNotFound, "Method not found: " + std::string(method));
 }
 
 void Router::on_notification(McpSession& s, const jsonrpc::Message& m) {
@@ -154,13 +257,16 @@ std::string Router::initialize(McpSession& s, const jsonrpc::Message& m) {
     if (const auto* info = json::find(*p, "clientInfo"))
       s.client_name = std::string(json::get_string(*info, "name").value_or(""));
   }
+  // Capabilities are the gateway's, not the upstreams' of the moment: an
+  // upstream that connects later must not need a new session.
+  static constexpr std::string_view kCaps =
+      R"({"tools":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},)"
+      R"("prompts":{"listChanged":true},"completions":{},"logging":{}})";
   json::Document r(rapidjson::kObjectType);
   auto& a = r.GetAllocator();
   r.AddMember("protocolVersion", json::str(version, a), a);
-  json::Value caps(rapidjson::kObjectType), tools(rapidjson::kObjectType);
-  tools.AddMember("listChanged", true, a);
-  caps.AddMember("tools", tools, a);
-  r.AddMember("capabilities", caps, a);
+  auto caps = json::parse(kCaps);
+  r.AddMember("capabilities", json::Value(*caps, a), a);
   json::Value info(rapidjson::kObjectType);
   info.AddMember("name", "mcpgw", a);
   info.AddMember("title", "mcpgw MCP gateway", a);
@@ -168,32 +274,23 @@ std::string Router::initialize(McpSession& s, const jsonrpc::Message& m) {
   r.AddMember("serverInfo", info, a);
   auto cfg = config();
   if (!cfg->instructions.empty()) r.AddMember("instructions", json::str(cfg->instructions, a), a);
-  spdlog::info("session {}: initialized by {} (protocol {})", s.id().substr(0, 8),
-               s.client_name.empty() ? "unnamed client" : s.client_name, version);
+  spdlog::info("session {}: initialized by {} (protocol {}, mode {})", s.id().substr(0, 8),
+               s.client_name.empty() ? "unnamed client" : s.client_name, version, s.mode);
   return jsonrpc::make_result(m.id(), r);
 }
 
-std::string Router::list_tools(const jsonrpc::Message& m) {
-  std::size_t offset = 0;
-  if (const json::Value* p = m.params(); p && p->IsObject()) {
-    if (const json::Value* c = json::find(*p, "cursor"); c && !c->IsNull()) {
-      auto off = c->IsString() ? mcp::decode_cursor(c->GetString()) : std::nullopt;
-      if (!off) return invalid_params(m, "invalid cursor");
-      offset = *off;
-    }
-  }
+std::string Router::list_tools(McpSession& s, const jsonrpc::Message& m) {
   auto snap = catalog_.snapshot();
-  std::size_t page = static_cast<std::size_t>(config()->listen.page_size);
-  std::size_t end = std::min(snap->tools.size(), offset + page);
-  std::string out = "{\"tools\":[";
-  for (std::size_t i = offset; i < end; ++i) {
-    if (i > offset) out += ',';
-    out += snap->tools[i].definition;
-  }
-  out += ']';
-  if (end < snap->tools.size()) out += ",\"nextCursor\":" + json::quote(mcp::encode_cursor(end));
-  out += '}';
-  return jsonrpc::make_result_raw(m.id(), out);
+  auto mode = snap->mode_index(s.mode);
+  static const std::vector<std::size_t> kNone;
+  const auto& visible = mode && *mode < snap->mode_tools.size() ? snap->mode_tools[*mode] : kNone;
+  struct Defs {
+    const catalog::Snapshot& snap;
+    const std::vector<std::size_t>& idx;
+    std::size_t size() const { return idx.size(); }
+    const std::string& operator[](std::size_t i) const { return snap.tools[idx[i]].definition; }
+  };
+  return page_of(m, "tools", Defs{*snap, visible}, static_cast<std::size_t>(config()->listen.page_size));
 }
 
 std::string Router::call_tool(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex) {
@@ -206,16 +303,15 @@ std::string Router::call_tool(McpSession& s, const jsonrpc::Message& m, transpor
   if (args && args->IsNull()) args = nullptr;
 
   auto snap = catalog_.snapshot();
-  const catalog::ExposedTool* tool = snap->find(*name);
+  auto mode = snap->mode_index(s.mode);
+  // A tool hidden from this client's mode is as unknown as one that does not exist.
+  const catalog::ExposedTool* tool = mode ? snap->find_tool(*name, *mode) : nullptr;
   if (!tool) return jsonrpc::make_error(m.id(), jsonrpc::kInvalidParams, "Unknown tool: " + std::string(*name));
 
   const json::Value* meta = json::find(*p, "_meta");
-  upstream::CallOptions opts;
-  opts.deadline = tool->origin->deadline();
-  opts.cancelled = [&ex] { return ex.cancelled(); };
+  upstream::CallOptions opts = options_for(*tool->origin, ex);
   if (const json::Value* token = meta ? json::find(*meta, "progressToken") : nullptr) {
-    // The client's token travels back on our notifications; the upstream
-    // gets one of ours so tokens of different clients never meet.
+    // The client's token travels back on our notifications.
     auto client_token = std::make_shared<json::Document>(json::clone(*token));
     opts.on_progress = [&ex, client_token](json::Value& params) {
       json::Document n(rapidjson::kObjectType);
@@ -231,10 +327,119 @@ std::string Router::call_tool(McpSession& s, const jsonrpc::Message& m, transpor
   std::string_view outcome = reply.rpc_error ? "rpc_error" : is_error ? "error" : "ok";
   metrics_.tool_call(tool->origin->name(), outcome, secs);
   spdlog::debug("call {} principal={} session={} {:.1f} ms {}", tool->name,
-               s.context().principal.empty() ? "-" : s.context().principal, s.id().substr(0, 8), secs * 1000,
-               outcome);
-  if (reply.rpc_error) return jsonrpc::make_error_response(m.id(), reply.body);
-  return jsonrpc::make_result(m.id(), reply.body);
+                s.context().principal.empty() ? "-" : s.context().principal, s.id().substr(0, 8), secs * 1000,
+                outcome);
+  return relay(m, reply);
+}
+
+std::string Router::read_resource(const jsonrpc::Message& m, transport::Exchange& ex) {
+  auto uri = m.params() ? json::get_string(*m.params(), "uri") : std::nullopt;
+  if (!uri) return invalid_params(m, "uri must be a string");
+  auto snap = catalog_.snapshot();
+  auto route = snap->route_resource(*uri);
+  if (!route) {
+    json::Document data(rapidjson::kObjectType);
+    data.AddMember("uri", json::str(*uri, data.GetAllocator()), data.GetAllocator());
+    return jsonrpc::make_error(m.id(), kResourceNotFound, "Resource not found: " + std::string(*uri), &data);
+  }
+  json::Document p;
+  p.CopyFrom(*m.params(), p.GetAllocator());
+  json::set(p, "uri", json::str(route->upstream_key, p.GetAllocator()), p.GetAllocator());
+  upstream::Reply r = route->origin->request("resources/read", p, options_for(*route->origin, ex));
+  // Contents name the resource as the client knows it.
+  if (!r.rpc_error) {
+    if (auto* contents = json::find(r.body, "contents"); contents && contents->IsArray())
+      for (auto& c : contents->GetArray())
+        if (auto u = json::get_string(c, "uri"))
+          json::set(c, "uri", json::str(snap->expose_uri(*route->origin, *u), r.body.GetAllocator()),
+                    r.body.GetAllocator());
+  }
+  return relay(m, r);
+}
+
+std::string Router::subscribe(McpSession& s, const jsonrpc::Message& m, bool on) {
+  auto uri = m.params() ? json::get_string(*m.params(), "uri") : std::nullopt;
+  if (!uri) return invalid_params(m, "uri must be a string");
+  auto route = catalog_.snapshot()->route_resource(*uri);
+  if (!route) return jsonrpc::make_error(m.id(), kResourceNotFound, "Resource not found: " + std::string(*uri));
+  bool changed;
+  {
+    std::lock_guard lk(s.mu);
+    changed = on ? s.subscriptions.insert(std::string(*uri)).second : s.subscriptions.erase(std::string(*uri)) > 0;
+  }
+  if (changed) count_subscription(*route, on ? 1 : -1);
+  return jsonrpc::make_result_raw(m.id(), "{}");
+}
+
+void Router::count_subscription(const catalog::Route& r, int delta) {
+  bool send;
+  {
+    std::lock_guard lk(subs_mu_);
+    int& n = upstream_subs_[{r.origin.get(), r.upstream_key}];
+    int before = n;
+    n += delta;
+    send = (before == 0 && n == 1) || (before == 1 && n == 0);
+    if (n <= 0) upstream_subs_.erase({r.origin.get(), r.upstream_key});
+  }
+  if (!send) return;
+  // One upstream subscription serves every client subscribed to the
+  // resource; the first subscribes, the last unsubscribes.
+  json::Document p(rapidjson::kObjectType);
+  p.AddMember("uri", json::str(r.upstream_key, p.GetAllocator()), p.GetAllocator());
+  upstream::CallOptions o;
+  o.deadline = r.origin->deadline();
+  auto reply = r.origin->request(delta > 0 ? "resources/subscribe" : "resources/unsubscribe", p, o);
+  if (reply.rpc_error)
+    spdlog::warn("upstream {}: {} {} failed: {}", r.origin->name(), delta > 0 ? "subscribe" : "unsubscribe",
+                 r.upstream_key, json::write(reply.body));
+}
+
+void Router::unsubscribe_all(McpSession& s) {
+  std::set<std::string> subs;
+  {
+    std::lock_guard lk(s.mu);
+    subs.swap(s.subscriptions);
+  }
+  auto snap = catalog_.snapshot();
+  for (const auto& uri : subs)
+    if (auto route = snap->route_resource(uri)) count_subscription(*route, -1);
+}
+
+std::string Router::get_prompt(const jsonrpc::Message& m, transport::Exchange& ex) {
+  auto name = m.params() ? json::get_string(*m.params(), "name") : std::nullopt;
+  if (!name) return invalid_params(m, "name must be a string");
+  auto route = catalog_.snapshot()->route_prompt(*name);
+  if (!route) return invalid_params(m, "unknown prompt: " + std::string(*name));
+  json::Document p;
+  p.CopyFrom(*m.params(), p.GetAllocator());
+  json::set(p, "name", json::str(route->upstream_key, p.GetAllocator()), p.GetAllocator());
+  return relay(m, route->origin->request("prompts/get", p, options_for(*route->origin, ex)));
+}
+
+std::string Router::complete(const jsonrpc::Message& m, transport::Exchange& ex) {
+  const json::Value* ref = m.params() ? json::find(*m.params(), "ref") : nullptr;
+  auto type = ref ? json::get_string(*ref, "type") : std::nullopt;
+  if (!type) return invalid_params(m, "ref.type must be a string");
+  auto snap = catalog_.snapshot();
+  std::optional<catalog::Route> route;
+  const char* key = nullptr;
+  if (*type == "ref/prompt") {
+    key = "name";
+    if (auto n = json::get_string(*ref, "name")) route = snap->route_prompt(*n);
+  } else if (*type == "ref/resource") {
+    key = "uri";
+    if (auto u = json::get_string(*ref, "uri")) {
+      route = snap->route_template(*u);
+      if (!route) route = snap->route_resource(*u);
+    }
+  } else {
+    return invalid_params(m, "unknown ref.type " + std::string(*type));
+  }
+  if (!route) return invalid_params(m, "unknown " + std::string(*type == "ref/prompt" ? "prompt" : "resource"));
+  json::Document p;
+  p.CopyFrom(*m.params(), p.GetAllocator());
+  json::set(p["ref"], key, json::str(route->upstream_key, p.GetAllocator()), p.GetAllocator());
+  return relay(m, route->origin->request("completion/complete", p, options_for(*route->origin, ex)));
 }
 
 }  // namespace mcpgw::server

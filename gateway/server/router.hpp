@@ -18,12 +18,16 @@ namespace mcpgw::server {
 class McpSession final : public transport::Session {
  public:
   std::mutex mu;
+  std::string mode;  ///< the mode this session sees ("all" or a configured one)
   std::string protocol_version;
   json::Document client_capabilities{rapidjson::kObjectType};
   std::string client_name;
+  std::string log_level = "info";
   bool initialized = false;
   /// Requests in flight by their JSON id text, for notifications/cancelled.
   std::map<std::string, std::weak_ptr<transport::Exchange>> inflight;
+  /// Exposed resource URIs this session subscribed to.
+  std::set<std::string> subscriptions;
 };
 
 class Router final : public transport::Handler {
@@ -39,18 +43,32 @@ class Router final : public transport::Handler {
 
   /// Uses `cfg` for requests from now on (reload).
   void set_config(std::shared_ptr<const config::Config> cfg);
-  /// Tells every live session that the tool list changed.
-  void tools_changed();
+  /// Tells every live session that a list changed (`what`: tools,
+  /// resources or prompts).
+  void list_changed(std::string_view what);
+  /// Forwards an upstream's notifications/resources/updated to the sessions
+  /// subscribed to that resource.
+  void resource_updated(const upstream::Upstream& origin, const jsonrpc::Message& msg);
   /// Waits for queued calls and stops the worker threads.
   void drain();
 
  private:
-  std::string initialize(McpSession& s, const jsonrpc::Message& m);
-  std::string list_tools(const jsonrpc::Message& m);
-  std::string call_tool(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex);
-  void on_notification(McpSession& s, const jsonrpc::Message& m);
-
   std::shared_ptr<const config::Config> config() const;
+  std::string dispatch(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex);
+  std::string initialize(McpSession& s, const jsonrpc::Message& m);
+  std::string list_tools(McpSession& s, const jsonrpc::Message& m);
+  std::string call_tool(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex);
+  std::string read_resource(const jsonrpc::Message& m, transport::Exchange& ex);
+  std::string subscribe(McpSession& s, const jsonrpc::Message& m, bool on);
+  std::string get_prompt(const jsonrpc::Message& m, transport::Exchange& ex);
+  std::string complete(const jsonrpc::Message& m, transport::Exchange& ex);
+  void on_notification(McpSession& s, const jsonrpc::Message& m);
+  /// Drops `s`'s subscriptions (session end), unsubscribing upstream when
+  /// it was the last subscriber.
+  void unsubscribe_all(McpSession& s);
+  /// Counts subscribers per upstream resource; sends (un)subscribe upstream
+  /// on the first and last.
+  void count_subscription(const catalog::Route& r, int delta);
 
   mutable std::mutex cfg_mu_;
   std::shared_ptr<const config::Config> cfg_;
@@ -58,6 +76,8 @@ class Router final : public transport::Handler {
   Metrics& metrics_;
   std::mutex sessions_mu_;
   std::set<std::shared_ptr<McpSession>> sessions_;
+  std::mutex subs_mu_;
+  std::map<std::pair<const upstream::Upstream*, std::string>, int> upstream_subs_;
   std::unique_ptr<WorkerPool> pool_;
 };
 

@@ -53,9 +53,9 @@ std::string Upstream::status() const {
   return status_;
 }
 
-std::shared_ptr<const ToolSet> Upstream::tools() const {
+std::shared_ptr<const Listing> Upstream::listing() const {
   std::lock_guard lk(mu_);
-  return tools_;
+  return listing_;
 }
 
 std::shared_ptr<transport::Connection> Upstream::connection() const {
@@ -113,6 +113,13 @@ Result<void> Upstream::initialize(transport::Connection& c) {
   if (!mcp::is_supported(*version))
     return Error{"server answered with protocol version " + std::string(*version) + ", which mcpgw does not speak"};
   c.set_protocol_version(std::string(*version));
+  {
+    std::lock_guard lk(mu_);
+    if (const auto* caps = json::find(*res, "capabilities"); caps && caps->IsObject())
+      server_caps_.CopyFrom(*caps, server_caps_.GetAllocator());
+    else
+      server_caps_.SetObject();
+  }
   c.notify("notifications/initialized", nullptr);
   auto sinfo = json::find(*res, "serverInfo");
   spdlog::info("upstream {}: connected ({} {}, protocol {})", cfg_.name,
@@ -121,29 +128,35 @@ Result<void> Upstream::initialize(transport::Connection& c) {
   return {};
 }
 
-Result<json::Document> Upstream::list_tools(transport::Connection& c) {
+Result<json::Document> Upstream::drain(transport::Connection& c, const char* method, const char* key) {
   json::Document all(rapidjson::kArrayType);
-  std::set<std::string> names, cursors;
+  // Tools and prompts are keyed by name, resources by uri, templates by
+  // uriTemplate: an entry without its key or a repeated one is dropped.
+  const char* id_key = std::string_view(key) == "resources"           ? "uri"
+                       : std::string_view(key) == "resourceTemplates" ? "uriTemplate"
+                                                                       : "name";
+  std::set<std::string> seen, cursors;
   std::string cursor;
   for (int page = 0; page < kMaxPages; ++page) {
     json::Document p(rapidjson::kObjectType);
     if (!cursor.empty()) p.AddMember("cursor", json::str(cursor, p.GetAllocator()), p.GetAllocator());
     transport::RequestOptions o;
     o.deadline = deadline();
-    auto r = c.request("tools/list", &p, o);
-    if (!r.message) return Error{"tools/list: " + failure_text(r, cfg_.timeout_ms)};
-    if (const auto* e = r.message->error()) return Error{"tools/list failed: " + json::write(*e)};
+    auto r = c.request(method, &p, o);
+    if (!r.message) return Error{std::string(method) + ": " + failure_text(r, cfg_.timeout_ms)};
+    if (const auto* e = r.message->error()) return Error{std::string(method) + " failed: " + json::write(*e)};
     const auto* res = r.message->result();
-    const auto* tools = res ? json::find(*res, "tools") : nullptr;
-    if (!tools || !tools->IsArray()) return Error{"tools/list result has no tools array"};
-    for (const auto& t : tools->GetArray()) {
-      auto name = json::get_string(t, "name");
-      if (!name || name->empty()) {
-        spdlog::warn("upstream {}: skipping a tool without a name: {:.200}", cfg_.name, json::write(t));
+    const auto* items = res ? json::find(*res, key) : nullptr;
+    if (!items || !items->IsArray()) return Error{std::string(method) + " result has no " + key + " array"};
+    for (const auto& t : items->GetArray()) {
+      auto id = json::get_string(t, id_key);
+      if (!id || id->empty()) {
+        spdlog::warn("upstream {}: skipping an entry of {} without {}: {:.200}", cfg_.name, method, id_key,
+                     json::write(t));
         continue;
       }
-      if (!names.insert(std::string(*name)).second) {
-        spdlog::warn("upstream {}: skipping a second tool named {}", cfg_.name, *name);
+      if (!seen.insert(std::string(*id)).second) {
+        spdlog::warn("upstream {}: skipping a second entry of {} with {} {}", cfg_.name, method, id_key, *id);
         continue;
       }
       all.PushBack(json::Value(t, all.GetAllocator()), all.GetAllocator());
@@ -152,9 +165,41 @@ Result<json::Document> Upstream::list_tools(transport::Connection& c) {
     if (!next || next->empty()) return all;
     cursor = std::string(*next);
     // A server that hands out a cursor twice would page forever.
-    if (!cursors.insert(cursor).second) return Error{"tools/list repeated cursor " + cursor};
+    if (!cursors.insert(cursor).second) return Error{std::string(method) + " repeated cursor " + cursor};
   }
-  return Error{"tools/list returned more than " + std::to_string(kMaxPages) + " pages"};
+  return Error{std::string(method) + " returned more than " + std::to_string(kMaxPages) + " pages"};
+}
+
+Result<std::shared_ptr<Listing>> Upstream::list_all(transport::Connection& c) {
+  auto l = std::make_shared<Listing>();
+  json::Document caps;
+  {
+    std::lock_guard lk(mu_);
+    caps.CopyFrom(server_caps_, caps.GetAllocator());
+  }
+  const auto* res_caps = json::find(caps, "resources");
+  l->has_resources = res_caps != nullptr;
+  l->can_subscribe = res_caps && json::find(*res_caps, "subscribe") && (*res_caps)["subscribe"].IsTrue();
+  l->has_prompts = json::find(caps, "prompts") != nullptr;
+  l->has_completions = json::find(caps, "completions") != nullptr;
+  // Servers that list tools without declaring the capability exist; ask
+  // anyway and treat "method not found" as no tools.
+  auto tools = drain(c, "tools/list", "tools");
+  if (!tools && json::find(caps, "tools")) return Error{tools.error()};
+  if (tools) l->tools.Swap(*tools);
+  if (l->has_resources) {
+    auto r = drain(c, "resources/list", "resources");
+    if (!r) return Error{r.error()};
+    l->resources.Swap(*r);
+    // Templates are optional even for servers with resources.
+    if (auto t = drain(c, "resources/templates/list", "resourceTemplates")) l->resource_templates.Swap(*t);
+  }
+  if (l->has_prompts) {
+    auto p = drain(c, "prompts/list", "prompts");
+    if (!p) return Error{p.error()};
+    l->prompts.Swap(*p);
+  }
+  return l;
 }
 
 void Upstream::supervise() {
@@ -176,17 +221,15 @@ void Upstream::supervise() {
       ok = initialize(*conn);
     }
     while (ok) {
-      auto tools = list_tools(*conn);
-      if (!tools) {
-        ok = Error{tools.error()};
+      auto listing = list_all(*conn);
+      if (!listing) {
+        ok = Error{listing.error()};
         break;
       }
-      auto set = std::make_shared<ToolSet>();
-      set->tools.Swap(*tools);
       {
         std::lock_guard lk(mu_);
         conn_ = conn;
-        tools_ = std::move(set);
+        listing_ = std::move(*listing);
         status_ = "connected";
         refresh_ = false;
         first_done_ = true;
@@ -221,7 +264,8 @@ void Upstream::supervise() {
 void Upstream::on_message(jsonrpc::Message& m) {
   if (m.is_notification()) {
     auto method = m.method();
-    if (method == "notifications/tools/list_changed") {
+    if (method == "notifications/tools/list_changed" || method == "notifications/resources/list_changed" ||
+        method == "notifications/prompts/list_changed") {
       {
         std::lock_guard lk(mu_);
         refresh_ = true;
@@ -239,6 +283,8 @@ void Upstream::on_message(jsonrpc::Message& m) {
       if (fn) fn(m.doc()["params"]);
     } else if (method == "notifications/message" && m.params()) {
       spdlog::info("upstream {} log: {}", cfg_.name, json::write(*m.params()));
+    } else if (method == "notifications/resources/updated") {
+      listener_.on_upstream_notification(cfg_.name, m);
     }
     return;
   }
@@ -256,26 +302,26 @@ void Upstream::on_message(jsonrpc::Message& m) {
   }
 }
 
-Reply Upstream::call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
-                          const CallOptions& opts) {
-  auto fail = [&](const std::string& why) {
-    return Reply{false, mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' " + why)};
-  };
-  json::Document p(rapidjson::kObjectType);
+transport::Response Upstream::send(std::string_view method, const json::Value& params, const CallOptions& opts) {
+  json::Document p;
+  p.CopyFrom(params, p.GetAllocator());
   auto& a = p.GetAllocator();
-  p.AddMember("name", json::str(tool, a), a);
-  if (arguments) p.AddMember("arguments", json::Value(*arguments, a), a);
-  json::Value m(rapidjson::kObjectType);
-  if (meta && meta->IsObject()) m.CopyFrom(*meta, a);
-  m.RemoveMember("progressToken");
   std::string token;
   if (opts.on_progress) {
+    // Our token, not the client's: tokens of different clients never meet
+    // on a shared upstream connection.
     token = "mcpgw-" + std::to_string(next_token_.fetch_add(1));
-    m.AddMember("progressToken", json::str(token, a), a);
+    json::Value* meta = json::find(p, "_meta");
+    if (!meta || !meta->IsObject()) {
+      json::set(p, "_meta", json::Value(rapidjson::kObjectType), a);
+      meta = json::find(p, "_meta");
+    }
+    json::set(*meta, "progressToken", json::str(token, a), a);
     std::lock_guard lk(progress_mu_);
     progress_.emplace(token, opts.on_progress);
+  } else if (json::Value* meta = json::find(p, "_meta"); meta && meta->IsObject()) {
+    meta->RemoveMember("progressToken");
   }
-  if (m.MemberCount() > 0) p.AddMember("_meta", m, a);
 
   transport::RequestOptions o;
   o.deadline = opts.deadline;
@@ -287,7 +333,7 @@ Reply Upstream::call_tool(std::string_view tool, const json::Value* arguments, c
       r = {std::nullopt, transport::Failure::Closed, "is not connected (" + status() + ")"};
       break;
     }
-    r = c->request("tools/call", &p, o);
+    r = c->request(method, &p, o);
     if (r.message || r.failure != transport::Failure::SessionExpired) break;
     // The server forgot our session: reconnect once and retry within the
     // same deadline.
@@ -307,11 +353,40 @@ Reply Upstream::call_tool(std::string_view tool, const json::Value* arguments, c
     std::string why = failure_text(r, cfg_.timeout_ms);
     bool plain = r.failure == transport::Failure::Timeout || r.failure == transport::Failure::Cancelled ||
                  why.rfind("is not", 0) == 0;
-    return fail(plain ? why : "failed: " + why);
+    r.detail = "mcpgw: upstream '" + cfg_.name + "' " + (plain ? why : "failed: " + why);
   }
+  return r;
+}
+
+Reply Upstream::call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
+                          const CallOptions& opts) {
+  json::Document p(rapidjson::kObjectType);
+  auto& a = p.GetAllocator();
+  p.AddMember("name", json::str(tool, a), a);
+  if (arguments) p.AddMember("arguments", json::Value(*arguments, a), a);
+  if (meta && meta->IsObject()) p.AddMember("_meta", json::Value(*meta, a), a);
+  auto r = send("tools/call", p, opts);
+  if (!r.message) return Reply{false, mcp::tool_error(r.detail)};
   if (const auto* e = r.message->error()) return Reply{true, json::clone(*e)};
   const auto* res = r.message->result();
-  if (!res || !res->IsObject()) return fail("returned a result that is not an object");
+  if (!res || !res->IsObject())
+    return Reply{false, mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object")};
+  return Reply{false, json::clone(*res)};
+}
+
+Reply Upstream::request(std::string_view method, const json::Value& params, const CallOptions& opts) {
+  auto r = send(method, params, opts);
+  auto error = [](int code, const std::string& message) {
+    json::Document e(rapidjson::kObjectType);
+    e.AddMember("code", code, e.GetAllocator());
+    e.AddMember("message", json::str(message, e.GetAllocator()), e.GetAllocator());
+    return Reply{true, std::move(e)};
+  };
+  if (!r.message) return error(jsonrpc::kInternalError, r.detail);
+  if (const auto* e = r.message->error()) return Reply{true, json::clone(*e)};
+  const auto* res = r.message->result();
+  if (!res || !res->IsObject())
+    return error(jsonrpc::kInternalError, "mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object");
   return Reply{false, json::clone(*res)};
 }
 

@@ -16,16 +16,23 @@
 
 namespace mcpgw::upstream {
 
-/// The upstream's tools as it last listed them (every page), in its order.
-struct ToolSet {
+/// What the upstream offers, as it last listed it (every page, its order).
+struct Listing {
   json::Document tools{rapidjson::kArrayType};
+  json::Document resources{rapidjson::kArrayType};
+  json::Document resource_templates{rapidjson::kArrayType};
+  json::Document prompts{rapidjson::kArrayType};
+  bool has_resources = false, has_prompts = false, has_completions = false, can_subscribe = false;
 };
 
-/// Notified when an upstream's tool list changes; called from its thread.
+/// Hears about an upstream's changes; called from the upstream's threads.
 class Listener {
  public:
   virtual ~Listener() = default;
+  /// The listing changed (connect, reconnect, list_changed).
   virtual void on_tools_changed(const std::string& server) = 0;
+  /// A notification for clients, e.g. notifications/resources/updated.
+  virtual void on_upstream_notification(const std::string& server, jsonrpc::Message& msg) = 0;
 };
 
 /// What a call produced: the result object, or a JSON-RPC error object
@@ -62,8 +69,8 @@ class Upstream {
   bool ready() const { return ready_.load(); }
   /// "connected" or why not.
   std::string status() const;
-  /// Last known tools (kept while reconnecting); never null.
-  std::shared_ptr<const ToolSet> tools() const;
+  /// Last known listing (kept while reconnecting); never null.
+  std::shared_ptr<const Listing> listing() const;
   /// Process id of a stdio upstream's current child, else 0 (for diagnostics).
   long pid() const { return pid_.load(); }
 
@@ -71,6 +78,9 @@ class Upstream {
   /// the deadline: failures become isError results naming this server.
   Reply call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
                   const CallOptions& opts);
+  /// Any other request (resources/read, prompts/get, ...). Failures become
+  /// a JSON-RPC error naming this server.
+  Reply request(std::string_view method, const json::Value& params, const CallOptions& opts);
   /// Default deadline for one call to this server.
   std::chrono::steady_clock::time_point deadline() const {
     return std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg_.timeout_ms);
@@ -80,7 +90,10 @@ class Upstream {
   void supervise();
   Result<std::unique_ptr<transport::Connection>> connect();
   Result<void> initialize(transport::Connection& c);
-  Result<json::Document> list_tools(transport::Connection& c);
+  Result<json::Document> drain(transport::Connection& c, const char* method, const char* key);
+  Result<std::shared_ptr<Listing>> list_all(transport::Connection& c);
+  /// Sends `method` with progress and session-expiry handling.
+  transport::Response send(std::string_view method, const json::Value& params, const CallOptions& opts);
   void on_message(jsonrpc::Message& m);
   bool wait_backoff(std::chrono::milliseconds d);
   std::shared_ptr<transport::Connection> connection() const;
@@ -92,7 +105,8 @@ class Upstream {
   std::condition_variable cv_;
   bool stopping_ = false, first_done_ = false, conn_dead_ = false, refresh_ = false;
   std::shared_ptr<transport::Connection> conn_;
-  std::shared_ptr<const ToolSet> tools_ = std::make_shared<ToolSet>();
+  std::shared_ptr<const Listing> listing_ = std::make_shared<Listing>();
+  json::Document server_caps_{rapidjson::kObjectType};
   std::string status_ = "connecting";
   std::atomic<bool> ready_{false};
   std::atomic<long> pid_{0};
