@@ -183,12 +183,24 @@ void Router::handle(const std::shared_ptr<transport::Session>& session, jsonrpc:
     return;
   }
   if (!blocks(msg.method())) return ex->reply(dispatch(*s, msg, *ex));
-  // Upstream calls block: run them on the pool so the transport thread can
-  // stream messages related to the call while it runs.
   std::string key = json::write(msg.id());
   {
     std::lock_guard lk(s->mu);
     s->inflight[key] = ex;
+  }
+  // A call that blocks on an upstream runs on the transport's thread when
+  // that thread serves this request alone and nothing needs streaming while
+  // it runs (no progress asked for): two thread hand-offs fewer per call.
+  // Otherwise it runs on the pool, and the transport streams related
+  // messages as they come.
+  const json::Value* meta = msg.params() ? json::find(*msg.params(), "_meta") : nullptr;
+  if (ex->may_block_caller() && !(meta && json::find(*meta, "progressToken"))) {
+    std::string reply = dispatch(*s, msg, *ex);
+    {
+      std::lock_guard lk(s->mu);
+      s->inflight.erase(key);
+    }
+    return ex->reply(std::move(reply));
   }
   auto shared = std::make_shared<jsonrpc::Message>(std::move(msg));
   bool queued = pool_ && pool_->submit([this, s, shared, ex, key] {

@@ -23,8 +23,6 @@ struct ClientContext {
   std::string mode;        ///< from /mcp/<mode>; empty = the default mode
   std::string principal;   ///< authenticated name; empty without auth
   std::vector<std::string> allowed_modes;  ///< principal's modes; empty = any
-  /// Request headers the router may forward upstream (lower-case names).
-  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 /// A bounded queue of messages from the server to one client, drained by
@@ -81,6 +79,11 @@ class Exchange {
   virtual void send(std::string msg) = 0;
   /// The final response. Exactly once per request.
   virtual void reply(std::string response) = 0;
+  /// True when the handler may do this request's work on the calling
+  /// thread: the transport has a thread for this request alone. Messages
+  /// sent meanwhile are then delivered with the reply instead of as they
+  /// happen.
+  virtual bool may_block_caller() const { return false; }
   /// True once the client went away or cancelled this request.
   bool cancelled() const { return cancelled_.load(); }
   void cancel() { cancelled_.store(true); }

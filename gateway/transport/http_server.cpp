@@ -71,8 +71,9 @@ struct PostStream {
 
 class PostExchange final : public Exchange {
  public:
-  PostExchange(std::shared_ptr<PostStream> stream, bool can_stream)
-      : stream_(std::move(stream)), can_stream_(can_stream) {}
+  PostExchange(std::shared_ptr<PostStream> stream, bool can_stream, bool alone)
+      : stream_(std::move(stream)), can_stream_(can_stream), alone_(alone) {}
+  bool may_block_caller() const override { return alone_; }
   void send(std::string msg) override {
     // A client that accepts only JSON cannot receive messages mid-request;
     // dropping them is what the spec leaves us.
@@ -83,6 +84,7 @@ class PostExchange final : public Exchange {
  private:
   std::shared_ptr<PostStream> stream_;
   bool can_stream_;
+  bool alone_;
 };
 
 struct HttpSession {
@@ -195,7 +197,6 @@ struct HttpServer::Impl {
       ctx.allowed_modes = cred->modes;
     }
     ctx.mode = mode;
-    for (const auto& [k, v] : req.headers) ctx.headers.emplace_back(lower(k), v);
     return true;
   }
 
@@ -324,7 +325,7 @@ struct HttpServer::Impl {
     for (auto& m : parsed.messages) {
       std::shared_ptr<Exchange> ex;
       if (m.is_request()) {
-        ex = std::make_shared<PostExchange>(stream, accept_sse);
+        ex = std::make_shared<PostExchange>(stream, accept_sse, !parsed.batch);
         stream->exchanges.push_back(ex);
         ++stream->finals_expected;
       }

@@ -1,17 +1,17 @@
--- wrk script: tools/call on an initialised MCP session.
--- Environment: MCP_SESSION (session id), MCP_TOOL (tool name).
+-- wrk script: one MCP request, repeated, on an initialised session.
+-- Environment: MCP_SESSION (session id), MCP_BODY (the JSON-RPC request),
+-- MCP_EXPECT (a substring every answer must contain).
 local session = os.getenv("MCP_SESSION")
-local tool = os.getenv("MCP_TOOL") or "echo"
+local expect = os.getenv("MCP_EXPECT") or ""
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "application/json, text/event-stream"
 wrk.headers["Mcp-Session-Id"] = session
-wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"' .. tool ..
-           '","arguments":{"text":"hello"}}}'
+wrk.body = os.getenv("MCP_BODY")
 
 local bad = 0
 response = function(status, headers, body)
-  if status ~= 200 or not string.find(body, '"hello"', 1, true) then bad = bad + 1 end
+  if status ~= 200 or not string.find(body, expect, 1, true) then bad = bad + 1 end
 end
 
 done = function(summary, latency, requests)
