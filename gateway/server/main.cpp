@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <iostream>
@@ -106,6 +107,15 @@ int main(int argc, char** argv) {
   if (!cfg) {
     std::fprintf(stderr, "mcpgw: %s\n", cfg.error().c_str());
     return check->parsed() ? 1 : 2;
+  }
+
+  if (!mode.empty() && mode != "all" &&
+      std::none_of(cfg->modes.begin(), cfg->modes.end(), [&](const config::Mode& m) { return m.name == mode; })) {
+    std::string list = "all";
+    for (const auto& m : cfg->modes) list += ", " + m.name;
+    std::fprintf(stderr, "mcpgw: unknown mode \"%s\" for --mode; %s defines: %s\n", mode.c_str(), config_path.c_str(),
+                 list.c_str());
+    return 2;
   }
 
   // Block the signals we wait for before any thread exists, so every thread
