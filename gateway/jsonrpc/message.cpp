@@ -144,14 +144,19 @@ std::string make_error(const json::Value& id, int code, std::string_view message
   return std::string(sb.GetString(), sb.GetSize());
 }
 
-std::string make_request(std::int64_t id, std::string_view method, const json::Value* params) {
+namespace {
+
+/// A request (with `id`) or a notification (without).
+std::string make_call(const std::int64_t* id, std::string_view method, const json::Value* params) {
   rapidjson::StringBuffer sb;
   Writer w(sb);
   w.StartObject();
   w.Key("jsonrpc");
   w.String("2.0");
-  w.Key("id");
-  w.Int64(id);
+  if (id) {
+    w.Key("id");
+    w.Int64(*id);
+  }
   w.Key("method");
   w.String(method.data(), static_cast<rapidjson::SizeType>(method.size()));
   if (params) {
@@ -162,20 +167,14 @@ std::string make_request(std::int64_t id, std::string_view method, const json::V
   return std::string(sb.GetString(), sb.GetSize());
 }
 
+}  // namespace
+
+std::string make_request(std::int64_t id, std::string_view method, const json::Value* params) {
+  return make_call(&id, method, params);
+}
+
 std::string make_notification(std::string_view method, const json::Value* params) {
-  rapidjson::StringBuffer sb;
-  Writer w(sb);
-  w.StartObject();
-  w.Key("jsonrpc");
-  w.String("2.0");
-  w.Key("method");
-  w.String(method.data(), static_cast<rapidjson::SizeType>(method.size()));
-  if (params) {
-    w.Key("params");
-    params->Accept(w);
-  }
-  w.EndObject();
-  return std::string(sb.GetString(), sb.GetSize());
+  return make_call(nullptr, method, params);
 }
 
 }  // namespace mcpgw::jsonrpc

@@ -130,20 +130,8 @@ void Router::close_session(const std::shared_ptr<transport::Session>& session) {
 }
 
 void Router::list_changed(std::string_view what) {
-  std::string note = jsonrpc::make_notification("notifications/" + std::string(what) + "/list_changed", nullptr);
-  std::vector<std::shared_ptr<McpSession>> live;
-  {
-    std::lock_guard lk(sessions_mu_);
-    live.assign(sessions_.begin(), sessions_.end());
-  }
-  for (auto& s : live) {
-    bool ready;
-    {
-      std::lock_guard lk(s->mu);
-      ready = s->initialized;
-    }
-    if (ready) s->notify(note);
-  }
+  notify_sessions(jsonrpc::make_notification("notifications/" + std::string(what) + "/list_changed", nullptr),
+                  [](const McpSession& s) { return s.initialized; });
 }
 
 void Router::resource_updated(const upstream::Upstream& origin, const jsonrpc::Message& msg) {
@@ -153,19 +141,23 @@ void Router::resource_updated(const upstream::Upstream& origin, const jsonrpc::M
   json::Document params;
   params.CopyFrom(*msg.params(), params.GetAllocator());
   json::set(params, "uri", json::str(exposed, params.GetAllocator()), params.GetAllocator());
-  std::string note = jsonrpc::make_notification("notifications/resources/updated", &params);
+  notify_sessions(jsonrpc::make_notification("notifications/resources/updated", &params),
+                  [&](const McpSession& s) { return s.subscriptions.count(exposed) > 0; });
+}
+
+void Router::notify_sessions(const std::string& note, const std::function<bool(const McpSession&)>& wants) {
   std::vector<std::shared_ptr<McpSession>> live;
   {
     std::lock_guard lk(sessions_mu_);
     live.assign(sessions_.begin(), sessions_.end());
   }
   for (auto& s : live) {
-    bool subscribed;
+    bool send;
     {
       std::lock_guard lk(s->mu);
-      subscribed = s->subscriptions.count(exposed) > 0;
+      send = wants(*s);
     }
-    if (subscribed) s->notify(note);
+    if (send) s->notify(note);
   }
 }
 

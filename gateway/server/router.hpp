@@ -1,6 +1,7 @@
 #pragma once
 // The router: answers each MCP method for a client session, using the
 // current catalog snapshot and the upstreams behind it.
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -66,6 +67,9 @@ class Router final : public transport::Handler {
   /// Drops `s`'s subscriptions (session end), unsubscribing upstream when
   /// it was the last subscriber.
   void unsubscribe_all(McpSession& s);
+  /// Sends `note` to every live session for which `wants` (called under the
+  /// session's lock) is true.
+  void notify_sessions(const std::string& note, const std::function<bool(const McpSession&)>& wants);
   /// Counts subscribers per upstream resource; sends (un)subscribe upstream
   /// on the first and last.
   void count_subscription(const catalog::Route& r, int delta);

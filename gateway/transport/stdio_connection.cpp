@@ -1,5 +1,7 @@
 #include "transport/stdio_connection.hpp"
 
+#include "transport/line_buffer.hpp"
+
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -12,26 +14,16 @@ namespace {
 // dropped rather than growing without bound.
 constexpr std::size_t kMaxLine = 64 * 1024 * 1024;
 
-/// Calls `on_line` for each newline-terminated line read from `fd` until EOF.
+/// Calls `on_line` for each line read from `fd` until EOF; returns why it stopped.
 template <typename F>
 std::string read_lines(int fd, F&& on_line) {
-  std::string buf;
+  LineBuffer lines(kMaxLine);
   char chunk[65536];
   for (;;) {
     ssize_t n = ::read(fd, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return n == 0 ? "closed its stdout" : std::string("read failed: ") + std::strerror(errno);
-    std::size_t scan_from = buf.size();
-    buf.append(chunk, static_cast<std::size_t>(n));
-    std::size_t start = 0, nl;
-    while ((nl = buf.find('\n', std::max(start, scan_from))) != std::string::npos) {
-      std::string_view line(buf.data() + start, nl - start);
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      if (!line.empty()) on_line(line);
-      start = nl + 1;
-    }
-    buf.erase(0, start);
-    if (buf.size() > kMaxLine) return "sent a line over 64 MiB";
+    if (!lines.feed(std::string_view(chunk, static_cast<std::size_t>(n)), on_line)) return "sent a line over 64 MiB";
   }
 }
 

@@ -1,5 +1,7 @@
 #include "transport/stdio_server.hpp"
 
+#include "transport/line_buffer.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
@@ -127,7 +129,7 @@ Result<void> StdioServer::run() {
     }
   };
 
-  std::string buf;
+  LineBuffer lines(kMaxLine);
   char chunk[65536];
   for (;;) {
     pollfd fds[2] = {{in_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
@@ -139,20 +141,8 @@ Result<void> StdioServer::run() {
     ssize_t n = ::read(in_, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    std::size_t scan_from = buf.size();
-    buf.append(chunk, static_cast<std::size_t>(n));
-    std::size_t start = 0, nl;
-    while ((nl = buf.find('\n', std::max(start, scan_from))) != std::string::npos) {
-      std::string_view line(buf.data() + start, nl - start);
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      if (!line.empty()) dispatch(line);
-      start = nl + 1;
-    }
-    buf.erase(0, start);
-    if (buf.size() > kMaxLine) {
+    if (!lines.feed(std::string_view(chunk, static_cast<std::size_t>(n)), dispatch))
       out.write(jsonrpc::make_error(json::Value(), jsonrpc::kInvalidRequest, "Invalid Request: line over 64 MiB"));
-      buf.clear();
-    }
   }
   inflight.wait_idle();
   handler_.close_session(session);
