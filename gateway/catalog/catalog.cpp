@@ -122,7 +122,9 @@ std::shared_ptr<const Snapshot> build(const config::Config& cfg,
         std::string name = shorten(full, cfg.naming.max_length);
         std::string origin = sc.name + " (" + uname + ")";
         auto slices = slices_of(&sc, uname, t);
-        if (!passes(filters, name, own_filters ? uname : std::string_view{}, slices)) continue;
+        // Filters are written with full names: a shortened one's hash
+        // suffix cannot be known when writing the file.
+        if (!passes(filters, full, own_filters ? uname : std::string_view{}, slices)) continue;
         if (auto prev = tool_origin.find(name); prev != tool_origin.end()) {
           snap->errors.push_back("exposed tool name \"" + name + "\" is given by both server " + prev->second +
                                  " and server " + origin +
@@ -145,7 +147,8 @@ std::shared_ptr<const Snapshot> build(const config::Config& cfg,
             snap->warnings.push_back("server " + sc.name + " flags more than one welcome tool; using the first, ignoring " + uname);
         }
         e.in_mode.push_back(true);
-        for (const auto& m : cfg.modes) e.in_mode.push_back(passes(m.filters, name, {}, e.slices));
+        for (const auto& m : cfg.modes)
+          e.in_mode.push_back(passes(m.filters, full, {}, e.slices) || (full != name && passes(m.filters, name, {}, e.slices)));
         snap->tool_index.emplace(name, snap->tools.size());
         snap->tools.push_back(std::move(e));
       }

@@ -364,12 +364,15 @@ std::string Router::read_resource(const jsonrpc::Message& m, transport::Exchange
 std::string Router::subscribe(McpSession& s, const jsonrpc::Message& m, bool on) {
   auto uri = m.params() ? json::get_string(*m.params(), "uri") : std::nullopt;
   if (!uri) return invalid_params(m, "uri must be a string");
-  auto route = catalog_.snapshot()->route_resource(*uri);
+  auto snap = catalog_.snapshot();
+  auto route = snap->route_resource(*uri);
   if (!route) return jsonrpc::make_error(m.id(), kResourceNotFound, "Resource not found: " + std::string(*uri));
+  // Whatever form the client used, updates arrive under the exposed URI.
+  std::string exposed = snap->expose_uri(*route->origin, route->upstream_key);
   bool changed;
   {
     std::lock_guard lk(s.mu);
-    changed = on ? s.subscriptions.insert(std::string(*uri)).second : s.subscriptions.erase(std::string(*uri)) > 0;
+    changed = on ? s.subscriptions.insert(exposed).second : s.subscriptions.erase(exposed) > 0;
   }
   if (changed) count_subscription(*route, on ? 1 : -1);
   return jsonrpc::make_result_raw(m.id(), "{}");

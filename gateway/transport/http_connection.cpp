@@ -114,6 +114,8 @@ Response HttpConnection::post(const std::string& body, std::optional<std::int64_
     return true;
   };
   sse::Parser parser([&](std::string_view, std::string_view data) {
+    // Servers prime a stream with an event without data (2025-11-25).
+    if (data.empty()) return true;
     auto doc = json::parse(data);
     if (!doc) {
       spdlog::warn("upstream {}: ignoring an SSE event that is not JSON: {:.200}", name_, data);
@@ -128,6 +130,12 @@ Response HttpConnection::post(const std::string& body, std::optional<std::int64_
   });
   req.response_handler = [&](const httplib::Response& r) {
     sse = lower(r.get_header_value("Content-Type")).rfind("text/event-stream", 0) == 0;
+    // Read the session id from the headers: an SSE answer is taken before
+    // the response object is complete.
+    if (auto sid = r.get_header_value("Mcp-Session-Id"); !sid.empty()) {
+      std::lock_guard lk(mu_);
+      session_id_ = sid;
+    }
     return true;
   };
   req.content_receiver = [&](const char* data, size_t len, uint64_t, uint64_t) {
@@ -162,10 +170,6 @@ Response HttpConnection::post(const std::string& body, std::optional<std::int64_
   if (cancelled) return {std::nullopt, Failure::Cancelled, "cancelled"};
   if (!sent) return {std::nullopt, Failure::Transport, origin_ + path_ + ": " + describe(err)};
 
-  if (auto sid = res.get_header_value("Mcp-Session-Id"); !sid.empty()) {
-    std::lock_guard lk(mu_);
-    session_id_ = sid;
-  }
   if (res.status == 404 && !had_session.empty())
     return {std::nullopt, Failure::SessionExpired, "session expired (HTTP 404)"};
   if (!id) {

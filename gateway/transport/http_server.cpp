@@ -502,6 +502,9 @@ HttpServer::HttpServer(HttpServerOptions opts, Handler& handler)
   s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   s.set_tcp_nodelay(true);
   s.set_keep_alive_max_count(100000);
+  // An idle keep-alive connection holds a worker thread, and shutdown waits
+  // for it: keep the idle wait short.
+  s.set_keep_alive_timeout(1);
   s.set_payload_max_length(impl_->opts.max_body_bytes);
   s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
     std::string what = "internal error";

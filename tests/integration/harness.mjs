@@ -919,3 +919,110 @@ export async function startTap(targetUrl) {
     },
   };
 }
+
+// ---------------------------------------------------------------------------
+// in-flight detection without sleeping, and the session GET stream
+
+// clock_nanosleep / nanosleep syscall numbers, by architecture.
+const NANOSLEEP_SYSCALLS = { x64: [230, 35], arm64: [115, 101] }[process.arch] || [];
+
+/**
+ * True when some thread of `pid` is blocked in nanosleep (the example
+ * upstreams' `sleep` tool): proof that a `sleep` call has reached that
+ * upstream process, for stdio upstreams where no tap can sit in between.
+ */
+export function threadSleeping(pid) {
+  let tids;
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return false;
+  }
+  for (const tid of tids) {
+    try {
+      const wchan = readFileSync(`/proc/${pid}/task/${tid}/wchan`, 'utf8');
+      if (/nanosleep/.test(wchan)) return true;
+    } catch {
+      /* thread gone or wchan hidden */
+    }
+    try {
+      const nr = Number(readFileSync(`/proc/${pid}/task/${tid}/syscall`, 'utf8').split(' ')[0]);
+      if (NANOSLEEP_SYSCALLS.includes(nr)) return true;
+    } catch {
+      /* thread gone */
+    }
+  }
+  return false;
+}
+
+/** Polls until a thread of `pid` is in nanosleep (see threadSleeping). */
+export function waitSleeping(pid, timeoutMs = 10000) {
+  return pollUntil(() => threadSleeping(pid), { timeoutMs, intervalMs: 10, what: `a thread of pid ${pid} to be in nanosleep` });
+}
+
+/**
+ * Opens the session's GET SSE stream. Resolves once the response headers
+ * arrived with {status, headers, messages, waitFor(pred, ms), close()}.
+ */
+export async function openGetStream(client, { timeoutMs = 60000 } = {}) {
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(), timeoutMs);
+  const res = await fetch(client.url, {
+    method: 'GET',
+    headers: { accept: 'text/event-stream', 'mcp-session-id': client.session, 'mcp-protocol-version': client.protocolVersion, ...client.headers },
+    signal: ac.signal,
+  });
+  const messages = [];
+  const listeners = [];
+  const parser = new SseParser();
+  const stream = { status: res.status, headers: res.headers, messages, raw: '', ended: false };
+  if (res.status === 200 && res.body) {
+    (async () => {
+      const reader = res.body.getReader();
+      const dec = new TextDecoder();
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          const chunk = dec.decode(value, { stream: true });
+          stream.raw += chunk;
+          for (const ev of parser.push(chunk)) {
+            if (ev.data === undefined) continue;
+            const msg = JSON.parse(ev.data);
+            messages.push(msg);
+            for (const l of [...listeners]) l(msg);
+          }
+        }
+      } catch {
+        /* aborted */
+      } finally {
+        stream.ended = true;
+      }
+    })();
+  } else {
+    await res.text().catch(() => {});
+  }
+  stream.waitFor = (pred, ms = 10000) => {
+    const hit = messages.find(pred);
+    if (hit) return Promise.resolve(hit);
+    return withTimeout(
+      new Promise((resolve) => {
+        const l = (m) => {
+          if (pred(m)) {
+            listeners.splice(listeners.indexOf(l), 1);
+            resolve(m);
+          }
+        };
+        listeners.push(l);
+      }),
+      ms,
+      `GET stream message (have: ${JSON.stringify(messages).slice(0, 500)})`,
+    );
+  };
+  stream.close = () => {
+    clearTimeout(timer);
+    ac.abort();
+  };
+  fileCleanups.unshift(() => stream.close());
+  return stream;
+}
