@@ -62,7 +62,7 @@ std::string relay(const jsonrpc::Message& m, const upstream::Reply& r) {
 upstream::CallOptions options_for(const upstream::Upstream& u, transport::Exchange& ex) {
   upstream::CallOptions o;
   o.deadline = u.deadline();
-  o.cancelled = [&ex] { return ex.cancelled(); };
+  o.cancel = &ex.cancel_signal();
   return o;
 }
 

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "jsonrpc/message.hpp"
+#include "util/cancel.hpp"
 
 namespace mcpgw::transport {
 
@@ -16,8 +17,8 @@ struct RequestOptions {
   /// Messages the server sends while this request runs that the transport
   /// can tie to it (on its SSE stream). Optional.
   std::function<void(jsonrpc::Message&)> on_related;
-  /// Polled while waiting: true aborts the request (client cancelled).
-  std::function<bool()> cancelled;
+  /// Aborts the request when cancelled (the client gave up); may be null.
+  CancelSignal* cancel = nullptr;
 };
 
 /// Why a request produced no response.
@@ -50,6 +51,9 @@ class Connection {
   virtual bool respond(std::string message) = 0;
   /// Records the negotiated protocol version (sent as a header over HTTP).
   virtual void set_protocol_version(std::string version) = 0;
+  /// Starts taking messages the server sends outside any request (over
+  /// HTTP, the session's GET stream); call after initialization.
+  virtual void listen() {}
   /// Ends the connection (stops the child, deletes the HTTP session).
   virtual void close() = 0;
   /// False once the connection has died.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "jsonrpc/message.hpp"
+#include "util/cancel.hpp"
 
 namespace mcpgw::transport {
 
@@ -85,11 +86,14 @@ class Exchange {
   /// happen.
   virtual bool may_block_caller() const { return false; }
   /// True once the client went away or cancelled this request.
-  bool cancelled() const { return cancelled_.load(); }
-  void cancel() { cancelled_.store(true); }
+  bool cancelled() const { return cancel_.cancelled(); }
+  /// Cancels the work done for this request (it still gets a reply).
+  void cancel() { cancel_.cancel(); }
+  /// For work that blocks: wakes it when the request is cancelled.
+  CancelSignal& cancel_signal() { return cancel_; }
 
  private:
-  std::atomic<bool> cancelled_{false};
+  CancelSignal cancel_;
 };
 
 /// Implemented by the router.

@@ -143,7 +143,7 @@ Response HttpConnection::post(const std::string& body, std::optional<std::int64_
       timed_out = true;
       return false;
     }
-    if (opts.cancelled && opts.cancelled()) {
+    if (opts.cancel && opts.cancel->cancelled()) {
       cancelled = true;
       return false;
     }
@@ -160,9 +160,15 @@ Response HttpConnection::post(const std::string& body, std::optional<std::int64_
   cli->set_write_timeout(remaining);
   httplib::Response res;
   httplib::Error err = httplib::Error::Success;
+  // A cancel closes the socket the send is blocked on; the client is then
+  // not reused.
+  CancelSignal::Subscription abort;
+  if (opts.cancel) abort = opts.cancel->on_cancel([c = cli.get()] { c->stop(); });
   bool sent = cli->send(req, res, err);
+  abort.reset();
+  if (opts.cancel && opts.cancel->cancelled()) cancelled = true;
   // A connection we stopped reading mid-stream cannot be reused.
-  if (sent) release(std::move(cli));
+  if (sent && !cancelled) release(std::move(cli));
 
   if (answer) return {std::move(answer), Failure::Transport, {}};
   if (timed_out || (err == httplib::Error::Read && Clock::now() >= opts.deadline))
@@ -230,6 +236,49 @@ bool HttpConnection::respond(std::string message) {
   return post(message, std::nullopt, o).detail.empty();
 }
 
+void HttpConnection::listen() {
+  listening_ = true;
+  listener_ = std::thread([this] {
+    auto backoff = std::chrono::milliseconds(100);
+    while (!closed_.load()) {
+      httplib::Headers h{{"Accept", "text/event-stream"}};
+      {
+        std::lock_guard lk(mu_);
+        if (!session_id_.empty()) h.emplace("Mcp-Session-Id", session_id_);
+        if (!protocol_version_.empty()) h.emplace("MCP-Protocol-Version", protocol_version_);
+        stream_client_ = std::make_unique<httplib::Client>(origin_);
+        stream_client_->set_tcp_nodelay(true);
+        stream_client_->set_connection_timeout(std::chrono::seconds(5));
+        // Servers send heartbeats far more often than this; silence this
+        // long means the stream is dead.
+        stream_client_->set_read_timeout(std::chrono::minutes(5));
+      }
+      for (const auto& [k, v] : headers_) h.emplace(k, v);
+      int status = 0;
+      sse::Parser parser([&](std::string_view, std::string_view data) {
+        if (data.empty()) return true;
+        auto doc = json::parse(data);
+        if (!doc) return true;
+        auto m = jsonrpc::Message::from(std::move(*doc));
+        if (m && handlers_.on_message) handlers_.on_message(*m);
+        return !closed_.load();
+      });
+      stream_client_->Get(
+          path_, h, [&](const httplib::Response& r) { return (status = r.status) == 200; },
+          [&](const char* data, size_t len) { return parser.feed(std::string_view(data, len)); });
+      // 405: the server offers no stream (allowed by the spec); stop asking.
+      if (status == 405 || closed_.load()) break;
+      if (status == 200) backoff = std::chrono::milliseconds(100);
+      std::unique_lock lk(mu_);
+      stream_cv_.wait_for(lk, backoff, [&] { return closed_.load(); });
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(30000));
+    }
+    std::lock_guard lk(mu_);
+    listening_ = false;
+    stream_cv_.notify_all();
+  });
+}
+
 void HttpConnection::close() {
   if (closed_.exchange(true)) return;
   std::string sid;
@@ -238,6 +287,17 @@ void HttpConnection::close() {
     sid = session_id_;
     idle_.clear();
   }
+  {
+    // stop() has no effect on a request that has not reached its socket
+    // yet, so repeat it until the listener has noticed.
+    std::unique_lock lk(mu_);
+    while (listening_) {
+      if (stream_client_) stream_client_->stop();
+      stream_cv_.notify_all();
+      stream_cv_.wait_for(lk, std::chrono::milliseconds(20));
+    }
+  }
+  if (listener_.joinable()) listener_.join();
   if (sid.empty()) return;
   // Tell the server the session is over so it can free it; best effort.
   httplib::Client c(origin_);

@@ -3,8 +3,10 @@
 // or as an SSE stream; keep-alive connections are pooled so calls run in
 // parallel.
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "transport/connection.hpp"
@@ -28,6 +30,7 @@ class HttpConnection final : public Connection {
   bool notify(std::string_view method, const json::Value* params) override;
   bool respond(std::string message) override;
   void set_protocol_version(std::string version) override;
+  void listen() override;
   void close() override;
   bool alive() const override { return !closed_.load(); }
 
@@ -46,6 +49,11 @@ class HttpConnection final : public Connection {
   std::string session_id_, protocol_version_;
   std::atomic<std::int64_t> next_id_{1};
   std::atomic<bool> closed_{false};
+  /// The GET stream: its thread, and the client it reads with (stopped by close()).
+  std::thread listener_;
+  std::unique_ptr<httplib::Client> stream_client_;
+  std::condition_variable stream_cv_;
+  bool listening_ = false;
 };
 
 }  // namespace mcpgw::transport

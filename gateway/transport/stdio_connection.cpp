@@ -72,27 +72,25 @@ Response StdioConnection::request(std::string_view method, const json::Value* pa
     pending_.erase(id);
     return {std::nullopt, Failure::Closed, close_reason_.empty() ? "stdin is closed" : close_reason_};
   }
+  auto gone = [&] { return opts.cancel && opts.cancel->cancelled(); };
+  CancelSignal::Subscription wake;
+  if (opts.cancel)
+    wake = opts.cancel->on_cancel([this, slot] {
+      std::lock_guard lk(mu_);
+      slot->cv.notify_all();
+    });
   std::unique_lock lk(mu_);
-  for (;;) {
-    // Cancellation is polled: a client's cancel is rare, and waking every
-    // waiter on every cancel would cost more than this.
-    auto until = opts.deadline;
-    if (opts.cancelled) until = std::min(until, std::chrono::steady_clock::now() + std::chrono::milliseconds(50));
-    slot->cv.wait_until(lk, until, [&] { return slot->msg.has_value() || !pending_.count(id); });
-    if (slot->msg) return {std::move(slot->msg), Failure::Transport, {}};
-    if (!pending_.count(id)) return {std::nullopt, Failure::Closed, close_reason_};
-    bool timed_out = std::chrono::steady_clock::now() >= opts.deadline;
-    bool cancelled = !timed_out && opts.cancelled && opts.cancelled();
-    if (timed_out || cancelled) {
-      pending_.erase(id);
-      lk.unlock();
-      json::Document p(rapidjson::kObjectType);
-      p.AddMember("requestId", id, p.GetAllocator());
-      p.AddMember("reason", json::ref(timed_out ? "timeout" : "cancelled by client"), p.GetAllocator());
-      notify("notifications/cancelled", &p);
-      return {std::nullopt, timed_out ? Failure::Timeout : Failure::Cancelled, timed_out ? "timed out" : "cancelled"};
-    }
-  }
+  slot->cv.wait_until(lk, opts.deadline, [&] { return slot->msg.has_value() || !pending_.count(id) || gone(); });
+  if (slot->msg) return {std::move(slot->msg), Failure::Transport, {}};
+  if (!pending_.count(id)) return {std::nullopt, Failure::Closed, close_reason_};
+  pending_.erase(id);
+  lk.unlock();
+  bool cancelled = gone();
+  json::Document p(rapidjson::kObjectType);
+  p.AddMember("requestId", id, p.GetAllocator());
+  p.AddMember("reason", json::ref(cancelled ? "cancelled by client" : "timeout"), p.GetAllocator());
+  notify("notifications/cancelled", &p);
+  return {std::nullopt, cancelled ? Failure::Cancelled : Failure::Timeout, cancelled ? "cancelled" : "timed out"};
 }
 
 bool StdioConnection::notify(std::string_view method, const json::Value* params) {

@@ -121,6 +121,7 @@ Result<void> Upstream::initialize(transport::Connection& c) {
       server_caps_.SetObject();
   }
   c.notify("notifications/initialized", nullptr);
+  c.listen();
   auto sinfo = json::find(*res, "serverInfo");
   spdlog::info("upstream {}: connected ({} {}, protocol {})", cfg_.name,
                sinfo ? json::get_string(*sinfo, "name").value_or("?") : "?",
@@ -325,7 +326,7 @@ transport::Response Upstream::send(std::string_view method, const json::Value& p
 
   transport::RequestOptions o;
   o.deadline = opts.deadline;
-  o.cancelled = opts.cancelled;
+  o.cancel = opts.cancel;
   transport::Response r;
   for (int attempt = 0; attempt < 2; ++attempt) {
     auto c = connection();

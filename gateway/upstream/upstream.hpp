@@ -44,7 +44,7 @@ struct Reply {
 
 struct CallOptions {
   std::chrono::steady_clock::time_point deadline;
-  std::function<bool()> cancelled;
+  CancelSignal* cancel = nullptr;  ///< may be null
   /// When set, a progress token is sent upstream and its
   /// notifications/progress params arrive here (token already removed).
   std::function<void(json::Value& params)> on_progress;
