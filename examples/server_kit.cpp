@@ -321,18 +321,6 @@ Result<json::Document> CallContext::request(std::string_view method, const json:
 // ---------------------------------------------------------------------------
 // Result and argument helpers
 
-json::Document text_result(std::string_view text) {
-  json::Document d(rapidjson::kObjectType);
-  auto& a = d.GetAllocator();
-  json::Value item(rapidjson::kObjectType);
-  item.AddMember("type", "text", a);
-  item.AddMember("text", json::str(text, a), a);
-  json::Value content(rapidjson::kArrayType);
-  content.PushBack(item, a);
-  d.AddMember("content", content, a);
-  return d;
-}
-
 void set_json(json::Document& result, std::string_view key, std::string_view json_text) {
   json::Document value = parse_or_throw(std::string(json_text), key);
   json::set(result, key, json::Value(value, result.GetAllocator()), result.GetAllocator());

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "jsonrpc/json.hpp"
+#include "mcp/protocol.hpp"
 #include "jsonrpc/message.hpp"
 #include "util/result.hpp"
 
@@ -191,7 +192,7 @@ using CompletionHandler =
                                             std::string_view value)>;
 
 /// A CallToolResult with one text content item.
-json::Document text_result(std::string_view text);
+using mcp::text_result;
 /// Sets member `key` of `result` to `value` (JSON text), e.g. structuredContent.
 void set_json(json::Document& result, std::string_view key, std::string_view json_text);
 /// Parses JSON text the program itself wrote; throws std::invalid_argument on

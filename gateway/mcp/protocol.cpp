@@ -13,7 +13,7 @@ std::string_view negotiate(std::string_view requested) {
   return is_supported(requested) ? requested : kLatestVersion;
 }
 
-json::Document tool_error(std::string_view text) {
+json::Document text_result(std::string_view text) {
   json::Document d(rapidjson::kObjectType);
   auto& a = d.GetAllocator();
   json::Value item(rapidjson::kObjectType);
@@ -22,7 +22,12 @@ json::Document tool_error(std::string_view text) {
   json::Value content(rapidjson::kArrayType);
   content.PushBack(item, a);
   d.AddMember("content", content, a);
-  d.AddMember("isError", true, a);
+  return d;
+}
+
+json::Document tool_error(std::string_view text) {
+  json::Document d = text_result(text);
+  d.AddMember("isError", true, d.GetAllocator());
   return d;
 }
 

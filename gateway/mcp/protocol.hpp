@@ -25,6 +25,8 @@ bool is_supported(std::string_view v);
 /// one when supported, else the latest (the client then decides).
 std::string_view negotiate(std::string_view requested);
 
+/// A CallToolResult with one text content item.
+json::Document text_result(std::string_view text);
 /// A CallToolResult with one text item and isError set.
 json::Document tool_error(std::string_view text);
 
