@@ -50,6 +50,66 @@ std::string patched(const json::Value& def, const char* key, const std::string& 
   return json::write(d);
 }
 
+/// Picks each mode's welcome tool per welcome.strategy (seed 001: one per
+/// session; which one is ours to decide, so it is configurable).
+void select_welcome(const config::Config& cfg, const std::vector<std::shared_ptr<upstream::Upstream>>& upstreams,
+                    Snapshot& snap) {
+  using Strategy = config::Welcome::Strategy;
+  const auto& w = cfg.welcome;
+  snap.welcome_by_mode.assign(snap.modes.size(), std::nullopt);
+  snap.welcome_reason.assign(snap.modes.size(), "");
+  std::optional<std::size_t> named;
+  if (w.strategy == Strategy::Tool) {
+    if (auto it = snap.tool_index.find(w.tool); it != snap.tool_index.end()) {
+      named = it->second;
+    } else {
+      // Unknown while an upstream is down is not yet a configuration error.
+      bool all_up = std::all_of(upstreams.begin(), upstreams.end(), [](const auto& u) { return u->ready(); });
+      (all_up ? snap.errors : snap.warnings)
+          .push_back("welcome.tool \"" + w.tool + "\" is not a tool of the catalog (unknown, or filtered out)");
+    }
+  }
+  for (std::size_t m = 0; m < snap.modes.size(); ++m) {
+    std::string& why = snap.welcome_reason[m];
+    switch (w.strategy) {
+      case Strategy::None:
+        why = "welcome.strategy is none";
+        continue;
+      case Strategy::Tool:
+        if (named && snap.tools[*named].in_mode[m]) {
+          snap.welcome_by_mode[m] = named;
+          why = "named by welcome.tool";
+        } else {
+          why = named ? "welcome.tool is hidden in this mode" : "welcome.tool is not in the catalog";
+        }
+        continue;
+      case Strategy::First:
+      case Strategy::Priority: {
+        std::optional<std::size_t> best;
+        int best_priority = 0;
+        for (std::size_t i = 0; i < snap.tools.size(); ++i) {
+          const auto& t = snap.tools[i];
+          if (!t.welcome || !t.in_mode[m]) continue;
+          int p = t.origin->config().welcome_priority;
+          // Tools are in server config order: keeping the first on ties
+          // is the "ties by config order" rule.
+          if (!best || (w.strategy == Strategy::Priority && p > best_priority)) {
+            best = i;
+            best_priority = p;
+          }
+        }
+        snap.welcome_by_mode[m] = best;
+        if (!best) why = "no visible tool is flagged _meta.welcomeTool";
+        else if (w.strategy == Strategy::First)
+          why = "first flagged tool in server order (server " + snap.tools[*best].origin->name() + ")";
+        else
+          why = "highest welcome_priority (" + std::to_string(best_priority) + ", server " +
+                snap.tools[*best].origin->name() + ")";
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<std::size_t> Snapshot::mode_index(std::string_view mode) const {
@@ -197,6 +257,7 @@ std::shared_ptr<const Snapshot> build(const config::Config& cfg,
   for (std::size_t i = 0; i < snap->tools.size(); ++i)
     for (std::size_t m = 0; m < snap->modes.size(); ++m)
       if (snap->tools[i].in_mode[m]) snap->mode_tools[m].push_back(i);
+  select_welcome(cfg, upstreams, *snap);
   return snap;
 }
 

@@ -49,6 +49,10 @@ struct Snapshot {
   std::vector<ExposedTool> tools;            ///< every tool that passes the filters
   std::vector<std::vector<std::size_t>> mode_tools;  ///< visible tools per mode
   std::vector<ExposedEntry> prompts, resources, templates;
+  /// The welcome tool of each mode (index into `tools`), and why it was
+  /// chosen or why there is none.
+  std::vector<std::optional<std::size_t>> welcome_by_mode;
+  std::vector<std::string> welcome_reason;
   /// Problems that make a configuration invalid (name collisions).
   std::vector<std::string> errors;
   /// Everything else worth telling the operator.

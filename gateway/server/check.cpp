@@ -74,8 +74,18 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out) {
       e.AddMember("welcome", t.welcome, a);
       tools.PushBack(e, a);
     }
+    json::Value welcome(rapidjson::kArrayType);
+    for (std::size_t m = 0; m < snap->modes.size(); ++m) {
+      json::Value e(rapidjson::kObjectType);
+      e.AddMember("mode", json::str(snap->modes[m], a), a);
+      if (auto w = snap->welcome_by_mode[m]) e.AddMember("tool", json::str(snap->tools[*w].name, a), a);
+      else e.AddMember("tool", json::Value(), a);
+      e.AddMember("reason", json::str(snap->welcome_reason[m], a), a);
+      welcome.PushBack(e, a);
+    }
     d.AddMember("servers", servers, a);
     d.AddMember("tools", tools, a);
+    d.AddMember("welcome", welcome, a);
     d.AddMember("errors", strings(errors), a);
     d.AddMember("warnings", strings(warnings), a);
     out << json::write(d) << "\n";
@@ -110,6 +120,12 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out) {
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out << line << "\n";
+  }
+  out << "\nwelcome tool by mode:\n";
+  for (std::size_t m = 0; m < snap->modes.size(); ++m) {
+    auto w = snap->welcome_by_mode[m];
+    out << "  " << snap->modes[m] << ": " << (w ? snap->tools[*w].name : std::string("none")) << " ("
+        << snap->welcome_reason[m] << ")\n";
   }
   out << "\n";
   for (const auto& e : errors) out << "error: " << e << "\n";

@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 
+#include "chain/chain.hpp"
 #include "mcp/protocol.hpp"
 
 namespace mcpgw::server {
@@ -58,6 +60,51 @@ struct Definitions {
 std::string relay(const jsonrpc::Message& m, const upstream::Reply& r) {
   return r.rpc_error ? jsonrpc::make_error_response(m.id(), r.body) : jsonrpc::make_result(m.id(), r.body);
 }
+
+std::string principal_of(const McpSession& s) {
+  return s.context().principal.empty() ? "-" : s.context().principal;
+}
+
+/// Progress notifications of one client call. Progress must increase, and
+/// a chain mixes the upstreams' own progress with one step per hop: the
+/// upstreams' values pass only when they go forward, a hop takes the next
+/// whole step.
+class Progress {
+ public:
+  Progress(transport::Exchange& ex, const json::Value& token) : ex_(ex) { token_.CopyFrom(token, token_.GetAllocator()); }
+  void forward(json::Value& params) {
+    const json::Value* p = json::find(params, "progress");
+    if (!p || !p->IsNumber()) return;
+    {
+      std::lock_guard lk(mu_);
+      if (last_ && p->GetDouble() <= *last_) return;
+      last_ = p->GetDouble();
+    }
+    send(params);
+  }
+  void step(const std::string& message) {
+    json::Document n(rapidjson::kObjectType);
+    {
+      std::lock_guard lk(mu_);
+      last_ = last_ ? std::floor(*last_) + 1 : 1;
+      n.AddMember("progress", *last_, n.GetAllocator());
+    }
+    n.AddMember("message", json::str(message, n.GetAllocator()), n.GetAllocator());
+    send(n);
+  }
+
+ private:
+  void send(const json::Value& params) {
+    json::Document n;
+    n.CopyFrom(params, n.GetAllocator());
+    json::set(n, "progressToken", json::Value(token_, n.GetAllocator()), n.GetAllocator());
+    ex_.send(jsonrpc::make_notification("notifications/progress", &n));
+  }
+  transport::Exchange& ex_;
+  json::Document token_;
+  std::mutex mu_;
+  std::optional<double> last_;
+};
 
 upstream::CallOptions options_for(const upstream::Upstream& u, transport::Exchange& ex) {
   upstream::CallOptions o;
@@ -277,10 +324,39 @@ std::string Router::initialize(McpSession& s, const jsonrpc::Message& m) {
   info.AddMember("version", MCPGW_VERSION, a);
   r.AddMember("serverInfo", info, a);
   auto cfg = config();
-  if (!cfg->instructions.empty()) r.AddMember("instructions", json::str(cfg->instructions, a), a);
+  std::string instructions = cfg->instructions;
+  std::string welcome = welcome_text(s, *cfg);
+  if (!welcome.empty()) instructions += (instructions.empty() ? "" : "\n\n") + welcome;
+  if (!instructions.empty()) r.AddMember("instructions", json::str(instructions, a), a);
   spdlog::info("session {}: initialized by {} (protocol {}, mode {})", s.id().substr(0, 8),
                s.client_name.empty() ? "unnamed client" : s.client_name, version, s.mode);
   return jsonrpc::make_result(m.id(), r);
+}
+
+std::string Router::welcome_text(const McpSession& s, const config::Config& cfg) {
+  auto snap = catalog_.snapshot();
+  auto mode = snap->mode_index(s.mode);
+  if (!mode || *mode >= snap->welcome_by_mode.size() || !snap->welcome_by_mode[*mode]) return {};
+  const catalog::ExposedTool& tool = snap->tools[*snap->welcome_by_mode[*mode]];
+  auto args = json::parse(cfg.welcome.arguments_json);
+  upstream::CallOptions o;
+  o.deadline = std::min(Clock::now() + std::chrono::milliseconds(cfg.welcome.timeout_ms), tool.origin->deadline());
+  auto reply = tool.origin->call_tool(tool.upstream_name, args ? &*args : nullptr, nullptr, o);
+  // A welcome that fails must not stop the session from starting.
+  bool failed = reply.rpc_error || (json::find(reply.body, "isError") && reply.body["isError"].IsTrue());
+  std::string text;
+  if (const json::Value* content = json::find(reply.body, "content"); content && content->IsArray())
+    for (const auto& item : content->GetArray())
+      if (json::get_string(item, "type") == "text")
+        if (auto t = json::get_string(item, "text")) text += (text.empty() ? "" : "\n") + std::string(*t);
+  if (failed) {
+    spdlog::warn("session {}: welcome tool {} failed, starting without it: {}", s.id().substr(0, 8), tool.name,
+                 text.empty() ? json::write(reply.body) : text);
+    return {};
+  }
+  spdlog::info("session {}: welcome tool {} gave {} characters of instructions", s.id().substr(0, 8), tool.name,
+               text.size());
+  return text;
 }
 
 std::string Router::list_tools(McpSession& s, const jsonrpc::Message& m) {
@@ -313,27 +389,39 @@ std::string Router::call_tool(McpSession& s, const jsonrpc::Message& m, transpor
   if (!tool) return jsonrpc::make_error(m.id(), jsonrpc::kInvalidParams, "Unknown tool: " + std::string(*name));
 
   const json::Value* meta = json::find(*p, "_meta");
-  upstream::CallOptions opts = options_for(*tool->origin, ex);
-  if (const json::Value* token = meta ? json::find(*meta, "progressToken") : nullptr) {
-    // The client's token travels back on our notifications.
-    auto client_token = std::make_shared<json::Document>(json::clone(*token));
-    opts.on_progress = [&ex, client_token](json::Value& params) {
-      json::Document n(rapidjson::kObjectType);
-      n.CopyFrom(params, n.GetAllocator());
-      json::set(n, "progressToken", json::Value(*client_token, n.GetAllocator()), n.GetAllocator());
-      ex.send(jsonrpc::make_notification("notifications/progress", &n));
-    };
-  }
-  auto started = Clock::now();
-  upstream::Reply reply = tool->origin->call_tool(tool->upstream_name, args, meta, opts);
-  double secs = std::chrono::duration<double>(Clock::now() - started).count();
-  bool is_error = reply.rpc_error || (json::find(reply.body, "isError") && reply.body["isError"].IsTrue());
-  std::string_view outcome = reply.rpc_error ? "rpc_error" : is_error ? "error" : "ok";
-  metrics_.tool_call(tool->origin->name(), outcome, secs);
-  spdlog::debug("call {} principal={} session={} {:.1f} ms {}", tool->name,
-                s.context().principal.empty() ? "-" : s.context().principal, s.id().substr(0, 8), secs * 1000,
-                outcome);
-  return relay(m, reply);
+  const json::Value* token = meta ? json::find(*meta, "progressToken") : nullptr;
+  auto progress = token ? std::make_shared<Progress>(ex, *token) : nullptr;
+  auto call = [&](const catalog::ExposedTool& t, const json::Value* arguments, const json::Value* call_meta) {
+    upstream::CallOptions opts = options_for(*t.origin, ex);
+    if (progress) opts.on_progress = [progress](json::Value& params) { progress->forward(params); };
+    auto started = Clock::now();
+    upstream::Reply reply = t.origin->call_tool(t.upstream_name, arguments, call_meta, opts);
+    double secs = std::chrono::duration<double>(Clock::now() - started).count();
+    bool is_error = reply.rpc_error || (json::find(reply.body, "isError") && reply.body["isError"].IsTrue());
+    std::string_view outcome = reply.rpc_error ? "rpc_error" : is_error ? "error" : "ok";
+    metrics_.tool_call(t.origin->name(), outcome, secs);
+    spdlog::debug("call {} principal={} session={} {:.1f} ms {}", t.name, principal_of(s), s.id().substr(0, 8),
+                  secs * 1000, outcome);
+    return std::make_pair(std::move(reply), secs * 1000);
+  };
+  auto [reply, ms] = call(*tool, args, meta);
+  auto cfg = config();
+  if (reply.rpc_error || !cfg->chain.resolve || !chain::has_next_tool(reply.body)) return relay(m, reply);
+
+  // The result asks for another tool: follow the chain here, each hop a
+  // full call by this client (its mode, timeouts, cancellation, progress).
+  chain::Context ctx{*snap, *mode, cfg->chain, nullptr, nullptr, nullptr, &ex.cancel_signal()};
+  ctx.call = [&](const catalog::ExposedTool& t, const json::Value* arguments) {
+    return call(t, arguments, nullptr).first;
+  };
+  ctx.before_hop = [&](int hop, const catalog::ExposedTool& t) {
+    if (progress) progress->step("chain hop " + std::to_string(hop) + ": " + t.name);
+  };
+  ctx.after_hop = [&](int hop, const catalog::ExposedTool& t, bool is_error, double hop_ms) {
+    spdlog::info("chain hop {} of {}: {} principal={} session={} {:.1f} ms {}", hop, tool->name, t.name,
+                 principal_of(s), s.id().substr(0, 8), hop_ms, is_error ? "error" : "ok");
+  };
+  return jsonrpc::make_result(m.id(), chain::resolve(ctx, *tool, args, std::move(reply.body), ms));
 }
 
 std::string Router::read_resource(const jsonrpc::Message& m, transport::Exchange& ex) {

@@ -57,6 +57,8 @@ class Router final : public transport::Handler {
   std::shared_ptr<const config::Config> config() const;
   std::string dispatch(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex);
   std::string initialize(McpSession& s, const jsonrpc::Message& m);
+  /// Calls the welcome tool of `s`'s mode; its text, or "" (none, failed).
+  std::string welcome_text(const McpSession& s, const config::Config& cfg);
   std::string list_tools(McpSession& s, const jsonrpc::Message& m);
   std::string call_tool(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex);
   std::string read_resource(const jsonrpc::Message& m, transport::Exchange& ex);

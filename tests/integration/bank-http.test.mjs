@@ -1,6 +1,7 @@
 // The bank server (seed 003) as a Streamable HTTP upstream behind the
 // gateway: its tool list and its results, `_meta.nextTool`, content
-// annotations and tool errors included, come through unchanged.
+// annotations and tool errors included, come through unchanged (with
+// chain.resolve off, so the gateway leaves nextTool to the client).
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BANK, connectHttp, httpServer, requireBinaries, startGateway, startUpstreamHttp, textOf, toolByName, withDiagnostics } from './harness.mjs';
@@ -11,7 +12,7 @@ let bankRef; // HttpClient straight to the bank upstream
 before(async () => {
   requireBinaries();
   const bank = await startUpstreamHttp(BANK, [], { label: 'bank-http' });
-  gw = await startGateway({ servers: [httpServer('bank', bank.url)] });
+  gw = await startGateway({ chain: { resolve: false }, servers: [httpServer('bank', bank.url)] });
   bankRef = await connectHttp(bank.url);
 });
 

@@ -1,0 +1,238 @@
+#include "chain/chain.hpp"
+
+#include <rapidjson/schema.h>
+#include <rapidjson/stringbuffer.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <set>
+
+#include "mcp/protocol.hpp"
+
+namespace mcpgw::chain {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const json::Value* next_tool(const json::Value& result) {
+  const json::Value* meta = json::find(result, "_meta");
+  const json::Value* next = meta ? json::find(*meta, "nextTool") : nullptr;
+  return next && next->IsObject() ? next : nullptr;
+}
+
+void canonical_into(const json::Value& v, std::string& out) {
+  if (v.IsObject()) {
+    std::vector<const json::Value::Member*> members;
+    for (const auto& m : v.GetObject()) members.push_back(&m);
+    std::sort(members.begin(), members.end(), [](auto* a, auto* b) {
+      return std::string_view(a->name.GetString(), a->name.GetStringLength()) <
+             std::string_view(b->name.GetString(), b->name.GetStringLength());
+    });
+    out += '{';
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      if (i) out += ',';
+      out += json::write(members[i]->name);
+      out += ':';
+      canonical_into(members[i]->value, out);
+    }
+    out += '}';
+  } else if (v.IsArray()) {
+    out += '[';
+    for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+      if (i) out += ',';
+      canonical_into(v[i], out);
+    }
+    out += ']';
+  } else {
+    out += json::write(v);
+  }
+}
+
+/// One call of the chain, for the trace and the merge.
+struct Call {
+  std::string tool;
+  json::Document arguments{rapidjson::kObjectType};
+  json::Document result;
+  bool is_error = false;
+  double ms = 0;
+};
+
+bool is_error_result(const json::Value& r) {
+  const json::Value* e = json::find(r, "isError");
+  return e && e->IsTrue();
+}
+
+/// A JSON-RPC error from a hop becomes an isError result, so the chain's
+/// answer stays one result.
+json::Document as_result(upstream::Reply reply) {
+  if (!reply.rpc_error) return std::move(reply.body);
+  std::string text = "error";
+  if (const auto* c = json::find(reply.body, "code"); c && c->IsInt()) text += " " + std::to_string(c->GetInt());
+  if (auto m = json::get_string(reply.body, "message")) text += ": " + std::string(*m);
+  return mcp::tool_error(text);
+}
+
+/// Finds the hop's target: a tool of the server that produced the result,
+/// by the name that server knows, then any exposed name. `hidden` tells a
+/// tool that exists but that this client may not call.
+const catalog::ExposedTool* find_target(const Context& ctx, const catalog::ExposedTool& from, std::string_view name,
+                                        bool& hidden) {
+  hidden = false;
+  const catalog::ExposedTool* found = nullptr;
+  for (const auto& t : ctx.snapshot.tools)
+    if (t.origin == from.origin && t.upstream_name == name) found = &t;
+  if (!found) {
+    auto it = ctx.snapshot.tool_index.find(std::string(name));
+    if (it != ctx.snapshot.tool_index.end()) found = &ctx.snapshot.tools[it->second];
+  }
+  if (!found) {
+    // Listed by the server but kept out by the filters: hidden, not unknown.
+    if (from.origin) {
+      for (const auto& t : from.origin->listing()->tools.GetArray())
+        if (json::get_string(t, "name") == name) hidden = true;
+    }
+    return nullptr;
+  }
+  if (ctx.mode >= found->in_mode.size() || !found->in_mode[ctx.mode]) {
+    hidden = true;
+    return nullptr;
+  }
+  return found;
+}
+
+}  // namespace
+
+bool has_next_tool(const json::Value& result) { return next_tool(result) != nullptr; }
+
+std::string canonical(const json::Value& v) {
+  std::string out;
+  canonical_into(v, out);
+  return out;
+}
+
+std::string validate_arguments(const catalog::ExposedTool& tool, const json::Value& arguments) {
+  auto def = json::parse(tool.definition);
+  const json::Value* schema = def ? json::find(*def, "inputSchema") : nullptr;
+  if (!schema || !schema->IsObject()) return {};
+  rapidjson::SchemaDocument sd(*schema);
+  rapidjson::SchemaValidator validator(sd);
+  if (arguments.Accept(validator)) return {};
+  rapidjson::StringBuffer where, rule;
+  validator.GetInvalidDocumentPointer().StringifyUriFragment(where);
+  validator.GetInvalidSchemaPointer().StringifyUriFragment(rule);
+  return std::string("the value at ") + where.GetString() + " fails \"" + validator.GetInvalidSchemaKeyword() +
+         "\" of the schema at " + rule.GetString();
+}
+
+json::Document resolve(const Context& ctx, const catalog::ExposedTool& first, const json::Value* arguments,
+                       json::Document first_result, double first_ms) {
+  std::vector<Call> calls;
+  std::set<std::string> seen;
+  {
+    Call c;
+    c.tool = first.name;
+    if (arguments) c.arguments.CopyFrom(*arguments, c.arguments.GetAllocator());
+    c.is_error = is_error_result(first_result);
+    c.result = std::move(first_result);
+    c.ms = first_ms;
+    seen.insert(c.tool + "\n" + canonical(c.arguments));
+    calls.push_back(std::move(c));
+  }
+  const catalog::ExposedTool* current = &first;
+  std::string refusal;  // why the chain stopped early, if it did
+  Call refused;         // the hop that was refused, for the trace
+
+  for (int hop = 1;; ++hop) {
+    const json::Value* next = next_tool(calls.back().result);
+    if (!next) break;
+    auto name = json::get_string(*next, "tool");
+    if (!name) name = json::get_string(*next, "name");
+    refused.tool = name ? std::string(*name) : std::string("(no tool named)");
+    if (const json::Value* a = json::find(*next, "arguments"); a && !a->IsNull())
+      refused.arguments.CopyFrom(*a, refused.arguments.GetAllocator());
+    std::string target = refused.tool;
+
+    if (ctx.cancel && ctx.cancel->cancelled()) {
+      refusal = "the client cancelled the call";
+    } else if (!name) {
+      refusal = "nextTool names no tool";
+    } else if (hop > ctx.config.max_depth) {
+      refusal = "depth: the chain would exceed chain.max_depth (" + std::to_string(ctx.config.max_depth) + " hops)";
+    } else if (!refused.arguments.IsObject()) {
+      refusal = "invalid arguments: nextTool.arguments must be an object";
+    } else {
+      bool hidden = false;
+      const catalog::ExposedTool* tool = find_target(ctx, *current, *name, hidden);
+      if (!tool) {
+        refusal = hidden ? "hidden: the tool is not available to this client" : "unknown tool";
+      } else {
+        refused.tool = tool->name;
+        std::string key = tool->name + "\n" + canonical(refused.arguments);
+        if (!seen.insert(key).second) {
+          refusal = "cycle: " + tool->name + " was already called with these arguments";
+        } else if (std::string why = validate_arguments(*tool, refused.arguments); !why.empty()) {
+          refusal = "invalid arguments: " + why;
+        } else {
+          if (ctx.before_hop) ctx.before_hop(hop, *tool);
+          auto started = Clock::now();
+          json::Document result = as_result(ctx.call(*tool, &refused.arguments));
+          Call c;
+          c.tool = tool->name;
+          c.arguments.Swap(refused.arguments);
+          c.is_error = is_error_result(result);
+          c.result = std::move(result);
+          c.ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+          if (ctx.after_hop) ctx.after_hop(hop, *tool, c.is_error, c.ms);
+          calls.push_back(std::move(c));
+          refused = Call{};
+          current = tool;
+          continue;
+        }
+      }
+    }
+    refusal = "mcpgw: chain stopped at hop " + std::to_string(hop) + " (" + target + "): " + refusal;
+    break;
+  }
+
+  // One result: the content of every call (or the last), the last call's
+  // structuredContent and _meta without nextTool, and the trace.
+  json::Document out(rapidjson::kObjectType);
+  auto& a = out.GetAllocator();
+  json::Value content(rapidjson::kArrayType);
+  std::size_t from = ctx.config.merge == config::Chain::Merge::All || !refusal.empty() ? 0 : calls.size() - 1;
+  for (std::size_t i = from; i < calls.size(); ++i)
+    if (const json::Value* c = json::find(calls[i].result, "content"); c && c->IsArray())
+      for (const auto& item : c->GetArray()) content.PushBack(json::Value(item, a), a);
+  bool any_error = !refusal.empty();
+  for (const auto& c : calls) any_error |= c.is_error;
+  if (!refusal.empty()) {
+    json::Value item(rapidjson::kObjectType);
+    item.AddMember("type", "text", a);
+    item.AddMember("text", json::str(refusal, a), a);
+    content.PushBack(item, a);
+  }
+  out.AddMember("content", content, a);
+  const json::Document& last = calls.back().result;
+  if (const json::Value* s = json::find(last, "structuredContent")) out.AddMember("structuredContent", json::Value(*s, a), a);
+  if (any_error) out.AddMember("isError", true, a);
+  json::Value meta(rapidjson::kObjectType);
+  if (const json::Value* m = json::find(last, "_meta"); m && m->IsObject()) meta.CopyFrom(*m, a);
+  meta.RemoveMember("nextTool");
+  json::Value trace(rapidjson::kArrayType);
+  auto add = [&](const Call& c, bool error) {
+    json::Value e(rapidjson::kObjectType);
+    e.AddMember("tool", json::str(c.tool, a), a);
+    e.AddMember("arguments", json::Value(c.arguments, a), a);
+    e.AddMember("isError", error, a);
+    e.AddMember("ms", std::round(c.ms * 1000) / 1000, a);  // microsecond precision is plenty
+    trace.PushBack(e, a);
+  };
+  for (const auto& c : calls) add(c, c.is_error);
+  if (!refusal.empty()) add(refused, true);
+  meta.AddMember("mcpgw/chain", trace, a);
+  out.AddMember("_meta", meta, a);
+  return out;
+}
+
+}  // namespace mcpgw::chain
