@@ -2,11 +2,16 @@
 // of the gateway's tests. Each tool exercises one behaviour a proxy must get
 // right: plain results, structured output, slow calls, tool errors, JSON-RPC
 // errors, a crashing server, noise on stdout, large payloads and `_meta`
-// pass-through.
+// pass-through. Flags add fixtures for the gateway's own features:
+// `--chain-tool NAME` a tool whose result asks for a next tool (nextTool
+// chains), `--welcome-tool NAME` a tool flagged `_meta.welcomeTool` (plus
+// `welcome_calls`, which counts their calls).
 #include <unistd.h>
 
+#include <atomic>
 #include <charconv>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -149,6 +154,87 @@ void add_generated(ex::Server& server, std::size_t count) {
   }
 }
 
+// The chain fixture: answers `text` (default "chain") as content and
+// structuredContent {text}, with isError when `is_error`, after `sleep_ms`;
+// when `next` is given, `_meta.nextTool = {tool: next, arguments:
+// next_arguments}` (`name` instead of `tool` with `use_name_key`, as one seed
+// implementation spells it). Nested next_arguments build any chain:
+//   {next: "chain", next_arguments: {text: "b", next: "echo", next_arguments: {text: "c"}}}
+// Without next_arguments, the arguments of the next tool are this call's own
+// arguments: {next: "chain"} asks for itself again (a cycle).
+void add_chain_tool(ex::Server& server, const std::string& name) {
+  server.add_tool({
+      .name = name,
+      .title = "Chain",
+      .description = "Returns `text`; with `next`, asks for that tool to be called next (_meta.nextTool) "
+                     "with `next_arguments` (default: its own arguments).",
+      .input_schema = R"({"type":"object","properties":{"text":{"type":"string"},"next":{"type":"string"},)"
+                      R"("next_arguments":{"type":"object"},"is_error":{"type":"boolean"},)"
+                      R"("use_name_key":{"type":"boolean"},"sleep_ms":{"type":"integer","minimum":0}},)"
+                      R"("additionalProperties":false})",
+      .handler = [](const json::Value& args) -> ex::ToolOutcome {
+        if (auto ms = ex::get_int(args, "sleep_ms"); ms && *ms > 0)
+          std::this_thread::sleep_for(std::chrono::milliseconds(*ms));
+        const std::string text(json::get_string(args, "text").value_or("chain"));
+        json::Document r = ex::text_result(text);
+        auto& a = r.GetAllocator();
+        const json::Value* is_error = json::find(args, "is_error");
+        if (is_error && is_error->IsBool() && is_error->GetBool()) r.AddMember("isError", true, a);
+        json::Value sc(rapidjson::kObjectType);
+        sc.AddMember("text", json::str(text, a), a);
+        r.AddMember("structuredContent", sc, a);
+        if (auto next = json::get_string(args, "next")) {
+          const json::Value* name_key = json::find(args, "use_name_key");
+          const bool use_name = name_key && name_key->IsBool() && name_key->GetBool();
+          json::Value nt(rapidjson::kObjectType);
+          nt.AddMember(json::str(use_name ? "name" : "tool", a), json::str(*next, a), a);
+          const json::Value* na = json::find(args, "next_arguments");
+          nt.AddMember("arguments", json::Value(na ? *na : args, a), a);
+          json::Value meta(rapidjson::kObjectType);
+          meta.AddMember("nextTool", nt, a);
+          r.AddMember("_meta", meta, a);
+        }
+        return r;
+      },
+  });
+}
+
+// Welcome fixtures: every `--welcome-tool NAME` adds a tool flagged
+// `_meta.welcomeTool: true` answering "welcome from <--name>" (after
+// `--welcome-sleep-ms`), and `welcome_calls` counts their calls.
+struct WelcomeState {
+  std::string server_name = "toolbox-server";
+  std::atomic<std::int64_t> sleep_ms{0};
+  std::atomic<std::int64_t> calls{0};
+  bool counter_added = false;
+};
+
+void add_welcome_tool(ex::Server& server, const std::string& name, std::shared_ptr<WelcomeState> state) {
+  if (!state->counter_added) {
+    state->counter_added = true;
+    server.add_tool({
+        .name = "welcome_calls",
+        .title = "Welcome Calls",
+        .description = "Returns how many times the welcome tools of this server were called.",
+        .handler = [state](const json::Value&) {
+          return ex::text_result(std::to_string(state->calls.load()));
+        },
+    });
+  }
+  server.add_tool({
+      .name = name,
+      .title = "Welcome",
+      .description = "Greets a new session (welcome tool).",
+      .annotations = R"({"readOnlyHint":true})",
+      .meta = R"({"welcomeTool":true})",
+      .handler = [state](const json::Value&) {
+        ++state->calls;
+        if (auto ms = state->sleep_ms.load(); ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        return ex::text_result("welcome from " + state->server_name);
+      },
+  });
+}
+
 bool parse_size(std::string_view s, std::size_t& out) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   return ec == std::errc() && p == s.data() + s.size();
@@ -159,6 +245,7 @@ bool parse_size(std::string_view s, std::size_t& out) {
 int main(int argc, char** argv) {
   ex::Server server("toolbox-server", "0.1.0");
   add_tools(server);
+  auto welcome = std::make_shared<WelcomeState>();
   const std::vector<ex::Flag> flags = {
       {"--tools", "add N generated tools gen_0 .. gen_{N-1}",
        [&](std::string_view v) {
@@ -177,7 +264,27 @@ int main(int argc, char** argv) {
       {"--name", "serverInfo.name to report",
        [&](std::string_view v) {
          server.set_name(std::string(v));
+         welcome->server_name = std::string(v);
          return !v.empty();
+       }},
+      {"--chain-tool", "add the chain fixture (nextTool) under this name, e.g. chain (repeatable)",
+       [&](std::string_view v) {
+         if (v.empty()) return false;
+         add_chain_tool(server, std::string(v));
+         return true;
+       }},
+      {"--welcome-tool", "add a tool of this name flagged _meta.welcomeTool, and welcome_calls (repeatable)",
+       [&](std::string_view v) {
+         if (v.empty()) return false;
+         add_welcome_tool(server, std::string(v), welcome);
+         return true;
+       }},
+      {"--welcome-sleep-ms", "welcome tools wait this long before answering",
+       [&](std::string_view v) {
+         std::size_t n = 0;
+         if (!parse_size(v, n)) return false;
+         welcome->sleep_ms = static_cast<std::int64_t>(n);
+         return true;
        }},
   };
   return ex::run_main(server, argc, argv, flags);

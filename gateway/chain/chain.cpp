@@ -82,17 +82,19 @@ const catalog::ExposedTool* find_target(const Context& ctx, const catalog::Expos
   const catalog::ExposedTool* found = nullptr;
   for (const auto& t : ctx.snapshot.tools)
     if (t.origin == from.origin && t.upstream_name == name) found = &t;
-  if (!found) {
-    auto it = ctx.snapshot.tool_index.find(std::string(name));
-    if (it != ctx.snapshot.tool_index.end()) found = &ctx.snapshot.tools[it->second];
+  // The server's own tool, kept out by the filters, is hidden; it must not
+  // fall through to another server's tool of the same exposed name.
+  if (!found && from.origin) {
+    for (const auto& t : from.origin->listing()->tools.GetArray())
+      if (json::get_string(t, "name") == name) {
+        hidden = true;
+        return nullptr;
+      }
   }
   if (!found) {
-    // Listed by the server but kept out by the filters: hidden, not unknown.
-    if (from.origin) {
-      for (const auto& t : from.origin->listing()->tools.GetArray())
-        if (json::get_string(t, "name") == name) hidden = true;
-    }
-    return nullptr;
+    auto it = ctx.snapshot.tool_index.find(std::string(name));
+    if (it == ctx.snapshot.tool_index.end()) return nullptr;
+    found = &ctx.snapshot.tools[it->second];
   }
   if (ctx.mode >= found->in_mode.size() || !found->in_mode[ctx.mode]) {
     hidden = true;

@@ -1026,3 +1026,46 @@ export async function openGetStream(client, { timeoutMs = 60000 } = {}) {
   fileCleanups.unshift(() => stream.close());
   return stream;
 }
+
+// ---------------------------------------------------------------------------
+// nextTool chains (toolbox-server --chain-tool chain)
+
+/**
+ * Arguments of toolbox `chain` for a chain of chain calls with texts
+ * `texts` (the first is the client's own call), ending, when `last` is given,
+ * with a hop to `last.tool` with `last.arguments`. `failAt` makes that call
+ * (index into `texts`) an isError result.
+ */
+export function chainArgs(texts, last, { failAt } = {}) {
+  let args;
+  for (let i = texts.length - 1; i >= 0; i--) {
+    const a = { text: texts[i] };
+    if (i === failAt) a.is_error = true;
+    if (args) {
+      a.next = 'chain';
+      a.next_arguments = args;
+    } else if (last) {
+      a.next = last.tool;
+      a.next_arguments = last.arguments ?? {};
+    }
+    args = a;
+  }
+  return args;
+}
+
+/** `_meta["mcpgw/chain"]` of a result (throws when missing). */
+export function chainTrace(result) {
+  const trace = result?._meta?.['mcpgw/chain'];
+  if (!Array.isArray(trace)) throw new Error(`no _meta["mcpgw/chain"] array in ${JSON.stringify(result)}`);
+  return trace;
+}
+
+/** The texts of a tool result's text content items, in order. */
+export function textsOf(result) {
+  return (result.content || []).filter((c) => c.type === 'text').map((c) => c.text);
+}
+
+/** True when `nextTool` appears anywhere in the value (result, _meta, content). */
+export function mentionsNextTool(value) {
+  return JSON.stringify(value).includes('"nextTool"');
+}
