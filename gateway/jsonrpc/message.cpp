@@ -56,6 +56,22 @@ const json::Value& Message::id() const {
   return id ? *id : kNull;
 }
 
+namespace {
+
+/// Classifies one message into `out`. An invalid one becomes an error
+/// response that keeps its id when usable, so the peer can match it.
+void classify(json::Document doc, Parsed& out) {
+  json::Document id;  // its own allocator: outlives `doc`, which `from` consumes
+  if (const json::Value* i = json::find(doc, "id"); i && valid_id(*i)) id.CopyFrom(*i, id.GetAllocator());
+  auto msg = Message::from(std::move(doc));
+  if (!msg)
+    out.errors.push_back(make_error(id, kInvalidRequest, "Invalid Request: " + msg.error()));
+  else
+    out.messages.push_back(std::move(*msg));
+}
+
+}  // namespace
+
 Parsed parse(std::string_view body) {
   Parsed out;
   auto doc = json::parse(body);
@@ -64,33 +80,18 @@ Parsed parse(std::string_view body) {
     return out;
   }
   if (!doc->IsArray()) {
-    // Keep the id of an invalid request when there is a usable one, so the
-    // peer can match the error to what it sent.
-    json::Value id;
-    if (const json::Value* i = json::find(*doc, "id"); i && valid_id(*i)) id.CopyFrom(*i, doc->GetAllocator());
-    auto msg = Message::from(std::move(*doc));
-    if (!msg)
-      out.errors.push_back(make_error(id, kInvalidRequest, "Invalid Request: " + msg.error()));
-    else
-      out.messages.push_back(std::move(*msg));
+    classify(std::move(*doc), out);
     return out;
   }
-  out.batch = true;
   if (doc->Empty()) {
-    out.batch = false;
     out.errors.push_back(make_error(kNull, kInvalidRequest, "Invalid Request: empty batch"));
     return out;
   }
+  out.batch = true;
   for (auto& item : doc->GetArray()) {
     json::Document one;
     one.CopyFrom(item, one.GetAllocator());
-    json::Value id;
-    if (const json::Value* i = json::find(one, "id"); i && valid_id(*i)) id.CopyFrom(*i, one.GetAllocator());
-    auto msg = Message::from(std::move(one));
-    if (!msg)
-      out.errors.push_back(make_error(id, kInvalidRequest, "Invalid Request: " + msg.error()));
-    else
-      out.messages.push_back(std::move(*msg));
+    classify(std::move(one), out);
   }
   return out;
 }

@@ -71,6 +71,13 @@ TEST_CASE("jsonrpc: an invalid request keeps its id in the error") {
   REQUIRE(p.errors.size() == 1);
   auto d = parse_ok(p.errors[0]);
   CHECK(d["id"].GetInt() == 42);
+  // A string id outlives the invalid message it came from (single and batch).
+  p = jsonrpc::parse(R"({"jsonrpc":"2.0","id":"a-long-string-id-that-is-not-inlined","method":7})");
+  REQUIRE(p.errors.size() == 1);
+  CHECK(std::string(parse_ok(p.errors[0])["id"].GetString()) == "a-long-string-id-that-is-not-inlined");
+  p = jsonrpc::parse(R"([{"jsonrpc":"2.0","id":"another-long-string-id-for-the-batch","method":7}])");
+  REQUIRE(p.errors.size() == 1);
+  CHECK(std::string(parse_ok(p.errors[0])["id"].GetString()) == "another-long-string-id-for-the-batch");
 }
 
 TEST_CASE("jsonrpc: a batch yields its valid members and an error per invalid one") {
