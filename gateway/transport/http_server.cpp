@@ -52,7 +52,8 @@ struct PostStream {
   std::size_t finals_expected = 0;
   std::size_t finals_seen = 0;
   bool seen_related = false;
-  std::vector<std::shared_ptr<Exchange>> exchanges;
+  // Weak: each exchange owns the stream, not the other way round.
+  std::vector<std::weak_ptr<Exchange>> exchanges;
 
   void push(bool final, std::string msg) {
     {
@@ -64,8 +65,14 @@ struct PostStream {
     cv.notify_all();
   }
   void cancel_all() {
-    std::lock_guard lk(mu);
-    for (auto& e : exchanges) e->cancel();
+    std::vector<std::shared_ptr<Exchange>> live;
+    {
+      std::lock_guard lk(mu);
+      for (auto& e : exchanges)
+        if (auto x = e.lock()) live.push_back(std::move(x));
+    }
+    // Cancel callbacks take other locks: run them outside ours.
+    for (auto& x : live) x->cancel();
   }
 };
 
