@@ -6,11 +6,40 @@
 
 namespace mcpgw::json {
 
+namespace {
+
+/// The deepest nesting accepted. Everything that walks a document (writing,
+/// copying, schema validation) recurses, so a hostile "[[[[..." must be
+/// refused before it exists; real MCP messages stay far below this.
+constexpr int kMaxDepth = 256;
+
+bool too_deep(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 Result<Document> parse(std::string_view text) {
+  if (too_deep(text)) return Error{"nested deeper than " + std::to_string(kMaxDepth) + " levels"};
   Document d;
-  // kParseStopWhenDoneFlag is not used: trailing garbage is an error, as a
-  // strict peer would treat it.
-  d.Parse<rapidjson::kParseFullPrecisionFlag>(text.data(), text.size());
+  // Iterative parsing keeps the parser itself off the stack. Trailing
+  // garbage is an error (no kParseStopWhenDoneFlag), as a strict peer treats it.
+  d.Parse<rapidjson::kParseFullPrecisionFlag | rapidjson::kParseIterativeFlag>(text.data(), text.size());
   if (d.HasParseError())
     return Error{std::string(rapidjson::GetParseError_En(d.GetParseError())) + " at offset " +
                  std::to_string(d.GetErrorOffset())};

@@ -121,6 +121,7 @@ struct HttpServer::Impl {
   std::condition_variable sweep_cv;
   bool stopping = false;
   bool serving = false;
+  std::atomic<std::size_t> open_streams{0};
   std::atomic<bool> served{false};
   std::thread sweeper;
 
@@ -432,7 +433,15 @@ struct HttpServer::Impl {
     }
     std::shared_ptr<HttpSession> hs;
     if (!lookup(req, res, ctx, hs)) return;
+    // Each open stream holds a worker thread: at most half of them may be
+    // streams, so requests always find a thread.
+    if (open_streams.fetch_add(1) >= static_cast<std::size_t>(opts.threads / 2)) {
+      open_streams.fetch_sub(1);
+      json_error(res, 503, jsonrpc::kInvalidRequest, "Service Unavailable: too many open GET streams; retry later");
+      return;
+    }
     if (hs->stream_open.exchange(true)) {
+      open_streams.fetch_sub(1);
       json_error(res, 409, jsonrpc::kInvalidRequest, "Conflict: this session already has a GET stream open");
       return;
     }
@@ -454,7 +463,10 @@ struct HttpServer::Impl {
             hs->touch();
           }
         },
-        [hs](bool) { hs->stream_open.store(false); });
+        [this, hs](bool) {
+          hs->stream_open.store(false);
+          open_streams.fetch_sub(1);
+        });
   }
 
   // --- DELETE ------------------------------------------------------------

@@ -129,3 +129,18 @@ TEST_CASE("json: helpers") {
   CHECK(json::quote("a\"b\n") == R"("a\"b\n")");
   CHECK(!json::parse("{} trailing").ok());
 }
+
+TEST_CASE("json: hostile nesting is refused, not recursed into") {
+  std::string deep(200000, '[');
+  auto d = json::parse(deep);
+  REQUIRE(!d.ok());
+  CHECK(d.error().find("nested deeper") != std::string::npos);
+  std::string ok = std::string(200, '[') + std::string(200, ']');
+  CHECK(json::parse(ok).ok());
+  // Brackets inside strings do not count.
+  CHECK(json::parse("[\"" + std::string(1000, '[') + "\"]").ok());
+  CHECK(json::parse(R"(["\"[[["])").ok());
+  auto p = jsonrpc::parse(deep);
+  REQUIRE(p.errors.size() == 1);
+  CHECK(error_code(p.errors[0]) == jsonrpc::kParseError);
+}
