@@ -94,6 +94,50 @@ class PostExchange final : public Exchange {
   bool alone_;
 };
 
+/// A POST body, read through httplib's content reader. It is kept only up
+/// to the limit (httplib enforces Content-Length limits but not chunked
+/// ones), and a body that was not wanted (a request refused early) is still
+/// read to its end but dropped, so the keep-alive connection stays in sync
+/// for the next request; past a hard cap, reading stops altogether.
+class Body {
+ public:
+  Body(const httplib::ContentReader& reader, const httplib::Request& req, std::size_t max)
+      : reader_(reader), max_(max) {
+    std::string length = req.get_header_value("Content-Length");
+    std::size_t declared = 0;
+    std::from_chars(length.data(), length.data() + length.size(), declared);
+    too_big_ = declared > max;
+  }
+  ~Body() {
+    if (!consumed_) consume(false);
+  }
+  /// Reads the body; false when it is over the limit.
+  bool read() {
+    consume(true);
+    return !too_big_;
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  void consume(bool keep) {
+    consumed_ = true;
+    std::size_t seen = 0;
+    reader_([&](const char* data, size_t len) {
+      seen += len;
+      if (text_.size() + len > max_) {
+        too_big_ = true;
+        std::string().swap(text_);
+      }
+      if (keep && !too_big_) text_.append(data, len);
+      return seen <= 16 * max_;
+    });
+  }
+  const httplib::ContentReader& reader_;
+  std::size_t max_;
+  bool too_big_ = false, consumed_ = false;
+  std::string text_;
+};
+
 struct HttpSession {
   std::shared_ptr<Session> session;
   std::shared_ptr<Outbox> outbox = std::make_shared<Outbox>();
@@ -237,6 +281,7 @@ struct HttpServer::Impl {
 
   void post(const httplib::Request& req, httplib::Response& res, const std::string& mode,
             const httplib::ContentReader& reader) {
+    Body body(reader, req, opts.max_body_bytes);
     ClientContext ctx;
     if (!admit(req, res, mode, ctx)) return;
     std::string ctype = lower(req.get_header_value("Content-Type"));
@@ -260,33 +305,12 @@ struct HttpServer::Impl {
       return;
     }
 
-    // The body is read only after the checks above, and never past the
-    // limit: httplib enforces it for Content-Length but not for chunked bodies.
-    std::string body;
-    std::size_t declared = 0;
-    std::string length = req.get_header_value("Content-Length");
-    std::from_chars(length.data(), length.data() + length.size(), declared);
-    bool too_big = declared > opts.max_body_bytes;
-    // An oversized body is still read to its end (httplib skips one with a
-    // Content-Length over the limit itself) but not kept, so the keep-alive
-    // connection stays in sync; past a hard cap we stop reading at all.
-    std::size_t seen = 0;
-    reader([&](const char* data, size_t len) {
-      seen += len;
-      if (body.size() + len > opts.max_body_bytes) {
-        too_big = true;
-        body.clear();
-        body.shrink_to_fit();
-      }
-      if (!too_big) body.append(data, len);
-      return seen <= 16 * opts.max_body_bytes;
-    });
-    if (too_big) {
+    if (!body.read()) {
       json_error(res, 413, jsonrpc::kInvalidRequest,
                  "Payload Too Large: body exceeds " + std::to_string(opts.max_body_bytes) + " bytes");
       return;
     }
-    jsonrpc::Parsed parsed = jsonrpc::parse(body);
+    jsonrpc::Parsed parsed = jsonrpc::parse(body.text());
     if (parsed.messages.empty() && !parsed.batch) {
       res.status = 400;
       res.set_content(parsed.errors.front(), kJson);
@@ -368,18 +392,18 @@ struct HttpServer::Impl {
     }
     if (json_answer) {
       std::lock_guard lk(stream->mu);
-      std::string body;
+      std::string answer;
       if (parsed.batch) {
-        body.push_back('[');
+        answer.push_back('[');
         for (auto& [final, msg] : stream->events) {
-          if (body.size() > 1) body += ',';
-          body += msg;
+          if (answer.size() > 1) answer += ',';
+          answer += msg;
         }
-        body.push_back(']');
+        answer.push_back(']');
       } else {
-        body = std::move(stream->events.front().second);
+        answer = std::move(stream->events.front().second);
       }
-      res.set_content(body, kJson);
+      res.set_content(answer, kJson);
       return;
     }
     int heartbeat = opts.heartbeat_ms;

@@ -1,6 +1,7 @@
 // Hostile input never takes the gateway down: deeply nested JSON (which a
 // recursive parser would overflow the stack on) is a parse error over HTTP
 // and stdio, and the gateway keeps serving.
+import net from 'node:net';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bankStdio, connectHttp, pollUntil, rawHttp, requireBinaries, startGateway, startGatewayStdio, withDiagnostics } from './harness.mjs';
@@ -50,5 +51,28 @@ test(
       s.client.closeStdin();
       assert.deepEqual(await s.proc.waitExit(10000), { code: 0, signal: null });
     }
+  }),
+);
+
+test(
+  'a POST refused before its body is read (415) leaves the keep-alive connection usable',
+  withDiagnostics(async () => {
+    const sock = net.connect(gw.port, '127.0.0.1');
+    await new Promise((res, rej) => sock.once('connect', res).once('error', rej));
+    let got = '';
+    sock.setEncoding('utf8');
+    sock.on('data', (d) => {
+      got += d;
+    });
+    const body = 'x'.repeat(5000);
+    // One request at a time (httplib does not read pipelined requests).
+    sock.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${gw.port}\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    const answers = () => (got.match(/HTTP\/1\.1 \d+/g) || []).length;
+    await pollUntil(() => answers() >= 1, { timeoutMs: 10000, intervalMs: 10, what: 'the 415 answer' });
+    sock.write(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${gw.port}\r\n\r\n`);
+    await pollUntil(() => answers() >= 2, { timeoutMs: 10000, intervalMs: 10, what: 'the /healthz answer on the same connection' });
+    sock.destroy();
+    const statuses = got.match(/HTTP\/1\.1 (\d+)/g).map((x) => Number(x.split(' ')[1]));
+    assert.deepEqual(statuses, [415, 200], got);
   }),
 );
