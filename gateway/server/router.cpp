@@ -165,11 +165,14 @@ Result<std::shared_ptr<transport::Session>> Router::open_session(const transport
 
 void Router::close_session(const std::shared_ptr<transport::Session>& session) {
   auto s = std::static_pointer_cast<McpSession>(session);
+  std::vector<std::shared_ptr<transport::Exchange>> running;
   {
     std::lock_guard lk(s->mu);
     for (auto& [id, ex] : s->inflight)
-      if (auto e = ex.lock()) e->cancel();
+      if (auto e = ex.lock()) running.push_back(std::move(e));
   }
+  // Cancel callbacks take upstream locks: run them outside the session's.
+  for (auto& e : running) e->cancel();
   unsubscribe_all(*s);
   std::lock_guard lk(sessions_mu_);
   sessions_.erase(s);
@@ -287,10 +290,12 @@ void Router::on_notification(McpSession& s, const jsonrpc::Message& m) {
   } else if (m.method() == "notifications/cancelled" && m.params()) {
     const json::Value* id = json::find(*m.params(), "requestId");
     if (!id) return;
-    std::lock_guard lk(s.mu);
-    auto it = s.inflight.find(json::write(*id));
-    if (it == s.inflight.end()) return;
-    if (auto e = it->second.lock()) e->cancel();
+    std::shared_ptr<transport::Exchange> target;
+    {
+      std::lock_guard lk(s.mu);
+      if (auto it = s.inflight.find(json::write(*id)); it != s.inflight.end()) target = it->second.lock();
+    }
+    if (target) target->cancel();
   }
 }
 

@@ -100,10 +100,10 @@ TEST_CASE("glob: stars, question marks, literals, no exponential blow-up") {
 TEST_CASE("naming: shortening is stable, exact length, collision-free and keeps short names") {
   CHECK(catalog::shorten("bank:list", 0) == "bank:list");
   CHECK(catalog::shorten("bank:list", 64) == "bank:list");
-  std::string long_name = "server:" + std::string(100, 'x');
+  std::string long_name = "server:" + std::string(100, 'a');
   std::string s = catalog::shorten(long_name, 64);
   CHECK(s.size() == 64);
-  CHECK(s.rfind("server:xxx", 0) == 0);
+  CHECK(s.rfind("server:aaa", 0) == 0);
   CHECK(s == catalog::shorten(long_name, 64));
   // Pinned: the suffix is SHA-256 based and must not change between releases,
   // or clients holding the old name break.
