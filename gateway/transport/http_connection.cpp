@@ -43,7 +43,7 @@ Result<std::unique_ptr<HttpConnection>> HttpConnection::create(
   if (scheme == std::string::npos || (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0))
     return Error{"url must start with http:// or https://: " + url};
   auto slash = url.find('/', scheme + 3);
-  std::unique_ptr<HttpConnection> c(new HttpConnection());
+  std::unique_ptr<HttpConnection> c(new HttpConnection());  // private constructor: make_unique cannot reach it
   c->name_ = std::move(name);
   c->origin_ = url.substr(0, slash);
   c->path_ = slash == std::string::npos ? "/" : url.substr(slash);

@@ -33,6 +33,7 @@ Result<std::unique_ptr<StdioConnection>> StdioConnection::start(std::string name
                                                                 ConnectionHandlers handlers) {
   auto child = ChildProcess::spawn(spec);
   if (!child) return Error{child.error()};
+  // Private constructor, so make_unique cannot reach it.
   std::unique_ptr<StdioConnection> c(new StdioConnection(std::move(name), std::move(*child), std::move(handlers)));
   c->out_thread_ = std::thread([p = c.get()] { p->read_stdout(); });
   c->err_thread_ = std::thread([p = c.get()] { p->read_stderr(); });
