@@ -96,14 +96,23 @@ Parsed parse(std::string_view body) {
   return out;
 }
 
-std::string make_result(const json::Value& id, const json::Value& result) {
+namespace {
+
+/// `{"jsonrpc":"2.0","id":id,"<key>":value}`: a success or an error response.
+std::string make_response(const json::Value& id, const char* key, const json::Value& value) {
   rapidjson::StringBuffer sb;
   Writer w(sb);
   write_head(w, id);
-  w.Key("result");
-  result.Accept(w);
+  w.Key(key);
+  value.Accept(w);
   w.EndObject();
   return std::string(sb.GetString(), sb.GetSize());
+}
+
+}  // namespace
+
+std::string make_result(const json::Value& id, const json::Value& result) {
+  return make_response(id, "result", result);
 }
 
 std::string make_result_raw(const json::Value& id, std::string_view result_json) {
@@ -116,13 +125,7 @@ std::string make_result_raw(const json::Value& id, std::string_view result_json)
 }
 
 std::string make_error_response(const json::Value& id, const json::Value& error) {
-  rapidjson::StringBuffer sb;
-  Writer w(sb);
-  write_head(w, id);
-  w.Key("error");
-  error.Accept(w);
-  w.EndObject();
-  return std::string(sb.GetString(), sb.GetSize());
+  return make_response(id, "error", error);
 }
 
 std::string make_error(const json::Value& id, int code, std::string_view message,

@@ -255,16 +255,17 @@ void Router::handle(const std::shared_ptr<transport::Session>& session, jsonrpc:
 
 std::string Router::dispatch(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex) {
   std::string_view method = m.method();
-  auto snap = catalog_.snapshot();
-  std::size_t page = static_cast<std::size_t>(config()->listen.page_size);
   if (method == "tools/call") return call_tool(s, m, ex);
   if (method == "tools/list") return list_tools(s, m);
   if (method == "initialize") return initialize(s, m);
   if (method == "ping") return jsonrpc::make_result_raw(m.id(), "{}");
-  if (method == "resources/list") return page_of(m, "resources", Definitions{snap->resources}, page);
-  if (method == "resources/templates/list")
+  if (method == "resources/list" || method == "resources/templates/list" || method == "prompts/list") {
+    auto snap = catalog_.snapshot();
+    std::size_t page = static_cast<std::size_t>(config()->listen.page_size);
+    if (method == "resources/list") return page_of(m, "resources", Definitions{snap->resources}, page);
+    if (method == "prompts/list") return page_of(m, "prompts", Definitions{snap->prompts}, page);
     return page_of(m, "resourceTemplates", Definitions{snap->templates}, page);
-  if (method == "prompts/list") return page_of(m, "prompts", Definitions{snap->prompts}, page);
+  }
   if (method == "resources/read") return read_resource(m, ex);
   if (method == "resources/subscribe") return subscribe(s, m, true);
   if (method == "resources/unsubscribe") return subscribe(s, m, false);

@@ -233,7 +233,8 @@ struct HttpServer::Impl {
       json_error(res, 401, jsonrpc::kInvalidRequest, "Unauthorized: missing or invalid bearer token");
       return false;
     }
-    auto modes = handler.modes();
+    std::vector<std::string> modes;
+    if (!mode.empty()) modes = handler.modes();
     if (!mode.empty() && std::find(modes.begin(), modes.end(), mode) == modes.end()) {
       std::string list;
       for (const auto& m : modes) {

@@ -303,9 +303,7 @@ void Upstream::on_message(jsonrpc::Message& m) {
   }
 }
 
-transport::Response Upstream::send(std::string_view method, const json::Value& params, const CallOptions& opts) {
-  json::Document p;
-  p.CopyFrom(params, p.GetAllocator());
+transport::Response Upstream::send(std::string_view method, json::Document p, const CallOptions& opts) {
   auto& a = p.GetAllocator();
   std::string token;
   if (opts.on_progress) {
@@ -366,7 +364,7 @@ Reply Upstream::call_tool(std::string_view tool, const json::Value* arguments, c
   p.AddMember("name", json::str(tool, a), a);
   if (arguments) p.AddMember("arguments", json::Value(*arguments, a), a);
   if (meta && meta->IsObject()) p.AddMember("_meta", json::Value(*meta, a), a);
-  auto r = send("tools/call", p, opts);
+  auto r = send("tools/call", std::move(p), opts);
   if (!r.message) return Reply{false, mcp::tool_error(r.detail)};
   if (const auto* e = r.message->error()) return Reply{true, json::clone(*e)};
   const auto* res = r.message->result();
@@ -376,7 +374,7 @@ Reply Upstream::call_tool(std::string_view tool, const json::Value* arguments, c
 }
 
 Reply Upstream::request(std::string_view method, const json::Value& params, const CallOptions& opts) {
-  auto r = send(method, params, opts);
+  auto r = send(method, json::clone(params), opts);
   auto error = [](int code, const std::string& message) {
     json::Document e(rapidjson::kObjectType);
     e.AddMember("code", code, e.GetAllocator());

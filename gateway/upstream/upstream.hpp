@@ -93,7 +93,7 @@ class Upstream {
   Result<json::Document> drain(transport::Connection& c, const char* method, const char* key);
   Result<std::shared_ptr<Listing>> list_all(transport::Connection& c);
   /// Sends `method` with progress and session-expiry handling.
-  transport::Response send(std::string_view method, const json::Value& params, const CallOptions& opts);
+  transport::Response send(std::string_view method, json::Document params, const CallOptions& opts);
   void on_message(jsonrpc::Message& m);
   bool wait_backoff(std::chrono::milliseconds d);
   std::shared_ptr<transport::Connection> connection() const;
