@@ -637,7 +637,10 @@ Plugin read_plugin(const Value& v) {
   Plugin p;
   Fields f = v.fields({"path", "config"});
   p.path = f.required("path").non_empty_text();
-  if (auto config = f.get("config"); config && !config->is_null()) p.config_json = config->json();
+  if (auto config = f.get("config"); config && !config->is_null()) {
+    if (!config->is_map()) config->fail("expected a mapping (handed to the plugin as a JSON object), got " + config->found());
+    p.config_json = config->json();
+  }
   return p;
 }
 

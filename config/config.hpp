@@ -115,8 +115,11 @@ struct Server {
 };
 
 struct Plugin {
+  /// Shared library; a path with a slash is relative to the directory mcpgw
+  /// runs in, one without is searched like any library (ld.so rules).
   std::string path;
-  std::string config_json = "{}";     // compact JSON, handed to the plugin
+  std::string config_json = "{}";     // compact JSON object, handed to the plugin
+  bool operator==(const Plugin&) const = default;
 };
 
 /// The whole file.

@@ -67,13 +67,27 @@ void add_tools(ex::Server& server) {
   server.add_tool({
       .name = "sleep",
       .title = "Sleep",
-      .description = "Waits `ms` milliseconds, then answers.",
+      .description = "Waits `ms` milliseconds, then answers with when it started and ended (Unix ms), "
+                     "so a caller can tell whether calls overlapped.",
       .input_schema = schema_with(R"("ms":{"type":"integer","minimum":0})", R"("ms")"),
       .handler = [](const json::Value& args) -> ex::ToolOutcome {
         auto ms = ex::get_int(args, "ms");
         if (!ms || *ms < 0) return mcp::tool_error("Argument ms must be a non-negative integer");
+        // The system clock: comparable between processes, unlike a
+        // process's own steady clock epoch.
+        auto unix_ms = [] {
+          return std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch()).count();
+        };
+        double started = unix_ms();
         std::this_thread::sleep_for(std::chrono::milliseconds(*ms));
-        return ex::text_result("slept " + std::to_string(*ms) + " ms");
+        double ended = unix_ms();
+        json::Document r = ex::text_result("slept " + std::to_string(*ms) + " ms");
+        json::Value sc(rapidjson::kObjectType);
+        sc.AddMember("ms", *ms, r.GetAllocator());
+        sc.AddMember("started_ms", started, r.GetAllocator());
+        sc.AddMember("ended_ms", ended, r.GetAllocator());
+        r.AddMember("structuredContent", sc, r.GetAllocator());
+        return r;
       },
   });
   server.add_tool({

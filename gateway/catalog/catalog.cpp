@@ -90,21 +90,25 @@ void select_welcome(const config::Config& cfg, const std::vector<std::shared_ptr
         for (std::size_t i = 0; i < snap.tools.size(); ++i) {
           const auto& t = snap.tools[i];
           if (!t.welcome || !t.in_mode[m]) continue;
-          int p = t.origin->config().welcome_priority;
-          // Tools are in server config order: keeping the first on ties
-          // is the "ties by config order" rule.
+          int p = t.origin->welcome_priority();
+          // Tools are in config order (plugins, then servers): keeping the
+          // first on ties is the "ties by config order" rule.
           if (!best || (w.strategy == Strategy::Priority && p > best_priority)) {
             best = i;
             best_priority = p;
           }
         }
         snap.welcome_by_mode[m] = best;
-        if (!best) why = "no visible tool is flagged _meta.welcomeTool";
-        else if (w.strategy == Strategy::First)
-          why = "first flagged tool in server order (server " + snap.tools[*best].origin->name() + ")";
+        if (!best) {
+          why = "no visible tool is flagged _meta.welcomeTool";
+          continue;
+        }
+        const auto& t = snap.tools[*best];
+        std::string origin = (t.composite ? "plugin " : "server ") + t.origin->name();
+        if (w.strategy == Strategy::First)
+          why = "first flagged tool in server order (" + origin + ")";
         else
-          why = "highest welcome_priority (" + std::to_string(best_priority) + ", server " +
-                snap.tools[*best].origin->name() + ")";
+          why = "highest welcome_priority (" + std::to_string(best_priority) + ", " + origin + ")";
       }
     }
   }
@@ -158,59 +162,97 @@ std::string Snapshot::expose_uri(const upstream::Upstream& server, std::string_v
   return server.name() + kUriJoin + std::string(uri);
 }
 
+namespace {
+
+/// Adds tools to a snapshot under construction, refusing a second tool of
+/// an exposed name.
+class ToolAdder {
+ public:
+  ToolAdder(const config::Config& cfg, Snapshot& snap) : cfg_(cfg), snap_(snap) {}
+
+  /// Adds `def` (a Tool object) of `origin` as `full` (before shortening)
+  /// if it passes `filters`. `server_filters`: the filters are the
+  /// server's own, written against its tool names too. `who` names the
+  /// origin in messages.
+  void add(const std::shared_ptr<upstream::ToolOrigin>& origin, bool composite, const json::Value& def,
+           const std::string& uname, const std::string& full, const config::Filters& filters, bool server_filters,
+           std::vector<std::string> slices, const std::string* description, const std::string& who) {
+    std::string name = shorten(full, cfg_.naming.max_length);
+    // Filters are written with full names: a shortened one's hash suffix
+    // cannot be known when writing the file.
+    if (!passes(filters, full, server_filters ? uname : std::string_view{}, slices)) return;
+    if (auto prev = seen_.find(name); prev != seen_.end()) {
+      const auto& [first, first_composite] = prev->second;
+      if (first_composite)
+        snap_.warnings.push_back("tool \"" + name + "\" of " + who + " is left out: " + first +
+                                 " already declares a tool of that name");
+      else
+        snap_.errors.push_back("exposed tool name \"" + name + "\" is given by both " + first + " and " + who +
+                               "; keep prefix: true on one of them, or exclude one with filters");
+      return;
+    }
+    seen_.emplace(name, std::make_pair(who, composite));
+
+    ExposedTool e;
+    e.name = name;
+    e.origin = origin;
+    e.composite = composite;
+    e.upstream_name = uname;
+    e.definition = patched(def, "name", name, description);
+    e.slices = std::move(slices);
+    if (const auto* meta = json::find(def, "_meta")) {
+      const auto* w = json::find(*meta, "welcomeTool");
+      if (w && w->IsTrue() && welcome_seen_[origin.get()]++ == 0) e.welcome = true;
+      else if (w && w->IsTrue())
+        snap_.warnings.push_back((composite ? "plugin " : "server ") + origin->name() +
+                                 " flags more than one welcome tool; using the first, ignoring " + uname);
+    }
+    e.in_mode.push_back(true);
+    for (const auto& m : cfg_.modes)
+      e.in_mode.push_back(passes(m.filters, full, {}, e.slices) || (full != name && passes(m.filters, name, {}, e.slices)));
+    snap_.tool_index.emplace(name, snap_.tools.size());
+    snap_.tools.push_back(std::move(e));
+  }
+
+ private:
+  const config::Config& cfg_;
+  Snapshot& snap_;
+  std::unordered_map<std::string, std::pair<std::string, bool>> seen_;  // exposed name -> (who, composite)
+  std::unordered_map<const upstream::ToolOrigin*, int> welcome_seen_;
+};
+
+}  // namespace
+
 std::shared_ptr<const Snapshot> build(const config::Config& cfg,
                                       const std::vector<std::shared_ptr<upstream::Upstream>>& upstreams,
+                                      const std::vector<std::shared_ptr<plugin::Plugin>>& plugins,
                                       std::uint64_t generation) {
   auto snap = std::make_shared<Snapshot>();
   snap->generation = generation;
   for (const auto& m : cfg.modes) snap->modes.push_back(m.name);
+  ToolAdder tools(cfg, *snap);
 
-  std::unordered_map<std::string, std::string> tool_origin;  // exposed name -> "server (upstream name)"
+  // Composite tools keep the names their plugin gives them (no prefix, no
+  // description prefix) and obey the global filters and the modes.
+  for (const auto& p : plugins)
+    for (const auto& t : p->tools().GetArray()) {
+      std::string uname(json::get_string(t, "name").value_or(""));
+      tools.add(p, true, t, uname, uname, cfg.filters, false, slices_of(nullptr, uname, t), nullptr,
+                "plugin " + p->name() + " (" + p->config().path + ")");
+    }
+
   for (const auto& up : upstreams) {
     const auto& sc = up->config();
     auto listing = up->listing();
     if (sc.prefix) snap->servers.emplace(sc.name, up);
     const config::Filters& filters = sc.filters ? *sc.filters : cfg.filters;
-    // Filters of a server are written against its own tool names too.
-    bool own_filters = sc.filters.has_value();
-    int welcome_seen = 0;
 
     if (sc.proxy_tools) {
       for (const auto& t : listing->tools.GetArray()) {
         std::string uname(json::get_string(t, "name").value_or(""));
-        std::string full = exposed_name(cfg.naming, sc.name, uname, sc.prefix);
-        std::string name = shorten(full, cfg.naming.max_length);
-        std::string origin = sc.name + " (" + uname + ")";
-        auto slices = slices_of(&sc, uname, t);
-        // Filters are written with full names: a shortened one's hash
-        // suffix cannot be known when writing the file.
-        if (!passes(filters, full, own_filters ? uname : std::string_view{}, slices)) continue;
-        if (auto prev = tool_origin.find(name); prev != tool_origin.end()) {
-          snap->errors.push_back("exposed tool name \"" + name + "\" is given by both server " + prev->second +
-                                 " and server " + origin +
-                                 "; keep prefix: true on one of them, or exclude one with filters");
-          continue;
-        }
-        tool_origin.emplace(name, origin);
-
-        ExposedTool e;
-        e.name = name;
-        e.origin = up;
-        e.upstream_name = uname;
         std::string desc = exposed_description(cfg.naming, sc.name, json::get_string(t, "description").value_or(""));
-        e.definition = patched(t, "name", name, &desc);
-        e.slices = std::move(slices);
-        if (const auto* meta = json::find(t, "_meta")) {
-          const auto* w = json::find(*meta, "welcomeTool");
-          if (w && w->IsTrue() && welcome_seen++ == 0) e.welcome = true;
-          else if (w && w->IsTrue())
-            snap->warnings.push_back("server " + sc.name + " flags more than one welcome tool; using the first, ignoring " + uname);
-        }
-        e.in_mode.push_back(true);
-        for (const auto& m : cfg.modes)
-          e.in_mode.push_back(passes(m.filters, full, {}, e.slices) || (full != name && passes(m.filters, name, {}, e.slices)));
-        snap->tool_index.emplace(name, snap->tools.size());
-        snap->tools.push_back(std::move(e));
+        tools.add(up, false, t, uname, exposed_name(cfg.naming, sc.name, uname, sc.prefix), filters,
+                  sc.filters.has_value(), slices_of(&sc, uname, t), &desc, "server " + sc.name + " (" + uname + ")");
       }
     }
 

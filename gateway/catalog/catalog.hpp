@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "plugin/plugin.hpp"
 #include "upstream/upstream.hpp"
 
 namespace mcpgw::catalog {
@@ -19,7 +20,8 @@ namespace mcpgw::catalog {
 /// One tool as exposed to clients.
 struct ExposedTool {
   std::string name;                          ///< as clients see and call it
-  std::shared_ptr<upstream::Upstream> origin;
+  std::shared_ptr<upstream::ToolOrigin> origin;  ///< an upstream server or a plugin
+  bool composite = false;                    ///< origin is a plugin
   std::string upstream_name;                 ///< the name the origin knows
   std::string definition;                    ///< serialised Tool, as listed
   std::vector<std::string> slices;
@@ -79,9 +81,13 @@ struct Snapshot {
   bool resources_subscribable = false;
 };
 
-/// Builds a snapshot from the upstreams' current listings, in config order.
+/// Builds a snapshot from the plugins' tools and the upstreams' current
+/// listings, in config order. Plugin tools come first and keep their names:
+/// an upstream tool of the same exposed name is left out with a warning
+/// (upstreams come and go; the configured composites stay).
 std::shared_ptr<const Snapshot> build(const config::Config& cfg,
                                       const std::vector<std::shared_ptr<upstream::Upstream>>& upstreams,
+                                      const std::vector<std::shared_ptr<plugin::Plugin>>& plugins,
                                       std::uint64_t generation);
 
 /// Warnings about exposed tool names that clients may reject, one per kind.

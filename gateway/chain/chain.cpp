@@ -84,12 +84,9 @@ const catalog::ExposedTool* find_target(const Context& ctx, const catalog::Expos
     if (t.origin == from.origin && t.upstream_name == name) found = &t;
   // The server's own tool, kept out by the filters, is hidden; it must not
   // fall through to another server's tool of the same exposed name.
-  if (!found && from.origin) {
-    for (const auto& t : from.origin->listing()->tools.GetArray())
-      if (json::get_string(t, "name") == name) {
-        hidden = true;
-        return nullptr;
-      }
+  if (!found && from.origin && from.origin->has_tool(name)) {
+    hidden = true;
+    return nullptr;
   }
   if (!found) {
     auto it = ctx.snapshot.tool_index.find(std::string(name));

@@ -34,7 +34,9 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out) {
   gw.start_upstreams();  // a failure shows as errors in the snapshot
   auto snap = gw.snapshot();
   auto ups = gw.upstreams();
-  std::vector<std::string> errors = snap->errors;
+  auto plugins = gw.plugins();
+  std::vector<std::string> errors = gw.plugin_errors();
+  errors.insert(errors.end(), snap->errors.begin(), snap->errors.end());
   for (const auto& u : ups)
     if (!u->ready()) errors.push_back("upstream " + u->name() + " is not connected: " + u->status());
   std::vector<std::string> warnings = snap->warnings;
@@ -52,7 +54,15 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out) {
     d.AddMember("config", json::str(source, a), a);
     d.AddMember("valid", ok, a);
     d.AddMember("default_mode", json::str(default_mode, a), a);
-    json::Value servers(rapidjson::kArrayType), tools(rapidjson::kArrayType);
+    json::Value servers(rapidjson::kArrayType), tools(rapidjson::kArrayType), loaded(rapidjson::kArrayType);
+    for (const auto& p : plugins) {
+      json::Value e(rapidjson::kObjectType);
+      e.AddMember("name", json::str(p->name(), a), a);
+      e.AddMember("version", json::str(p->version(), a), a);
+      e.AddMember("path", json::str(p->config().path, a), a);
+      e.AddMember("tools", p->tools().Size(), a);
+      loaded.PushBack(e, a);
+    }
     for (const auto& u : ups) {
       auto l = u->listing();
       json::Value s(rapidjson::kObjectType);
@@ -67,7 +77,7 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out) {
     for (const auto& t : snap->tools) {
       json::Value e(rapidjson::kObjectType);
       e.AddMember("name", json::str(t.name, a), a);
-      e.AddMember("server", json::str(t.origin->name(), a), a);
+      e.AddMember(t.composite ? "plugin" : "server", json::str(t.origin->name(), a), a);
       e.AddMember("upstream_name", json::str(t.upstream_name, a), a);
       e.AddMember("slices", strings(t.slices), a);
       e.AddMember("modes", strings(modes_of(*snap, t)), a);
@@ -84,6 +94,7 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out) {
       welcome.PushBack(e, a);
     }
     d.AddMember("servers", servers, a);
+    d.AddMember("plugins", loaded, a);
     d.AddMember("tools", tools, a);
     d.AddMember("welcome", welcome, a);
     d.AddMember("errors", strings(errors), a);
@@ -98,6 +109,10 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out) {
     out << "  " << u->name() << ": " << u->status() << " (" << l->tools.Size() << " tools, " << l->resources.Size()
         << " resources, " << l->prompts.Size() << " prompts)\n";
   }
+  if (!plugins.empty()) out << "\nplugins:\n";
+  for (const auto& p : plugins)
+    out << "  " << p->name() << " " << p->version() << ": " << p->config().path << " (" << p->tools().Size()
+        << " tools)\n";
   std::vector<std::array<std::string, 5>> rows;
   rows.push_back({"NAME", "SERVER", "SLICES", "MODES", "WELCOME"});
   for (const auto& t : snap->tools) {
@@ -105,7 +120,8 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out) {
     // (shortened names).
     bool shown = t.name.size() >= t.upstream_name.size() &&
                  t.name.compare(t.name.size() - t.upstream_name.size(), t.upstream_name.size(), t.upstream_name) == 0;
-    rows.push_back({t.name, t.origin->name() + (shown ? "" : " (" + t.upstream_name + ")"),
+    std::string origin = t.composite ? "plugin " + t.origin->name() : t.origin->name();
+    rows.push_back({t.name, origin + (shown ? "" : " (" + t.upstream_name + ")"),
                     joined(t.slices), joined(modes_of(*snap, t)), t.welcome ? "yes" : ""});
   }
   std::array<std::size_t, 5> width{};

@@ -7,13 +7,45 @@
 namespace mcpgw::server {
 
 Gateway::Gateway(config::Config cfg)
-    : cfg_(std::make_shared<const config::Config>(std::move(cfg))), router_(cfg_, catalog_, metrics_) {
+    : cfg_(std::make_shared<const config::Config>(std::move(cfg))),
+      plugin_host_(std::make_shared<plugin::Host>([this](std::string_view name) { return find_upstream(name); })),
+      router_(cfg_, catalog_, metrics_) {
   for (const auto& s : cfg_->servers) upstreams_.push_back(std::make_shared<upstream::Upstream>(s, *this));
 }
 
 Gateway::~Gateway() {
   router_.drain();
   stop_upstreams();
+  // Unload the plugins now, while the logger and everything they may touch
+  // still exist: the snapshot and this list hold the last references.
+  catalog_.publish(std::make_shared<catalog::Snapshot>());
+  std::lock_guard lk(state_mu_);
+  plugins_.clear();
+}
+
+std::shared_ptr<upstream::Upstream> Gateway::find_upstream(std::string_view name) const {
+  std::lock_guard lk(state_mu_);
+  for (const auto& u : upstreams_)
+    if (u->name() == name) return u;
+  return nullptr;
+}
+
+std::vector<std::shared_ptr<plugin::Plugin>> Gateway::plugins() const {
+  std::lock_guard lk(state_mu_);
+  return plugins_;
+}
+
+std::vector<std::string> Gateway::plugin_errors() const {
+  std::lock_guard lk(state_mu_);
+  return plugin_errors_;
+}
+
+void Gateway::load_plugins(const config::Config& cfg) {
+  auto loaded = plugin::load_all(cfg.plugins, plugin_host_, plugins());
+  for (const auto& e : loaded.errors) spdlog::error("{}; serving without it", e);
+  std::lock_guard lk(state_mu_);
+  plugins_ = std::move(loaded.plugins);
+  plugin_errors_ = std::move(loaded.errors);
 }
 
 std::shared_ptr<const config::Config> Gateway::config() const {
@@ -27,6 +59,7 @@ std::vector<std::shared_ptr<upstream::Upstream>> Gateway::upstreams() const {
 }
 
 Result<void> Gateway::start_upstreams() {
+  load_plugins(*config());
   auto ups = upstreams();
   for (auto& u : ups) u->start();
   for (auto& u : ups) {
@@ -45,7 +78,7 @@ void Gateway::on_tools_changed(const std::string& server) {
   std::lock_guard lk(rebuild_mu_);
   auto old = catalog_.snapshot();
   auto ups = upstreams();
-  auto next = catalog::build(*config(), ups, catalog_.next_generation());
+  auto next = catalog::build(*config(), ups, plugins(), catalog_.next_generation());
   for (const auto& u : ups) metrics_.set_upstream_up(u->name(), u->ready());
   auto same = [](const auto& a, const auto& b) {
     return a.size() == b.size() &&
@@ -195,6 +228,9 @@ Result<void> Gateway::reload(const std::string& path) {
     upstreams_ = kept;
   }
   router_.set_config(next);
+  // Plugins whose entry changed are loaded anew; the old instance unloads
+  // when the last call on it returns (the snapshots in flight hold it).
+  load_plugins(*next);
   for (auto& u : started) u->start();
   // Calls already running on a removed upstream finish or fail on their own
   // snapshot; stopping it fails the ones still waiting.

@@ -7,6 +7,7 @@
 
 #include "catalog/catalog.hpp"
 #include "config/config.hpp"
+#include "plugin/plugin.hpp"
 #include "server/metrics.hpp"
 #include "server/router.hpp"
 #include "transport/http_server.hpp"
@@ -19,9 +20,11 @@ class Gateway final : public upstream::Listener {
   explicit Gateway(config::Config cfg);
   ~Gateway() override;
 
-  /// Starts every upstream and waits (bounded by their timeouts) until each
-  /// has connected or failed once, so the first client sees a full catalog.
-  /// Fails when the catalog is invalid (two tools under one exposed name).
+  /// Loads the plugins, starts every upstream and waits (bounded by their
+  /// timeouts) until each has connected or failed once, so the first client
+  /// sees a full catalog. A plugin that fails to load is logged and left
+  /// out. Fails when the catalog is invalid (two upstream tools under one
+  /// exposed name).
   Result<void> start_upstreams();
   /// Serves HTTP until stop(); returns the process exit code.
   int serve_http();
@@ -45,15 +48,24 @@ class Gateway final : public upstream::Listener {
   /// The current snapshot (for `mcpgw check`).
   std::shared_ptr<const catalog::Snapshot> snapshot() const { return catalog_.snapshot(); }
   std::vector<std::shared_ptr<upstream::Upstream>> upstreams() const;
+  std::vector<std::shared_ptr<plugin::Plugin>> plugins() const;
+  /// Why configured plugins are not loaded (for `mcpgw check`).
+  std::vector<std::string> plugin_errors() const;
 
  private:
   void stop_upstreams();
+  /// Loads `cfg`'s plugins, keeping the loaded ones whose entry is unchanged.
+  void load_plugins(const config::Config& cfg);
+  std::shared_ptr<upstream::Upstream> find_upstream(std::string_view name) const;
 
   std::shared_ptr<const config::Config> config() const;
 
-  mutable std::mutex state_mu_;  // guards cfg_ and upstreams_
+  mutable std::mutex state_mu_;  // guards cfg_, upstreams_, plugins_ and plugin_errors_
   std::shared_ptr<const config::Config> cfg_;
   std::vector<std::shared_ptr<upstream::Upstream>> upstreams_;
+  std::shared_ptr<plugin::Host> plugin_host_;
+  std::vector<std::shared_ptr<plugin::Plugin>> plugins_;
+  std::vector<std::string> plugin_errors_;
   Metrics metrics_;
   catalog::Catalog catalog_;
   std::mutex rebuild_mu_;

@@ -106,12 +106,14 @@ class Progress {
   std::optional<double> last_;
 };
 
-upstream::CallOptions options_for(const upstream::Upstream& u, transport::Exchange& ex) {
+upstream::CallOptions options_for(const upstream::ToolOrigin& origin, transport::Exchange& ex) {
   upstream::CallOptions o;
-  o.deadline = u.deadline();
+  o.deadline = origin.deadline();
   o.cancel = &ex.cancel_signal();
   return o;
 }
+
+upstream::Caller caller_of(const McpSession& s) { return {s.context().principal, s.mode, s.id()}; }
 
 }  // namespace
 
@@ -347,6 +349,8 @@ std::string Router::welcome_text(const McpSession& s, const config::Config& cfg)
   auto args = json::parse(cfg.welcome.arguments_json);
   upstream::CallOptions o;
   o.deadline = std::min(Clock::now() + std::chrono::milliseconds(cfg.welcome.timeout_ms), tool.origin->deadline());
+  upstream::Caller caller = caller_of(s);
+  o.caller = &caller;
   auto reply = tool.origin->call_tool(tool.upstream_name, args ? &*args : nullptr, nullptr, o);
   // A welcome that fails must not stop the session from starting.
   bool failed = reply.rpc_error || (json::find(reply.body, "isError") && reply.body["isError"].IsTrue());
@@ -397,8 +401,10 @@ std::string Router::call_tool(McpSession& s, const jsonrpc::Message& m, transpor
   const json::Value* meta = json::find(*p, "_meta");
   const json::Value* token = meta ? json::find(*meta, "progressToken") : nullptr;
   auto progress = token ? std::make_shared<Progress>(ex, *token) : nullptr;
+  upstream::Caller caller = caller_of(s);
   auto call = [&](const catalog::ExposedTool& t, const json::Value* arguments, const json::Value* call_meta) {
     upstream::CallOptions opts = options_for(*t.origin, ex);
+    opts.caller = &caller;
     if (progress) opts.on_progress = [progress](json::Value& params) { progress->forward(params); };
     auto started = Clock::now();
     upstream::Reply reply = t.origin->call_tool(t.upstream_name, arguments, call_meta, opts);

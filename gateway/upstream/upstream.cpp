@@ -48,6 +48,13 @@ void Upstream::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+bool Upstream::has_tool(std::string_view tool) const {
+  auto l = listing();
+  for (const auto& t : l->tools.GetArray())
+    if (json::get_string(t, "name") == tool) return true;
+  return false;
+}
+
 std::string Upstream::status() const {
   std::lock_guard lk(mu_);
   return status_;

@@ -13,6 +13,7 @@
 
 #include "config/config.hpp"
 #include "transport/connection.hpp"
+#include "upstream/origin.hpp"
 
 namespace mcpgw::upstream {
 
@@ -35,25 +36,10 @@ class Listener {
   virtual void on_upstream_notification(const std::string& server, jsonrpc::Message& msg) = 0;
 };
 
-/// What a call produced: the result object, or a JSON-RPC error object
-/// (`{code, message, data?}`) to relay to the client.
-struct Reply {
-  bool rpc_error = false;
-  json::Document body;
-};
-
-struct CallOptions {
-  std::chrono::steady_clock::time_point deadline;
-  CancelSignal* cancel = nullptr;  ///< may be null
-  /// When set, a progress token is sent upstream and its
-  /// notifications/progress params arrive here (token already removed).
-  std::function<void(json::Value& params)> on_progress;
-};
-
-class Upstream {
+class Upstream final : public ToolOrigin {
  public:
   Upstream(config::Server cfg, Listener& listener);
-  ~Upstream();
+  ~Upstream() override;
   Upstream(const Upstream&) = delete;
   Upstream& operator=(const Upstream&) = delete;
 
@@ -65,7 +51,9 @@ class Upstream {
   void stop();
 
   const config::Server& config() const { return cfg_; }
-  const std::string& name() const { return cfg_.name; }
+  const std::string& name() const override { return cfg_.name; }
+  int welcome_priority() const override { return cfg_.welcome_priority; }
+  bool has_tool(std::string_view tool) const override;
   bool ready() const { return ready_.load(); }
   /// "connected" or why not.
   std::string status() const;
@@ -77,12 +65,12 @@ class Upstream {
   /// Calls tool `tool` (upstream name). Never throws and never hangs past
   /// the deadline: failures become isError results naming this server.
   Reply call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
-                  const CallOptions& opts);
+                  const CallOptions& opts) override;
   /// Any other request (resources/read, prompts/get, ...). Failures become
   /// a JSON-RPC error naming this server.
   Reply request(std::string_view method, const json::Value& params, const CallOptions& opts);
   /// Default deadline for one call to this server.
-  std::chrono::steady_clock::time_point deadline() const {
+  std::chrono::steady_clock::time_point deadline() const override {
     return std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg_.timeout_ms);
   }
 

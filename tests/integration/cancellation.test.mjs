@@ -119,7 +119,8 @@ test(
     assert.equal((await a.notify('notifications/cancelled', { requestId: call.id })).status, 202);
     assert.equal((await a.notify('notifications/cancelled', { requestId: 'no-such-request' })).status, 202);
     const res = await call.pending;
-    assert.deepEqual(res.message.result, { content: [{ type: 'text', text: 'slept 300 ms' }] });
+    assert.deepEqual(res.message.result.content, [{ type: 'text', text: 'slept 300 ms' }]);
+    assert.equal(res.message.result.structuredContent.ms, 300);
     await Promise.all([a.close(), b.close()]);
   }),
 );

@@ -44,7 +44,8 @@ test(
     gw.proc.child.kill('SIGTERM');
 
     const r = await inflight;
-    assert.deepEqual(r, { content: [{ type: 'text', text: 'slept 500 ms' }] });
+    assert.deepEqual(r.content, [{ type: 'text', text: 'slept 500 ms' }]);
+    assert.equal(r.structuredContent.ms, 500);
     assert.ok(Date.now() - t0 >= 450);
 
     const exit = await gw.proc.waitExit(12000);

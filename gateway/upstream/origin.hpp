@@ -1,0 +1,57 @@
+#pragma once
+// Where a tool's calls go: an upstream server or a composite plugin. The
+// catalog, the chain resolver and the router see tools through this
+// interface only, so a composite tool is listed, filtered, chained and
+// called like a proxied one.
+#include <chrono>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "jsonrpc/json.hpp"
+#include "util/cancel.hpp"
+
+namespace mcpgw::upstream {
+
+/// The client a call is made for.
+struct Caller {
+  std::string principal;  ///< "" without auth
+  std::string mode;       ///< "all" or a configured mode
+  std::string session;    ///< the client's session id
+};
+
+/// What a call produced: the result object, or a JSON-RPC error object
+/// (`{code, message, data?}`) to relay to the client.
+struct Reply {
+  bool rpc_error = false;
+  json::Document body;
+};
+
+struct CallOptions {
+  std::chrono::steady_clock::time_point deadline;
+  CancelSignal* cancel = nullptr;  ///< may be null
+  /// When set, a progress token is sent upstream and its
+  /// notifications/progress params arrive here (token already removed).
+  std::function<void(json::Value& params)> on_progress;
+  const Caller* caller = nullptr;  ///< may be null (e.g. the welcome call of a stdio client)
+};
+
+/// Something that serves tools.
+class ToolOrigin {
+ public:
+  virtual ~ToolOrigin() = default;
+  /// Server or plugin name, for messages, logs and metrics.
+  virtual const std::string& name() const = 0;
+  /// Rank among welcome tools under `welcome.strategy: priority`.
+  virtual int welcome_priority() const = 0;
+  /// Whether the origin has tool `tool` (its own name), exposed or not.
+  virtual bool has_tool(std::string_view tool) const = 0;
+  /// Default deadline for a call starting now.
+  virtual std::chrono::steady_clock::time_point deadline() const = 0;
+  /// Calls tool `tool` (the origin's own name). Never throws; failures are
+  /// isError results naming the origin, or a JSON-RPC error to relay.
+  virtual Reply call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
+                          const CallOptions& opts) = 0;
+};
+
+}  // namespace mcpgw::upstream
