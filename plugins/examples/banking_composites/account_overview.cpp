@@ -60,11 +60,13 @@ void add_account_overview(mcpgw::Plugin& plugin, const mcpgw::Json& config) {
 
         // The merge: balances in the requested currency, when both sides
         // gave what it needs.
-        const mcpgw::Json& accounts = out[bank.name]["accounts"];
-        const mcpgw::Json& rates = out[fx.name]["rates"];
+        // Read through a const view: a non-const [] would insert members.
+        const mcpgw::Json& merged = out;
+        const mcpgw::Json& accounts = merged[bank.name]["accounts"];
+        const mcpgw::Json& rates = merged[fx.name]["rates"];
         std::string summary;
         if (accounts.is_array() && rates.is_object()) {
-          double rate = currency == out[fx.name]["base"].as_string("USD") ? 1.0 : rates[currency].as_number(0);
+          double rate = currency == merged[fx.name]["base"].as_string("USD") ? 1.0 : rates[currency].as_number(0);
           if (rate <= 0) return mcpgw::ToolResult::error("No exchange rate for " + currency);
           double total = 0;
           for (const auto& a : accounts.items()) total += a["balance"].as_number();
