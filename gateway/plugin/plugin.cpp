@@ -160,7 +160,7 @@ Plugin::~Plugin() {
   } catch (...) {
     spdlog::error("plugin {}: shutdown threw an exception across the C ABI", name_);
   }
-  spdlog::info("plugin {} unloaded", name_);
+  if (loaded_) spdlog::info("plugin {} unloaded", name_);
 }
 
 Result<std::shared_ptr<Plugin>> Plugin::load(const config::Plugin& cfg, std::shared_ptr<Host> host) {
@@ -253,6 +253,7 @@ Result<std::shared_ptr<Plugin>> Plugin::load(const config::Plugin& cfg, std::sha
       return Error{where + " (" + p->name_ + "): tool " + tool + ": outputSchema must be an object"};
   }
   p->tools_ = std::move(*tools);
+  p->loaded_ = true;
   spdlog::info("plugin {} {} loaded from {}: {} tools", p->name_, p->version_, cfg.path, p->tools_.Size());
   return p;
 }

@@ -79,7 +79,8 @@ class Plugin final : public upstream::ToolOrigin {
   std::unique_ptr<Library> lib_;
   const mcpgw_plugin* desc_ = nullptr;
   void* state_ = nullptr;
-  bool initialized_ = false;
+  bool initialized_ = false;  ///< init succeeded: shutdown is owed
+  bool loaded_ = false;       ///< every check passed: it served tools
   std::string name_, version_;
   json::Document tools_{rapidjson::kArrayType};
 };

@@ -559,7 +559,9 @@ TEST_CASE("config: JSON conversion of YAML scalars") {
   CHECK(c.plugins[0].config_json ==
         R"({"i":-12,"f":2500.0,"big":123456789012,"s":"true","t":"5","b":false,"n":null,"e":"",)"
         R"("text":"a\"b\n","ver":"1.2.3","inf":".inf","block":"x\n"})");
-  CHECK(parse_ok("plugins:\n  - path: p.so\n    config: [1, x]\n").plugins[0].config_json == R"([1,"x"])");
+  CHECK(parse_ok("plugins:\n  - path: p.so\n    config: {a: [1, x]}\n").plugins[0].config_json == R"({"a":[1,"x"]})");
+  CHECK(parse_error("plugins:\n  - path: p.so\n    config: [1, x]\n") ==
+        "gw.yaml:3: plugins[0].config: expected a mapping (handed to the plugin as a JSON object), got a list");
   CHECK(parse_error("plugins:\n  - config: {}\n") == "gw.yaml:2: plugins[0].path: required key is missing");
 }
 
