@@ -2,9 +2,10 @@
 // `cmake --install` of the build tree puts <mcpgw/plugin.h>, plugin.hpp,
 // json.hpp and the CMake package (mcpgwConfig.cmake) under a prefix; a
 // project outside this tree with nothing but find_package(mcpgw) and
-// mcpgw::plugin compiles the whole-plugin example documented at the top of
-// <mcpgw/plugin.hpp> (taken from the installed header, word for word), and
-// the gateway loads it and serves its tool, which calls the bank upstream.
+// mcpgw::plugin compiles the minimal plugin of the README (its hello.cpp and
+// CMakeLists.txt blocks, word for word; the same example heads
+// <mcpgw/plugin.hpp>), and the gateway loads it and serves its tool, which
+// calls the bank upstream.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -12,6 +13,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import path from 'node:path';
 import {
   BUILD,
+  REPO,
   bankStdio,
   connectHttp,
   requireBinaries,
@@ -68,6 +70,16 @@ function documentedExample(headerText) {
   return `${code.join('\n')}\n`;
 }
 
+/** The fenced block after `<!-- plugin-example:NAME -->` in the README. */
+function readmeExample(name) {
+  const readme = readFileSync(path.join(REPO, 'README.md'), 'utf8');
+  const at = readme.indexOf(`<!-- plugin-example:${name} -->`);
+  assert.ok(at >= 0, `README.md has no <!-- plugin-example:${name} --> block`);
+  const m = readme.slice(at).match(/```[a-z]*\n([\s\S]*?)```/);
+  assert.ok(m, `no code block after <!-- plugin-example:${name} -->`);
+  return m[1];
+}
+
 /** lib or lib64 or lib/<multiarch>: wherever GNUInstallDirs put the package. */
 function findPackageConfig(prefix) {
   const hits = [];
@@ -101,22 +113,18 @@ test(
     // 2. A project that knows only the installed package.
     const src = path.join(dir, 'hello');
     const bin = path.join(dir, 'hello-build');
-    const example = documentedExample(readFileSync(path.join(prefix, 'include', 'mcpgw', 'plugin.hpp'), 'utf8'));
+    const example = readmeExample('hello.cpp');
+    const cmakeLists = readmeExample('CMakeLists.txt');
+    assert.equal(example, documentedExample(readFileSync(path.join(prefix, 'include', 'mcpgw', 'plugin.hpp'), 'utf8')),
+      'the README example and the one heading <mcpgw/plugin.hpp> differ');
+    const lines = (example + cmakeLists).split('\n').filter((l) => l.trim() !== '').length;
+    assert.ok(lines < 30, `the README's minimal plugin has ${lines} lines`);
     assert.match(example, /^#include <mcpgw\/plugin\.hpp>$/m, example);
     assert.match(example, /MCPGW_PLUGIN\("hello", "1\.0\.0"\)/, example);
     assert.match(example, /"balance_in_words"/, example);
     mkdirSync(src);
-    writeFileSync(
-      path.join(src, 'CMakeLists.txt'),
-      [
-        'cmake_minimum_required(VERSION 3.22)',
-        'project(hello_plugin CXX)',
-        'find_package(mcpgw REQUIRED)',
-        'add_library(hello MODULE hello.cpp)',
-        'target_link_libraries(hello PRIVATE mcpgw::plugin)',
-        '',
-      ].join('\n'),
-    );
+    assert.match(cmakeLists, /^find_package\(mcpgw REQUIRED\)$/m, cmakeLists);
+    writeFileSync(path.join(src, 'CMakeLists.txt'), cmakeLists);
     writeFileSync(path.join(src, 'hello.cpp'), example);
 
     const configure = await run('cmake', ['-S', src, '-B', bin, `-DCMAKE_PREFIX_PATH=${prefix}`]);
