@@ -196,9 +196,9 @@ class Context {
   Json take(char* s) const { return take(host_, s); }
   static Json take(const mcpgw_host* host, char* s) {
     std::unique_ptr<char, void (*)(char*)> owned(s, host->free_string);
-    if (!s) return Json::object({{"isError", true}, {"content", Json::array()}});
-    auto parsed = Json::try_parse(s);
-    return parsed ? std::move(*parsed) : Json::object({{"isError", true}, {"content", Json::array()}});
+    auto parsed = s ? Json::try_parse(s) : std::nullopt;
+    if (parsed && parsed->is_object()) return std::move(*parsed);
+    return ToolResult::error("mcpgw returned no valid result for the call").json();
   }
 
   const mcpgw_host* host_;
