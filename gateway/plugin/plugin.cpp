@@ -78,6 +78,7 @@ std::string run_upstream_call(const mcpgw_call& call, const char* server, const 
   o.deadline = std::min(call.opts->deadline, up->deadline());
   o.cancel = call.opts->cancel;
   o.caller = call.opts->caller;
+  o.client = call.opts->client;
   upstream::Reply r = up->call_tool(tool, args ? &*args : nullptr, nullptr, o);
   if (r.rpc_error) return fail("server " + up->name() + ": " + error_text(r));
   return json::write(r.body);

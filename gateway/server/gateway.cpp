@@ -9,7 +9,9 @@ namespace mcpgw::server {
 Gateway::Gateway(config::Config cfg)
     : cfg_(std::make_shared<const config::Config>(std::move(cfg))),
       plugin_host_(std::make_shared<plugin::Host>([this](std::string_view name) { return find_upstream(name); })),
-      router_(cfg_, catalog_, metrics_) {
+      router_(cfg_, catalog_, metrics_, [this](const std::string& session) {
+        for (const auto& u : upstreams()) u->end_client(session);
+      }) {
   for (const auto& s : cfg_->servers) upstreams_.push_back(std::make_shared<upstream::Upstream>(s, *this));
 }
 

@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <condition_variable>
 
 #include "chain/chain.hpp"
 #include "mcp/protocol.hpp"
@@ -106,19 +108,178 @@ class Progress {
   std::optional<double> last_;
 };
 
-upstream::CallOptions options_for(const upstream::ToolOrigin& origin, transport::Exchange& ex) {
+upstream::CallOptions options_for(const upstream::ToolOrigin& origin, transport::Exchange& ex,
+                                  const upstream::Caller& caller) {
   upstream::CallOptions o;
   o.deadline = origin.deadline();
   o.cancel = &ex.cancel_signal();
+  o.caller = &caller;
   return o;
 }
 
 upstream::Caller caller_of(const McpSession& s) { return {s.context().principal, s.mode, s.id()}; }
 
+/// Severity rank of an MCP log level (RFC 5424 order), -1 when unknown.
+int level_rank(std::string_view level) {
+  static constexpr std::string_view kLevels[] = {"debug", "info", "notice", "warning",
+                                                 "error", "critical", "alert", "emergency"};
+  for (int i = 0; i < 8; ++i)
+    if (kLevels[i] == level) return i;
+  return -1;
+}
+
+upstream::Reply rpc_error(int code, const std::string& message) {
+  json::Document e(rapidjson::kObjectType);
+  e.AddMember("code", code, e.GetAllocator());
+  e.AddMember("message", json::str(message, e.GetAllocator()), e.GetAllocator());
+  return {true, std::move(e)};
+}
+
+/// The capability a client must have declared for a server-to-client
+/// request, or "" when the request needs none the client can lack.
+std::string missing_capability(const json::Value& caps, std::string_view method, const json::Value* params) {
+  if (method == "sampling/createMessage") return json::find(caps, "sampling") ? "" : "sampling";
+  if (method == "roots/list") return json::find(caps, "roots") ? "" : "roots";
+  if (method == "elicitation/create") {
+    const json::Value* e = json::find(caps, "elicitation");
+    if (!e) return "elicitation";
+    bool url = params && json::get_string(*params, "mode") == "url";
+    // An empty elicitation capability means form mode only (2025-11-25).
+    if (url && !json::find(*e, "url")) return "elicitation.url";
+  }
+  return "";
+}
+
 }  // namespace
 
-Router::Router(std::shared_ptr<const config::Config> cfg, catalog::Catalog& catalog, Metrics& metrics)
-    : cfg_(std::move(cfg)), catalog_(catalog), metrics_(metrics), pool_(std::make_unique<WorkerPool>(4, 4096)) {}
+/// The client of one tools/call as the upstreams reach it: their requests
+/// go out on the call's stream under ids of ours, the client's answers come
+/// back through Router::handle. Closed when the call ends.
+class ClientCall final : public upstream::ClientChannel, public std::enable_shared_from_this<ClientCall> {
+ public:
+  ClientCall(McpSession& s, transport::Exchange& ex, std::atomic<std::uint64_t>& ids) : s_(s), ex_(ex), ids_(ids) {}
+
+  const std::string& session() const override { return s_.id(); }
+
+  upstream::Reply request(std::string_view method, const json::Value* params, Clock::time_point deadline,
+                          CancelSignal& cancel) override {
+    std::string missing;
+    std::string client;
+    {
+      std::lock_guard lk(s_.mu);
+      missing = missing_capability(s_.client_capabilities, method, params);
+      client = s_.client_name.empty() ? "the client" : "the client (" + s_.client_name + ")";
+    }
+    if (!missing.empty())
+      return rpc_error(jsonrpc::kMethodNotFound,
+                       "mcpgw: " + client + " did not declare the " + missing + " capability, so it cannot take " +
+                           std::string(method));
+    if (!ex_.can_send())
+      return rpc_error(jsonrpc::kInternalError, "mcpgw: " + client +
+                                                    " accepts only a JSON response to its call, so it cannot be asked " +
+                                                    std::string(method) + " in the middle of it");
+    const std::string id = "mcpgw-" + std::to_string(ids_.fetch_add(1));
+    auto pending = std::make_shared<Pending>();
+    {
+      std::lock_guard lk(mu_);
+      if (closed_) return rpc_error(jsonrpc::kInternalError, "mcpgw: the client's call has ended");
+      pending_[id] = pending;
+      {
+        std::lock_guard slk(s_.mu);
+        s_.forwarded[id] = weak_from_this();
+      }
+      json::Document req(rapidjson::kObjectType);
+      auto& a = req.GetAllocator();
+      req.AddMember("jsonrpc", "2.0", a);
+      req.AddMember("id", json::str(id, a), a);
+      req.AddMember("method", json::str(method, a), a);
+      if (params) req.AddMember("params", json::Value(*params, a), a);
+      ex_.send(json::write(req));
+    }
+    // Whoever gives up first ends the wait: the upstream (cancel), the
+    // client's call (cancelled or over), the deadline.
+    auto wake = [this] { cv_.notify_all(); };
+    auto s1 = cancel.on_cancel(wake);
+    auto s2 = ex_.cancel_signal().on_cancel(wake);
+    std::unique_lock lk(mu_);
+    bool answered = cv_.wait_until(lk, deadline, [&] {
+      return pending->answer || closed_ || cancel.cancelled() || ex_.cancel_signal().cancelled();
+    });
+    pending_.erase(id);
+    if (!closed_) {
+      std::lock_guard slk(s_.mu);
+      s_.forwarded.erase(id);
+    }
+    if (pending->answer) {
+      const jsonrpc::Message& m = *pending->answer;
+      if (const json::Value* e = m.error()) return {true, json::clone(*e)};
+      const json::Value* r = m.result();
+      return {false, r ? json::clone(*r) : json::Document(rapidjson::kObjectType)};
+    }
+    // Unanswered: tell the client to stop asking its user or model.
+    if (!closed_) {
+      json::Document p(rapidjson::kObjectType);
+      p.AddMember("requestId", json::str(id, p.GetAllocator()), p.GetAllocator());
+      const char* why = cancel.cancelled() ? "the server withdrew the request"
+                        : answered         ? "the call was cancelled"
+                                           : "no answer in time";
+      p.AddMember("reason", json::ref(why), p.GetAllocator());
+      ex_.send(jsonrpc::make_notification("notifications/cancelled", &p));
+    }
+    if (!answered) return rpc_error(jsonrpc::kInternalError, "mcpgw: " + client + " did not answer " + std::string(method) + " in time");
+    return rpc_error(jsonrpc::kInternalError, "mcpgw: " + client + "'s call ended before it answered " + std::string(method));
+  }
+
+  void notify(std::string_view method, const json::Value* params) override {
+    std::lock_guard lk(mu_);
+    if (closed_) return;
+    if (method == "notifications/message" && params) {
+      // The client's logging/setLevel decides, per session.
+      std::lock_guard slk(s_.mu);
+      auto level = json::get_string(*params, "level");
+      if (level && level_rank(*level) < level_rank(s_.log_level)) return;
+    }
+    ex_.send(jsonrpc::make_notification(method, params));
+  }
+
+  /// The client's answer to our request `id`.
+  void answer(const std::string& id, jsonrpc::Message msg) {
+    std::lock_guard lk(mu_);
+    auto it = pending_.find(id);
+    if (it == pending_.end() || it->second->answer) return;
+    it->second->answer = std::move(msg);
+    cv_.notify_all();
+  }
+
+  /// The call is over: nothing more goes to the client through it.
+  void close() {
+    std::lock_guard lk(mu_);
+    closed_ = true;
+    std::lock_guard slk(s_.mu);
+    for (const auto& [id, p] : pending_) s_.forwarded.erase(id);
+    cv_.notify_all();
+  }
+
+ private:
+  struct Pending {
+    std::optional<jsonrpc::Message> answer;
+  };
+  McpSession& s_;
+  transport::Exchange& ex_;
+  std::atomic<std::uint64_t>& ids_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool closed_ = false;
+  std::map<std::string, std::shared_ptr<Pending>> pending_;
+};
+
+Router::Router(std::shared_ptr<const config::Config> cfg, catalog::Catalog& catalog, Metrics& metrics,
+               std::function<void(const std::string& session)> session_closed)
+    : cfg_(std::move(cfg)),
+      catalog_(catalog),
+      metrics_(metrics),
+      pool_(std::make_unique<WorkerPool>(4, 4096)),
+      session_closed_(std::move(session_closed)) {}
 
 Router::~Router() { drain(); }
 
@@ -176,6 +337,7 @@ void Router::close_session(const std::shared_ptr<transport::Session>& session) {
   // Cancel callbacks take upstream locks: run them outside the session's.
   for (auto& e : running) e->cancel();
   unsubscribe_all(*s);
+  if (session_closed_) session_closed_(s->id());
   std::lock_guard lk(sessions_mu_);
   sessions_.erase(s);
   metrics_.set_sessions(static_cast<double>(sessions_.size()));
@@ -217,8 +379,16 @@ void Router::handle(const std::shared_ptr<transport::Session>& session, jsonrpc:
                     std::shared_ptr<transport::Exchange> ex) {
   auto s = std::static_pointer_cast<McpSession>(session);
   if (msg.is_response()) {
-    // Answers to server-to-client requests; the gateway sends none yet.
+    // An answer to a request an upstream sent this client through us.
     metrics_.message("response");
+    if (!msg.id().IsString()) return;
+    std::string id = msg.id().GetString();
+    std::shared_ptr<ClientCall> call;
+    {
+      std::lock_guard lk(s->mu);
+      if (auto it = s->forwarded.find(id); it != s->forwarded.end()) call = it->second.lock();
+    }
+    if (call) call->answer(id, std::move(msg));
     return;
   }
   metrics_.message(msg.method());
@@ -238,7 +408,12 @@ void Router::handle(const std::shared_ptr<transport::Session>& session, jsonrpc:
   // Otherwise it runs on the pool, and the transport streams related
   // messages as they come.
   const json::Value* meta = msg.params() ? json::find(*msg.params(), "_meta") : nullptr;
-  if (ex->may_block_caller() && !(meta && json::find(*meta, "progressToken"))) {
+  bool answers;
+  {
+    std::lock_guard lk(s->mu);
+    answers = s->answers_requests;
+  }
+  if (ex->may_block_caller() && !answers && !(meta && json::find(*meta, "progressToken"))) {
     std::string reply = dispatch(*s, msg, *ex);
     {
       std::lock_guard lk(s->mu);
@@ -268,16 +443,14 @@ std::string Router::dispatch(McpSession& s, const jsonrpc::Message& m, transport
     if (method == "prompts/list") return page_of(m, "prompts", Definitions{snap->prompts}, page);
     return page_of(m, "resourceTemplates", Definitions{snap->templates}, page);
   }
-  if (method == "resources/read") return read_resource(m, ex);
+  if (method == "resources/read") return read_resource(s, m, ex);
   if (method == "resources/subscribe") return subscribe(s, m, true);
   if (method == "resources/unsubscribe") return subscribe(s, m, false);
-  if (method == "prompts/get") return get_prompt(m, ex);
-  if (method == "completion/complete") return complete(m, ex);
+  if (method == "prompts/get") return get_prompt(s, m, ex);
+  if (method == "completion/complete") return complete(s, m, ex);
   if (method == "logging/setLevel") {
     auto level = m.params() ? json::get_string(*m.params(), "level") : std::nullopt;
-    static constexpr std::string_view kLevels[] = {"debug", "info", "notice", "warning",
-                                                   "error", "critical", "alert", "emergency"};
-    if (!level || std::find(std::begin(kLevels), std::end(kLevels), *level) == std::end(kLevels))
+    if (!level || level_rank(*level) < 0)
       return invalid_params(m, "level must be one of debug, info, notice, warning, error, critical, alert, emergency");
     std::lock_guard lk(s.mu);
     s.log_level = std::string(*level);
@@ -311,8 +484,10 @@ std::string Router::initialize(McpSession& s, const jsonrpc::Message& m) {
   {
     std::lock_guard lk(s.mu);
     s.protocol_version = std::string(version);
-    if (const auto* caps = json::find(*p, "capabilities"); caps && caps->IsObject())
+    if (const auto* caps = json::find(*p, "capabilities"); caps && caps->IsObject()) {
       s.client_capabilities.CopyFrom(*caps, s.client_capabilities.GetAllocator());
+      s.answers_requests = json::find(*caps, "sampling") || json::find(*caps, "elicitation") || json::find(*caps, "roots");
+    }
     if (const auto* info = json::find(*p, "clientInfo"))
       s.client_name = std::string(json::get_string(*info, "name").value_or(""));
   }
@@ -402,9 +577,14 @@ std::string Router::call_tool(McpSession& s, const jsonrpc::Message& m, transpor
   const json::Value* token = meta ? json::find(*meta, "progressToken") : nullptr;
   auto progress = token ? std::make_shared<Progress>(ex, *token) : nullptr;
   upstream::Caller caller = caller_of(s);
+  auto client = std::make_shared<ClientCall>(s, ex, next_forwarded_id_);
+  struct CloseAtEnd {
+    ClientCall& c;
+    ~CloseAtEnd() { c.close(); }
+  } close_at_end{*client};
   auto call = [&](const catalog::ExposedTool& t, const json::Value* arguments, const json::Value* call_meta) {
-    upstream::CallOptions opts = options_for(*t.origin, ex);
-    opts.caller = &caller;
+    upstream::CallOptions opts = options_for(*t.origin, ex, caller);
+    opts.client = client;
     if (progress) opts.on_progress = [progress](json::Value& params) { progress->forward(params); };
     auto started = Clock::now();
     upstream::Reply reply = t.origin->call_tool(t.upstream_name, arguments, call_meta, opts);
@@ -436,7 +616,7 @@ std::string Router::call_tool(McpSession& s, const jsonrpc::Message& m, transpor
   return jsonrpc::make_result(m.id(), chain::resolve(ctx, *tool, args, std::move(reply.body), ms));
 }
 
-std::string Router::read_resource(const jsonrpc::Message& m, transport::Exchange& ex) {
+std::string Router::read_resource(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex) {
   auto uri = m.params() ? json::get_string(*m.params(), "uri") : std::nullopt;
   if (!uri) return invalid_params(m, "uri must be a string");
   auto snap = catalog_.snapshot();
@@ -449,7 +629,8 @@ std::string Router::read_resource(const jsonrpc::Message& m, transport::Exchange
   json::Document p;
   p.CopyFrom(*m.params(), p.GetAllocator());
   json::set(p, "uri", json::str(route->upstream_key, p.GetAllocator()), p.GetAllocator());
-  upstream::Reply r = route->origin->request("resources/read", p, options_for(*route->origin, ex));
+  upstream::Caller caller = caller_of(s);
+  upstream::Reply r = route->origin->request("resources/read", p, options_for(*route->origin, ex, caller));
   // Contents name the resource as the client knows it.
   if (!r.rpc_error) {
     if (auto* contents = json::find(r.body, "contents"); contents && contents->IsArray())
@@ -512,7 +693,7 @@ void Router::unsubscribe_all(McpSession& s) {
     if (auto route = snap->route_resource(uri)) count_subscription(*route, -1);
 }
 
-std::string Router::get_prompt(const jsonrpc::Message& m, transport::Exchange& ex) {
+std::string Router::get_prompt(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex) {
   auto name = m.params() ? json::get_string(*m.params(), "name") : std::nullopt;
   if (!name) return invalid_params(m, "name must be a string");
   auto route = catalog_.snapshot()->route_prompt(*name);
@@ -520,10 +701,11 @@ std::string Router::get_prompt(const jsonrpc::Message& m, transport::Exchange& e
   json::Document p;
   p.CopyFrom(*m.params(), p.GetAllocator());
   json::set(p, "name", json::str(route->upstream_key, p.GetAllocator()), p.GetAllocator());
-  return relay(m, route->origin->request("prompts/get", p, options_for(*route->origin, ex)));
+  upstream::Caller caller = caller_of(s);
+  return relay(m, route->origin->request("prompts/get", p, options_for(*route->origin, ex, caller)));
 }
 
-std::string Router::complete(const jsonrpc::Message& m, transport::Exchange& ex) {
+std::string Router::complete(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex) {
   const json::Value* ref = m.params() ? json::find(*m.params(), "ref") : nullptr;
   auto type = ref ? json::get_string(*ref, "type") : std::nullopt;
   if (!type) return invalid_params(m, "ref.type must be a string");
@@ -546,7 +728,8 @@ std::string Router::complete(const jsonrpc::Message& m, transport::Exchange& ex)
   json::Document p;
   p.CopyFrom(*m.params(), p.GetAllocator());
   json::set(p["ref"], key, json::str(route->upstream_key, p.GetAllocator()), p.GetAllocator());
-  return relay(m, route->origin->request("completion/complete", p, options_for(*route->origin, ex)));
+  upstream::Caller caller = caller_of(s);
+  return relay(m, route->origin->request("completion/complete", p, options_for(*route->origin, ex, caller)));
 }
 
 }  // namespace mcpgw::server

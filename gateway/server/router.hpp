@@ -1,6 +1,7 @@
 #pragma once
 // The router: answers each MCP method for a client session, using the
 // current catalog snapshot and the upstreams behind it.
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -15,6 +16,8 @@
 
 namespace mcpgw::server {
 
+class ClientCall;
+
 /// A client session as the router sees it.
 class McpSession final : public transport::Session {
  public:
@@ -25,6 +28,11 @@ class McpSession final : public transport::Session {
   std::string client_name;
   std::string log_level = "info";
   bool initialized = false;
+  /// The client declared sampling, elicitation or roots: its calls run
+  /// where they can stream the requests upstreams send it.
+  bool answers_requests = false;
+  /// Requests forwarded to this client and not answered yet, by our id.
+  std::map<std::string, std::weak_ptr<ClientCall>> forwarded;
   /// Requests in flight by their JSON id text, for notifications/cancelled.
   std::map<std::string, std::weak_ptr<transport::Exchange>> inflight;
   /// Exposed resource URIs this session subscribed to.
@@ -33,7 +41,10 @@ class McpSession final : public transport::Session {
 
 class Router final : public transport::Handler {
  public:
-  Router(std::shared_ptr<const config::Config> cfg, catalog::Catalog& catalog, Metrics& metrics);
+  /// `session_closed` is told the id of every session that ends (to close
+  /// per-client upstream connections).
+  Router(std::shared_ptr<const config::Config> cfg, catalog::Catalog& catalog, Metrics& metrics,
+         std::function<void(const std::string& session)> session_closed = {});
   ~Router() override;
 
   Result<std::shared_ptr<transport::Session>> open_session(const transport::ClientContext& ctx) override;
@@ -61,10 +72,10 @@ class Router final : public transport::Handler {
   std::string welcome_text(const McpSession& s, const config::Config& cfg);
   std::string list_tools(McpSession& s, const jsonrpc::Message& m);
   std::string call_tool(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex);
-  std::string read_resource(const jsonrpc::Message& m, transport::Exchange& ex);
+  std::string read_resource(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex);
   std::string subscribe(McpSession& s, const jsonrpc::Message& m, bool on);
-  std::string get_prompt(const jsonrpc::Message& m, transport::Exchange& ex);
-  std::string complete(const jsonrpc::Message& m, transport::Exchange& ex);
+  std::string get_prompt(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex);
+  std::string complete(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex);
   void on_notification(McpSession& s, const jsonrpc::Message& m);
   /// Drops `s`'s subscriptions (session end), unsubscribing upstream when
   /// it was the last subscriber.
@@ -85,6 +96,10 @@ class Router final : public transport::Handler {
   std::mutex subs_mu_;
   std::map<std::pair<const upstream::Upstream*, std::string>, int> upstream_subs_;
   std::unique_ptr<WorkerPool> pool_;
+  std::function<void(const std::string&)> session_closed_;
+  /// Ids of the requests forwarded to clients ("mcpgw-N"): unique across
+  /// sessions, so a client can never answer another's.
+  std::atomic<std::uint64_t> next_forwarded_id_{1};
 };
 
 }  // namespace mcpgw::server

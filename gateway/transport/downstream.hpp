@@ -85,6 +85,9 @@ class Exchange {
   /// sent meanwhile are then delivered with the reply instead of as they
   /// happen.
   virtual bool may_block_caller() const { return false; }
+  /// False when messages sent before the reply cannot reach the client (an
+  /// HTTP client that accepts only a JSON response).
+  virtual bool can_send() const { return true; }
   /// True once the client went away or cancelled this request.
   bool cancelled() const { return cancel_.cancelled(); }
   /// Cancels the work done for this request (it still gets a reply).

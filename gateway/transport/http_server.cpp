@@ -81,6 +81,7 @@ class PostExchange final : public Exchange {
   PostExchange(std::shared_ptr<PostStream> stream, bool can_stream, bool alone)
       : stream_(std::move(stream)), can_stream_(can_stream), alone_(alone) {}
   bool may_block_caller() const override { return alone_; }
+  bool can_send() const override { return can_stream_; }
   void send(std::string msg) override {
     // A client that accepts only JSON cannot receive messages mid-request;
     // dropping them is what the spec leaves us.

@@ -5,6 +5,7 @@
 // called like a proxied one.
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,25 @@ struct Reply {
   json::Document body;
 };
 
+/// The way back to the client a call is made for: what an upstream sends
+/// that client while the call runs (MCP's server-to-client requests and
+/// notifications). Implemented by the router, one per client call.
+class ClientChannel {
+ public:
+  virtual ~ClientChannel() = default;
+  /// Forwards request `method` (sampling/createMessage, elicitation/create,
+  /// roots/list) to the client and waits for its answer, until `deadline`
+  /// or `cancel`. Returns the result, or a JSON-RPC error object for the
+  /// upstream (also when the client did not declare the capability).
+  virtual Reply request(std::string_view method, const json::Value* params,
+                        std::chrono::steady_clock::time_point deadline, CancelSignal& cancel) = 0;
+  /// Forwards a notification (notifications/message); dropped when the
+  /// client cannot take it now.
+  virtual void notify(std::string_view method, const json::Value* params) = 0;
+  /// The client's session id, to tell calls of different clients apart.
+  virtual const std::string& session() const = 0;
+};
+
 struct CallOptions {
   std::chrono::steady_clock::time_point deadline;
   CancelSignal* cancel = nullptr;  ///< may be null
@@ -34,6 +54,9 @@ struct CallOptions {
   /// notifications/progress params arrive here (token already removed).
   std::function<void(json::Value& params)> on_progress;
   const Caller* caller = nullptr;  ///< may be null (e.g. the welcome call of a stdio client)
+  /// Where server-to-client traffic of this call goes; null = nowhere (the
+  /// upstream's requests get an error).
+  std::shared_ptr<ClientChannel> client;
 };
 
 /// Something that serves tools.

@@ -27,7 +27,54 @@ std::string failure_text(const transport::Response& r, int timeout_ms) {
 
 }  // namespace
 
-Upstream::Upstream(config::Server cfg, Listener& listener) : cfg_(std::move(cfg)), listener_(listener) {}
+namespace {
+
+/// Per-client connections one per_client server may have: each may be a
+/// child process, and sessions are cheap to open.
+constexpr std::size_t kMaxClientConnections = 256;
+
+}  // namespace
+
+Upstream::Upstream(config::Server cfg, Listener& listener, std::string client_session)
+    : cfg_(std::move(cfg)), listener_(listener), client_session_(std::move(client_session)) {}
+
+Result<std::shared_ptr<Upstream>> Upstream::for_client(const CallOptions& opts) {
+  if (cfg_.session != config::Server::Session::PerClient || !client_session_.empty() || !opts.caller ||
+      opts.caller->session.empty())
+    return std::shared_ptr<Upstream>();
+  std::shared_ptr<Upstream> u;
+  {
+    std::lock_guard lk(clients_mu_);
+    if (auto it = clients_.find(opts.caller->session); it != clients_.end()) {
+      u = it->second;
+    } else {
+      if (clients_.size() >= kMaxClientConnections)
+        return Error{"mcpgw: upstream '" + cfg_.name + "' has " + std::to_string(kMaxClientConnections) +
+                     " per-client connections already; try again when sessions have ended"};
+      u = std::make_shared<Upstream>(cfg_, listener_, opts.caller->session);
+      clients_.emplace(opts.caller->session, u);
+      u->start();
+      spdlog::info("upstream {}: connection for client session {} started", cfg_.name,
+                   opts.caller->session.substr(0, 8));
+    }
+  }
+  // The first call of a session waits for its connection, within its deadline.
+  u->wait_first_attempt(std::chrono::duration_cast<std::chrono::milliseconds>(opts.deadline - Clock::now()));
+  return u;
+}
+
+void Upstream::end_client(const std::string& session) {
+  std::shared_ptr<Upstream> u;
+  {
+    std::lock_guard lk(clients_mu_);
+    auto it = clients_.find(session);
+    if (it == clients_.end()) return;
+    u = std::move(it->second);
+    clients_.erase(it);
+  }
+  u->stop();
+  spdlog::info("upstream {}: connection for client session {} stopped", cfg_.name, session.substr(0, 8));
+}
 
 Upstream::~Upstream() { stop(); }
 
@@ -45,7 +92,18 @@ void Upstream::stop() {
     stopping_ = true;
   }
   cv_.notify_all();
+  {
+    // Requests waiting on a client end now; the server is going away.
+    std::lock_guard lk(calls_mu_);
+    for (auto& [id, cancel] : forwarded_) cancel->cancel();
+  }
   if (thread_.joinable()) thread_.join();
+  std::map<std::string, std::shared_ptr<Upstream>> clients;
+  {
+    std::lock_guard lk(clients_mu_);
+    clients.swap(clients_);
+  }
+  for (auto& [session, u] : clients) u->stop();
 }
 
 bool Upstream::has_tool(std::string_view tool) const {
@@ -104,7 +162,11 @@ Result<void> Upstream::initialize(transport::Connection& c) {
   json::Document p(rapidjson::kObjectType);
   auto& a = p.GetAllocator();
   p.AddMember("protocolVersion", json::ref(mcp::kLatestVersion), a);
-  p.AddMember("capabilities", json::Value(rapidjson::kObjectType), a);
+  // What the gateway's clients can do, in the union: a request a calling
+  // client did not declare gets an error from the gateway instead.
+  static constexpr std::string_view kClientCaps = R"({"sampling":{},"elicitation":{"form":{},"url":{}},"roots":{}})";
+  auto caps = json::parse(kClientCaps);
+  p.AddMember("capabilities", json::Value(*caps, a), a);
   json::Value info(rapidjson::kObjectType);
   info.AddMember("name", "mcpgw", a);
   info.AddMember("version", MCPGW_VERSION, a);
@@ -244,7 +306,9 @@ void Upstream::supervise() {
       }
       ready_.store(true);
       cv_.notify_all();
-      listener_.on_tools_changed(cfg_.name);
+      // The catalog lists the shared connection's tools; a client's own
+      // connection serves calls only.
+      if (client_session_.empty()) listener_.on_tools_changed(cfg_.name);
       std::unique_lock lk(mu_);
       cv_.wait(lk, [&] { return stopping_ || conn_dead_ || refresh_; });
       if (stopping_ || conn_dead_) break;
@@ -269,7 +333,29 @@ void Upstream::supervise() {
   }
 }
 
-void Upstream::on_message(jsonrpc::Message& m) {
+void Upstream::on_message(jsonrpc::Message& m) { route(m, sole_client()); }
+
+std::optional<Upstream::ActiveCall> Upstream::sole_client() const {
+  std::lock_guard lk(calls_mu_);
+  const ActiveCall* last = nullptr;
+  for (const auto& [seq, call] : calls_) {
+    if (last && last->client->session() != call.client->session()) return std::nullopt;
+    last = &call;
+  }
+  if (!last) return std::nullopt;
+  return *last;
+}
+
+namespace {
+
+/// Requests a server may send a client (MCP "client features").
+bool client_request(std::string_view method) {
+  return method == "sampling/createMessage" || method == "elicitation/create" || method == "roots/list";
+}
+
+}  // namespace
+
+void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
   if (m.is_notification()) {
     auto method = m.method();
     if (method == "notifications/tools/list_changed" || method == "notifications/resources/list_changed" ||
@@ -290,24 +376,65 @@ void Upstream::on_message(jsonrpc::Message& m) {
       }
       if (fn) fn(m.doc()["params"]);
     } else if (method == "notifications/message" && m.params()) {
-      spdlog::info("upstream {} log: {}", cfg_.name, json::write(*m.params()));
+      if (to) to->client->notify(method, m.params());
+      else spdlog::info("upstream {} log: {}", cfg_.name, json::write(*m.params()));
+    } else if (method == "notifications/cancelled" && m.params()) {
+      // The server gave up on a request it sent a client.
+      const json::Value* id = json::find(*m.params(), "requestId");
+      std::shared_ptr<CancelSignal> cancel;
+      if (id) {
+        std::lock_guard lk(calls_mu_);
+        if (auto it = forwarded_.find(json::write(*id)); it != forwarded_.end()) cancel = it->second;
+      }
+      if (cancel) cancel->cancel();
     } else if (method == "notifications/resources/updated") {
       listener_.on_upstream_notification(cfg_.name, m);
     }
     return;
   }
-  if (m.is_request()) {
-    auto c = connection();
-    if (!c) return;
-    if (m.method() == "ping") {
-      c->respond(jsonrpc::make_result(m.id(), json::Value(rapidjson::kObjectType)));
-      return;
-    }
-    // Server-to-client requests (sampling, elicitation, roots) need a client
-    // to answer them; until they are routed, the server learns plainly.
-    c->respond(jsonrpc::make_error(m.id(), jsonrpc::kMethodNotFound,
-                                   "mcpgw does not forward " + std::string(m.method()) + " yet"));
+  if (!m.is_request()) return;
+  auto c = connection();
+  if (!c) return;
+  if (m.method() == "ping") {
+    c->respond(jsonrpc::make_result(m.id(), json::Value(rapidjson::kObjectType)));
+    return;
   }
+  if (!client_request(m.method())) {
+    c->respond(jsonrpc::make_error(m.id(), jsonrpc::kMethodNotFound, "Method not found: " + std::string(m.method())));
+    return;
+  }
+  if (!to) {
+    c->respond(jsonrpc::make_error(m.id(), jsonrpc::kInternalError,
+                                   "mcpgw: cannot tell which client " + std::string(m.method()) +
+                                       " is for: no call of a single client is in flight on this shared "
+                                       "connection (session: per_client gives each client its own)"));
+    return;
+  }
+  auto copy = std::make_shared<json::Document>();
+  copy->CopyFrom(m.doc(), copy->GetAllocator());
+  auto msg = jsonrpc::Message::from(std::move(*copy));
+  if (!msg) return;
+  auto shared = std::make_shared<jsonrpc::Message>(std::move(*msg));
+  ActiveCall target = *to;
+  if (!relay_.submit([this, shared, target] { forward_request(*shared, target); }))
+    c->respond(jsonrpc::make_error(m.id(), jsonrpc::kInternalError, "mcpgw is shutting down"));
+}
+
+void Upstream::forward_request(const jsonrpc::Message& m, const ActiveCall& to) {
+  auto cancel = std::make_shared<CancelSignal>();
+  const std::string key = json::write(m.id());
+  {
+    std::lock_guard lk(calls_mu_);
+    forwarded_[key] = cancel;
+  }
+  Reply r = to.client->request(m.method(), m.params(), to.deadline, *cancel);
+  {
+    std::lock_guard lk(calls_mu_);
+    forwarded_.erase(key);
+  }
+  if (cancel->cancelled()) return;  // the server withdrew it: no answer is expected
+  if (auto c = connection())
+    c->respond(r.rpc_error ? jsonrpc::make_error_response(m.id(), r.body) : jsonrpc::make_result(m.id(), r.body));
 }
 
 transport::Response Upstream::send(std::string_view method, json::Document p, const CallOptions& opts) {
@@ -332,6 +459,18 @@ transport::Response Upstream::send(std::string_view method, json::Document p, co
   transport::RequestOptions o;
   o.deadline = opts.deadline;
   o.cancel = opts.cancel;
+  std::uint64_t seq = 0;
+  if (opts.client) {
+    ActiveCall active{opts.client, opts.deadline};
+    {
+      std::lock_guard lk(calls_mu_);
+      seq = ++next_call_;
+      calls_.emplace(seq, active);
+    }
+    // What arrives on this request's own stream (Streamable HTTP) is this
+    // call's, whoever else is calling.
+    o.on_related = [this, active](jsonrpc::Message& m) { route(m, active); };
+  }
   transport::Response r;
   for (int attempt = 0; attempt < 2; ++attempt) {
     auto c = connection();
@@ -355,6 +494,10 @@ transport::Response Upstream::send(std::string_view method, json::Document p, co
     std::lock_guard lk(progress_mu_);
     progress_.erase(token);
   }
+  if (seq) {
+    std::lock_guard lk(calls_mu_);
+    calls_.erase(seq);
+  }
   if (!r.message) {
     std::string why = failure_text(r, cfg_.timeout_ms);
     bool plain = r.failure == transport::Failure::Timeout || r.failure == transport::Failure::Cancelled ||
@@ -366,6 +509,9 @@ transport::Response Upstream::send(std::string_view method, json::Document p, co
 
 Reply Upstream::call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
                           const CallOptions& opts) {
+  auto own = for_client(opts);
+  if (!own) return Reply{false, mcp::tool_error(own.error())};
+  if (*own) return (*own)->call_tool(tool, arguments, meta, opts);
   json::Document p(rapidjson::kObjectType);
   auto& a = p.GetAllocator();
   p.AddMember("name", json::str(tool, a), a);
@@ -381,13 +527,16 @@ Reply Upstream::call_tool(std::string_view tool, const json::Value* arguments, c
 }
 
 Reply Upstream::request(std::string_view method, const json::Value& params, const CallOptions& opts) {
-  auto r = send(method, json::clone(params), opts);
   auto error = [](int code, const std::string& message) {
     json::Document e(rapidjson::kObjectType);
     e.AddMember("code", code, e.GetAllocator());
     e.AddMember("message", json::str(message, e.GetAllocator()), e.GetAllocator());
     return Reply{true, std::move(e)};
   };
+  auto own = for_client(opts);
+  if (!own) return error(jsonrpc::kInternalError, own.error());
+  if (*own) return (*own)->request(method, params, opts);
+  auto r = send(method, json::clone(params), opts);
   if (!r.message) return error(jsonrpc::kInternalError, r.detail);
   if (const auto* e = r.message->error()) return Reply{true, json::clone(*e)};
   const auto* res = r.message->result();

@@ -14,6 +14,7 @@
 #include "config/config.hpp"
 #include "transport/connection.hpp"
 #include "upstream/origin.hpp"
+#include "util/worker_pool.hpp"
 
 namespace mcpgw::upstream {
 
@@ -38,7 +39,9 @@ class Listener {
 
 class Upstream final : public ToolOrigin {
  public:
-  Upstream(config::Server cfg, Listener& listener);
+  /// `client_session` set: this is the connection of one client session of
+  /// a `session: per_client` server (made by `for_client`).
+  Upstream(config::Server cfg, Listener& listener, std::string client_session = {});
   ~Upstream() override;
   Upstream(const Upstream&) = delete;
   Upstream& operator=(const Upstream&) = delete;
@@ -47,8 +50,12 @@ class Upstream final : public ToolOrigin {
   void start();
   /// Waits until the first connection attempt has finished (either way).
   void wait_first_attempt(std::chrono::milliseconds timeout);
-  /// Stops the child / ends the HTTP session; pending calls fail.
+  /// Stops the child / ends the HTTP session; pending calls fail. Stops the
+  /// per-client connections too.
   void stop();
+  /// `session: per_client`: client session `session` ended; its own
+  /// connection to the server is closed.
+  void end_client(const std::string& session);
 
   const config::Server& config() const { return cfg_; }
   const std::string& name() const override { return cfg_.name; }
@@ -80,14 +87,34 @@ class Upstream final : public ToolOrigin {
   Result<void> initialize(transport::Connection& c);
   Result<json::Document> drain(transport::Connection& c, const char* method, const char* key);
   Result<std::shared_ptr<Listing>> list_all(transport::Connection& c);
+  /// The connection calls of `opts` use: for a per_client server, the
+  /// calling client's own (started on first use), else this one.
+  Result<std::shared_ptr<Upstream>> for_client(const CallOptions& opts);
   /// Sends `method` with progress and session-expiry handling.
   transport::Response send(std::string_view method, json::Document params, const CallOptions& opts);
+  /// A call in flight that has a client to reach.
+  struct ActiveCall {
+    std::shared_ptr<ClientChannel> client;
+    std::chrono::steady_clock::time_point deadline;
+  };
   void on_message(jsonrpc::Message& m);
+  /// Handles what the server sent on its own or while a call ran; `to` is
+  /// the call it belongs to, when known.
+  void route(jsonrpc::Message& m, const std::optional<ActiveCall>& to);
+  /// The call a message not tied to a request belongs to: stdio gives no
+  /// link, so it is the client whose calls are in flight, if there is
+  /// exactly one such client.
+  std::optional<ActiveCall> sole_client() const;
+  /// Asks `to`'s client the server's request `m` and answers the server.
+  void forward_request(const jsonrpc::Message& m, const ActiveCall& to);
   bool wait_backoff(std::chrono::milliseconds d);
   std::shared_ptr<transport::Connection> connection() const;
 
   config::Server cfg_;
   Listener& listener_;
+  const std::string client_session_;  ///< non-empty: a per-client connection
+  std::mutex clients_mu_;
+  std::map<std::string, std::shared_ptr<Upstream>> clients_;  ///< per_client: by client session
   std::thread thread_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -101,6 +128,15 @@ class Upstream final : public ToolOrigin {
   std::mutex progress_mu_;
   std::map<std::string, std::function<void(json::Value&)>> progress_;
   std::atomic<std::uint64_t> next_token_{1};
+  mutable std::mutex calls_mu_;
+  std::map<std::uint64_t, ActiveCall> calls_;  // by a local sequence number
+  std::uint64_t next_call_ = 0;
+  /// Requests forwarded to a client, by the server's id (JSON text), so the
+  /// server's notifications/cancelled reaches them.
+  std::map<std::string, std::shared_ptr<CancelSignal>> forwarded_;
+  /// Forwarded requests wait for a person (elicitation) or a model
+  /// (sampling); they must not hold the connection's reader thread.
+  WorkerPool relay_{0, 64};
 };
 
 }  // namespace mcpgw::upstream
