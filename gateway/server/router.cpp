@@ -154,39 +154,43 @@ std::string missing_capability(const json::Value& caps, std::string_view method,
 
 /// The client of one tools/call as the upstreams reach it: their requests
 /// go out on the call's stream under ids of ours, the client's answers come
-/// back through Router::handle. Closed when the call ends.
+/// back through Router::handle. Once the call has ended nothing more is
+/// sent through it, but a request already sent still waits for its answer:
+/// over stdio a request is tied to the client, not to one call, and may
+/// have gone out on the stream of a sibling call that ended first.
 class ClientCall final : public upstream::ClientChannel, public std::enable_shared_from_this<ClientCall> {
  public:
-  ClientCall(McpSession& s, transport::Exchange& ex, std::atomic<std::uint64_t>& ids) : s_(s), ex_(ex), ids_(ids) {}
+  ClientCall(std::shared_ptr<McpSession> s, transport::Exchange& ex, std::atomic<std::uint64_t>& ids)
+      : s_(std::move(s)), ex_(ex), ids_(ids) {}
 
-  const std::string& session() const override { return s_.id(); }
+  const std::string& session() const override { return s_->id(); }
 
   upstream::Reply request(std::string_view method, const json::Value* params, Clock::time_point deadline,
                           CancelSignal& cancel) override {
     std::string missing;
     std::string client;
     {
-      std::lock_guard lk(s_.mu);
-      missing = missing_capability(s_.client_capabilities, method, params);
-      client = s_.client_name.empty() ? "the client" : "the client (" + s_.client_name + ")";
+      std::lock_guard lk(s_->mu);
+      missing = missing_capability(s_->client_capabilities, method, params);
+      client = s_->client_name.empty() ? "the client" : "the client (" + s_->client_name + ")";
     }
     if (!missing.empty())
       return rpc_error(jsonrpc::kMethodNotFound,
                        "mcpgw: " + client + " did not declare the " + missing + " capability, so it cannot take " +
                            std::string(method));
-    if (!ex_.can_send())
-      return rpc_error(jsonrpc::kInternalError, "mcpgw: " + client +
-                                                    " accepts only a JSON response to its call, so it cannot be asked " +
-                                                    std::string(method) + " in the middle of it");
     const std::string id = "mcpgw-" + std::to_string(ids_.fetch_add(1));
     auto pending = std::make_shared<Pending>();
     {
       std::lock_guard lk(mu_);
       if (closed_) return rpc_error(jsonrpc::kInternalError, "mcpgw: the client's call has ended");
+      if (!ex_.can_send())
+        return rpc_error(jsonrpc::kInternalError, "mcpgw: " + client +
+                                                      " accepts only a JSON response to its call, so it cannot be "
+                                                      "asked " + std::string(method) + " in the middle of it");
       pending_[id] = pending;
       {
-        std::lock_guard slk(s_.mu);
-        s_.forwarded[id] = weak_from_this();
+        std::lock_guard slk(s_->mu);
+        s_->forwarded[id] = weak_from_this();
       }
       json::Document req(rapidjson::kObjectType);
       auto& a = req.GetAllocator();
@@ -196,19 +200,18 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
       if (params) req.AddMember("params", json::Value(*params, a), a);
       ex_.send(json::write(req));
     }
-    // Whoever gives up first ends the wait: the upstream (cancel), the
-    // client's call (cancelled or over), the deadline.
-    auto wake = [this] { cv_.notify_all(); };
-    auto s1 = cancel.on_cancel(wake);
-    auto s2 = ex_.cancel_signal().on_cancel(wake);
-    std::unique_lock lk(mu_);
-    bool answered = cv_.wait_until(lk, deadline, [&] {
-      return pending->answer || closed_ || cancel.cancelled() || ex_.cancel_signal().cancelled();
+    // Whoever gives up first ends the wait: the client's answer, the
+    // upstream withdrawing the request, the session ending, the deadline.
+    auto withdrawn = cancel.on_cancel([this] {
+      std::lock_guard lk(mu_);
+      cv_.notify_all();
     });
+    std::unique_lock lk(mu_);
+    bool woken = cv_.wait_until(lk, deadline, [&] { return pending->answer || cancel.cancelled() || gone_; });
     pending_.erase(id);
-    if (!closed_) {
-      std::lock_guard slk(s_.mu);
-      s_.forwarded.erase(id);
+    {
+      std::lock_guard slk(s_->mu);
+      s_->forwarded.erase(id);
     }
     if (pending->answer) {
       const jsonrpc::Message& m = *pending->answer;
@@ -216,18 +219,16 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
       const json::Value* r = m.result();
       return {false, r ? json::clone(*r) : json::Document(rapidjson::kObjectType)};
     }
+    if (gone_) return rpc_error(jsonrpc::kInternalError, "mcpgw: " + client + "'s session ended");
     // Unanswered: tell the client to stop asking its user or model.
-    if (!closed_) {
-      json::Document p(rapidjson::kObjectType);
-      p.AddMember("requestId", json::str(id, p.GetAllocator()), p.GetAllocator());
-      const char* why = cancel.cancelled() ? "the server withdrew the request"
-                        : answered         ? "the call was cancelled"
-                                           : "no answer in time";
-      p.AddMember("reason", json::ref(why), p.GetAllocator());
-      ex_.send(jsonrpc::make_notification("notifications/cancelled", &p));
-    }
-    if (!answered) return rpc_error(jsonrpc::kInternalError, "mcpgw: " + client + " did not answer " + std::string(method) + " in time");
-    return rpc_error(jsonrpc::kInternalError, "mcpgw: " + client + "'s call ended before it answered " + std::string(method));
+    json::Document p(rapidjson::kObjectType);
+    p.AddMember("requestId", json::str(id, p.GetAllocator()), p.GetAllocator());
+    p.AddMember("reason", json::ref(woken ? "the server withdrew the request" : "no answer in time"), p.GetAllocator());
+    std::string note = jsonrpc::make_notification("notifications/cancelled", &p);
+    if (!closed_) ex_.send(std::move(note));
+    else s_->notify(std::move(note));
+    if (woken) return rpc_error(jsonrpc::kInternalError, "mcpgw: the server withdrew " + std::string(method));
+    return rpc_error(jsonrpc::kInternalError, "mcpgw: " + client + " did not answer " + std::string(method) + " in time");
   }
 
   void notify(std::string_view method, const json::Value* params) override {
@@ -235,9 +236,9 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
     if (closed_) return;
     if (method == "notifications/message" && params) {
       // The client's logging/setLevel decides, per session.
-      std::lock_guard slk(s_.mu);
+      std::lock_guard slk(s_->mu);
       auto level = json::get_string(*params, "level");
-      if (level && level_rank(*level) < level_rank(s_.log_level)) return;
+      if (level && level_rank(*level) < level_rank(s_->log_level)) return;
     }
     ex_.send(jsonrpc::make_notification(method, params));
   }
@@ -251,12 +252,16 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
     cv_.notify_all();
   }
 
-  /// The call is over: nothing more goes to the client through it.
+  /// The call is over: nothing more is sent through its stream.
   void close() {
     std::lock_guard lk(mu_);
     closed_ = true;
-    std::lock_guard slk(s_.mu);
-    for (const auto& [id, p] : pending_) s_.forwarded.erase(id);
+  }
+
+  /// The session ended: no answer will come.
+  void abandon() {
+    std::lock_guard lk(mu_);
+    gone_ = true;
     cv_.notify_all();
   }
 
@@ -264,12 +269,12 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
   struct Pending {
     std::optional<jsonrpc::Message> answer;
   };
-  McpSession& s_;
-  transport::Exchange& ex_;
+  std::shared_ptr<McpSession> s_;
+  transport::Exchange& ex_;  ///< only while !closed_
   std::atomic<std::uint64_t>& ids_;
   std::mutex mu_;
   std::condition_variable cv_;
-  bool closed_ = false;
+  bool closed_ = false, gone_ = false;
   std::map<std::string, std::shared_ptr<Pending>> pending_;
 };
 
@@ -336,6 +341,13 @@ void Router::close_session(const std::shared_ptr<transport::Session>& session) {
   }
   // Cancel callbacks take upstream locks: run them outside the session's.
   for (auto& e : running) e->cancel();
+  std::vector<std::shared_ptr<ClientCall>> asked;
+  {
+    std::lock_guard lk(s->mu);
+    for (auto& [id, c] : s->forwarded)
+      if (auto call = c.lock()) asked.push_back(std::move(call));
+  }
+  for (auto& c : asked) c->abandon();
   unsubscribe_all(*s);
   if (session_closed_) session_closed_(s->id());
   std::lock_guard lk(sessions_mu_);
@@ -577,7 +589,7 @@ std::string Router::call_tool(McpSession& s, const jsonrpc::Message& m, transpor
   const json::Value* token = meta ? json::find(*meta, "progressToken") : nullptr;
   auto progress = token ? std::make_shared<Progress>(ex, *token) : nullptr;
   upstream::Caller caller = caller_of(s);
-  auto client = std::make_shared<ClientCall>(s, ex, next_forwarded_id_);
+  auto client = std::make_shared<ClientCall>(s.shared_from_this(), ex, next_forwarded_id_);
   struct CloseAtEnd {
     ClientCall& c;
     ~CloseAtEnd() { c.close(); }

@@ -19,7 +19,7 @@ namespace mcpgw::server {
 class ClientCall;
 
 /// A client session as the router sees it.
-class McpSession final : public transport::Session {
+class McpSession final : public transport::Session, public std::enable_shared_from_this<McpSession> {
  public:
   std::mutex mu;
   std::string mode;  ///< the mode this session sees ("all" or a configured one)
