@@ -25,13 +25,14 @@ std::string failure_text(const transport::Response& r, int timeout_ms) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 /// Per-client connections one per_client server may have: each may be a
 /// child process, and sessions are cheap to open.
 constexpr std::size_t kMaxClientConnections = 256;
+
+/// Requests a server may send a client (MCP "client features").
+bool client_request(std::string_view method) {
+  return method == "sampling/createMessage" || method == "elicitation/create" || method == "roots/list";
+}
 
 }  // namespace
 
@@ -345,15 +346,6 @@ std::optional<Upstream::ActiveCall> Upstream::sole_client() const {
   if (!last) return std::nullopt;
   return *last;
 }
-
-namespace {
-
-/// Requests a server may send a client (MCP "client features").
-bool client_request(std::string_view method) {
-  return method == "sampling/createMessage" || method == "elicitation/create" || method == "roots/list";
-}
-
-}  // namespace
 
 void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
   if (m.is_notification()) {
