@@ -78,6 +78,9 @@ std::string run_upstream_call(const mcpgw_call& call, const char* server, const 
   o.deadline = std::min(call.opts->deadline, up->deadline());
   o.cancel = call.opts->cancel;
   o.caller = call.opts->caller;
+  // The client's progress token and its way back cover the plugin's own
+  // upstream calls: their progress and requests reach the client.
+  o.on_progress = call.opts->on_progress;
   o.client = call.opts->client;
   upstream::Reply r = up->call_tool(tool, args ? &*args : nullptr, nullptr, o);
   if (r.rpc_error) return fail("server " + up->name() + ": " + error_text(r));

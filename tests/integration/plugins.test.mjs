@@ -437,3 +437,28 @@ test(
     await c.close();
   }),
 );
+
+test(
+  'the progress of a plugin\'s own upstream calls reaches the client\'s progress token',
+  withDiagnostics(async () => {
+    const g = await startGateway({
+      servers: [{ name: 'conf', transport: 'stdio', command: path.join(BUILD, 'examples', 'conformance-server'), args: [] }],
+      plugins: [{ path: plugin('test_composites') }],
+    });
+    const c = await connectHttp(g.url);
+    const res = await c.send('tools/call', {
+      name: 'relay',
+      arguments: { server: 'conf', tool: 'test_tool_with_progress', arguments: {} },
+      _meta: { progressToken: 'plugin-progress' },
+    });
+    assert.equal(res.status, 200, res.text);
+    const progress = res.messages.filter((m) => m.method === 'notifications/progress');
+    assert.deepEqual(progress.map((m) => [m.params.progressToken, m.params.progress]), [
+      ['plugin-progress', 0],
+      ['plugin-progress', 50],
+      ['plugin-progress', 100],
+    ]);
+    assert.equal(textOf(res.messages.at(-1).result), 'Progress reported: 0, 50, 100 of 100');
+    await c.close();
+  }),
+);

@@ -8,6 +8,7 @@
 //     upstream gets an error naming the missing capability;
 //   - log messages an upstream sends during a call reach that client,
 //     filtered by the client's logging/setLevel;
+//   - a composite plugin's own upstream calls reach the client the same way;
 //   - request ids are the gateway's own: 50 concurrent calls from 5 clients
 //     through one upstream, each elicitation answered by the right client.
 import { after, before, test } from 'node:test';
@@ -34,6 +35,7 @@ before(async () => {
   gw = await startGateway({
     welcome: { strategy: 'none' },
     servers: [everything, { name: 'conf', transport: 'http', url: conf.url, timeout_ms: 20000 }],
+    plugins: [{ path: path.join(BUILD, 'plugins', 'libtest_composites.so'), config: { server: 'conf' } }],
   });
 });
 
@@ -152,5 +154,22 @@ test(
       assert.match(text(r), new RegExp(`client-${i}\\b`), `${message}: ${text(r)}`);
       assert.match(text(r), new RegExp(`${message}@example\\.org`), `${message}: ${text(r)}`);
     }
+  }),
+);
+
+test(
+  'an upstream called by a composite plugin asks the client that called the plugin',
+  withDiagnostics(async () => {
+    const client = await connect('plugin-caller', { elicitation: {} });
+    client.setRequestHandler(ElicitRequestSchema, (req) => ({
+      action: 'accept',
+      content: { username: 'plugin-caller', email: `${req.params.message}@example.org` },
+    }));
+    const r = await client.callTool({
+      name: 'relay',
+      arguments: { server: 'conf', tool: 'test_elicitation', arguments: { message: 'via-plugin' } },
+    });
+    assert.ok(!r.isError, JSON.stringify(r));
+    assert.match(text(r), /"username":"plugin-caller".*"email":"via-plugin@example\.org"/, text(r));
   }),
 );
