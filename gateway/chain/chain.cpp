@@ -67,10 +67,7 @@ bool is_error_result(const json::Value& r) {
 /// answer stays one result.
 json::Document as_result(upstream::Reply reply) {
   if (!reply.rpc_error) return std::move(reply.body);
-  std::string text = "error";
-  if (const auto* c = json::find(reply.body, "code"); c && c->IsInt()) text += " " + std::to_string(c->GetInt());
-  if (auto m = json::get_string(reply.body, "message")) text += ": " + std::string(*m);
-  return mcp::tool_error(text);
+  return mcp::tool_error(jsonrpc::describe_error(reply.body));
 }
 
 /// Finds the hop's target: a tool of the server that produced the result,

@@ -124,6 +124,13 @@ std::string make_result_raw(const json::Value& id, std::string_view result_json)
   return out;
 }
 
+std::string describe_error(const json::Value& error) {
+  std::string text = "error";
+  if (const auto* c = json::find(error, "code"); c && c->IsInt()) text += " " + std::to_string(c->GetInt());
+  if (auto m = json::get_string(error, "message")) text += ": " + std::string(*m);
+  return text;
+}
+
 std::string make_error_response(const json::Value& id, const json::Value& error) {
   return make_response(id, "error", error);
 }

@@ -71,6 +71,9 @@ std::string make_result(const json::Value& id, const json::Value& result);
 std::string make_result_raw(const json::Value& id, std::string_view result_json);
 /// An error response carrying `error` (an object {code, message, data?}) as is.
 std::string make_error_response(const json::Value& id, const json::Value& error);
+/// `{code, message}` of an error object as readable text: "error CODE: MESSAGE".
+std::string describe_error(const json::Value& error);
+
 /// Serialises an error response; `data` is optional.
 std::string make_error(const json::Value& id, int code, std::string_view message,
                        const json::Value* data = nullptr);

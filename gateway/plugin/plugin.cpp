@@ -54,13 +54,6 @@ struct Freed {
 };
 using OwnedString = std::unique_ptr<char, Freed>;
 
-std::string error_text(const upstream::Reply& r) {
-  std::string text = "error";
-  if (const auto* c = json::find(r.body, "code"); c && c->IsInt()) text += " " + std::to_string(c->GetInt());
-  if (auto m = json::get_string(r.body, "message")) text += ": " + std::string(*m);
-  return text;
-}
-
 /// The call a plugin asked for, run to the end; the CallToolResult as JSON.
 std::string run_upstream_call(const mcpgw_call& call, const char* server, const char* tool, const char* arguments) {
   auto fail = [](const std::string& why) { return json::write(mcp::tool_error(why)); };
@@ -83,7 +76,7 @@ std::string run_upstream_call(const mcpgw_call& call, const char* server, const 
   o.on_progress = call.opts->on_progress;
   o.client = call.opts->client;
   upstream::Reply r = up->call_tool(tool, args ? &*args : nullptr, nullptr, o);
-  if (r.rpc_error) return fail("server " + up->name() + ": " + error_text(r));
+  if (r.rpc_error) return fail("server " + up->name() + ": " + jsonrpc::describe_error(r.body));
   return json::write(r.body);
 }
 

@@ -128,13 +128,6 @@ int level_rank(std::string_view level) {
   return -1;
 }
 
-upstream::Reply rpc_error(int code, const std::string& message) {
-  json::Document e(rapidjson::kObjectType);
-  e.AddMember("code", code, e.GetAllocator());
-  e.AddMember("message", json::str(message, e.GetAllocator()), e.GetAllocator());
-  return {true, std::move(e)};
-}
-
 /// The capability a client must have declared for a server-to-client
 /// request, or "" when the request needs none the client can lack.
 std::string missing_capability(const json::Value& caps, std::string_view method, const json::Value* params) {
@@ -175,16 +168,16 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
       client = s_->client_name.empty() ? "the client" : "the client (" + s_->client_name + ")";
     }
     if (!missing.empty())
-      return rpc_error(jsonrpc::kMethodNotFound,
+      return upstream::Reply::error(jsonrpc::kMethodNotFound,
                        "mcpgw: " + client + " did not declare the " + missing + " capability, so it cannot take " +
                            std::string(method));
     const std::string id = "mcpgw-" + std::to_string(ids_.fetch_add(1));
     auto pending = std::make_shared<Pending>();
     {
       std::lock_guard lk(mu_);
-      if (closed_) return rpc_error(jsonrpc::kInternalError, "mcpgw: the client's call has ended");
+      if (closed_) return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the client's call has ended");
       if (!ex_.can_send())
-        return rpc_error(jsonrpc::kInternalError, "mcpgw: " + client +
+        return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: " + client +
                                                       " accepts only a JSON response to its call, so it cannot be "
                                                       "asked " + std::string(method) + " in the middle of it");
       pending_[id] = pending;
@@ -219,7 +212,7 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
       const json::Value* r = m.result();
       return {false, r ? json::clone(*r) : json::Document(rapidjson::kObjectType)};
     }
-    if (gone_) return rpc_error(jsonrpc::kInternalError, "mcpgw: " + client + "'s session ended");
+    if (gone_) return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: " + client + "'s session ended");
     // Unanswered: tell the client to stop asking its user or model.
     json::Document p(rapidjson::kObjectType);
     p.AddMember("requestId", json::str(id, p.GetAllocator()), p.GetAllocator());
@@ -227,8 +220,8 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
     std::string note = jsonrpc::make_notification("notifications/cancelled", &p);
     if (!closed_) ex_.send(std::move(note));
     else s_->notify(std::move(note));
-    if (woken) return rpc_error(jsonrpc::kInternalError, "mcpgw: the server withdrew " + std::string(method));
-    return rpc_error(jsonrpc::kInternalError, "mcpgw: " + client + " did not answer " + std::string(method) + " in time");
+    if (woken) return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the server withdrew " + std::string(method));
+    return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: " + client + " did not answer " + std::string(method) + " in time");
   }
 
   void notify(std::string_view method, const json::Value* params) override {

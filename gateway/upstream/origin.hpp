@@ -26,6 +26,14 @@ struct Caller {
 struct Reply {
   bool rpc_error = false;
   json::Document body;
+
+  /// A JSON-RPC error reply `{code, message}`.
+  static Reply error(int code, std::string_view message) {
+    Reply r{true, json::Document(rapidjson::kObjectType)};
+    r.body.AddMember("code", code, r.body.GetAllocator());
+    r.body.AddMember("message", json::str(message, r.body.GetAllocator()), r.body.GetAllocator());
+    return r;
+  }
 };
 
 /// The way back to the client a call is made for: what an upstream sends

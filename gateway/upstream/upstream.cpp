@@ -519,21 +519,15 @@ Reply Upstream::call_tool(std::string_view tool, const json::Value* arguments, c
 }
 
 Reply Upstream::request(std::string_view method, const json::Value& params, const CallOptions& opts) {
-  auto error = [](int code, const std::string& message) {
-    json::Document e(rapidjson::kObjectType);
-    e.AddMember("code", code, e.GetAllocator());
-    e.AddMember("message", json::str(message, e.GetAllocator()), e.GetAllocator());
-    return Reply{true, std::move(e)};
-  };
   auto own = for_client(opts);
-  if (!own) return error(jsonrpc::kInternalError, own.error());
+  if (!own) return Reply::error(jsonrpc::kInternalError, own.error());
   if (*own) return (*own)->request(method, params, opts);
   auto r = send(method, json::clone(params), opts);
-  if (!r.message) return error(jsonrpc::kInternalError, r.detail);
+  if (!r.message) return Reply::error(jsonrpc::kInternalError, r.detail);
   if (const auto* e = r.message->error()) return Reply{true, json::clone(*e)};
   const auto* res = r.message->result();
   if (!res || !res->IsObject())
-    return error(jsonrpc::kInternalError, "mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object");
+    return Reply::error(jsonrpc::kInternalError, "mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object");
   return Reply{false, json::clone(*res)};
 }
 
