@@ -9,10 +9,17 @@ namespace mcpgw::server {
 Gateway::Gateway(config::Config cfg)
     : cfg_(std::make_shared<const config::Config>(std::move(cfg))),
       plugin_host_(std::make_shared<plugin::Host>([this](std::string_view name) { return find_upstream(name); })),
-      router_(cfg_, catalog_, metrics_, [this](const std::string& session) {
+      router_(cfg_, catalog_, metrics_, make_keyring(*cfg_), [this](const std::string& session) {
         for (const auto& u : upstreams()) u->end_client(session);
       }) {
   for (const auto& s : cfg_->servers) upstreams_.push_back(std::make_shared<upstream::Upstream>(s, *this));
+}
+
+std::shared_ptr<const saga::Keyring> Gateway::make_keyring(const config::Config& cfg) {
+  if (cfg.sagas.secrets.empty())
+    spdlog::info("sagas.secret is not set: suspended calls and sagas are signed with a key of this process only, so "
+                 "they cannot be resumed by another gateway process or after a restart");
+  return std::make_shared<const saga::Keyring>(cfg.sagas.secrets, std::chrono::seconds(cfg.sagas.ttl_s));
 }
 
 Gateway::~Gateway() {
@@ -229,7 +236,7 @@ Result<void> Gateway::reload(const std::string& path) {
     cfg_ = next;
     upstreams_ = kept;
   }
-  router_.set_config(next);
+  router_.set_config(next, make_keyring(*next));
   // Plugins whose entry changed are loaded anew; the old instance unloads
   // when the last call on it returns (the snapshots in flight hold it).
   load_plugins(*next);

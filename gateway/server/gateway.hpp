@@ -56,6 +56,8 @@ class Gateway final : public upstream::Listener {
   void stop_upstreams();
   /// Loads `cfg`'s plugins, keeping the loaded ones whose entry is unchanged.
   void load_plugins(const config::Config& cfg);
+  /// The keys of `cfg`'s sagas section (a per-process one when it has none).
+  static std::shared_ptr<const saga::Keyring> make_keyring(const config::Config& cfg);
   std::shared_ptr<upstream::Upstream> find_upstream(std::string_view name) const;
 
   std::shared_ptr<const config::Config> config() const;

@@ -3,12 +3,16 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <charconv>
 #include <atomic>
 #include <cmath>
 #include <condition_variable>
 
 #include "chain/chain.hpp"
+#include "mcp/era.hpp"
 #include "mcp/protocol.hpp"
+#include "server/client_call.hpp"
+#include "util/random.hpp"
 
 namespace mcpgw::server {
 namespace {
@@ -17,6 +21,20 @@ using Clock = std::chrono::steady_clock;
 
 std::string invalid_params(const jsonrpc::Message& m, const std::string& why) {
   return jsonrpc::make_error(m.id(), jsonrpc::kInvalidParams, "Invalid params: " + why);
+}
+
+/// Capabilities are the gateway's, not the upstreams' of the moment: an
+/// upstream that connects later must not need a new session.
+constexpr std::string_view kServerCapabilities =
+    R"({"tools":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},)"
+    R"("prompts":{"listChanged":true},"completions":{},"logging":{}})";
+
+json::Value server_info(json::Allocator& a) {
+  json::Value info(rapidjson::kObjectType);
+  info.AddMember("name", "mcpgw", a);
+  info.AddMember("title", "mcpgw MCP gateway", a);
+  info.AddMember("version", MCPGW_VERSION, a);
+  return info;
 }
 
 /// MCP's "resource not found" code (spec: server/resources, error handling).
@@ -63,17 +81,22 @@ std::string relay(const jsonrpc::Message& m, const upstream::Reply& r) {
   return r.rpc_error ? jsonrpc::make_error_response(m.id(), r.body) : jsonrpc::make_result(m.id(), r.body);
 }
 
-std::string principal_of(const McpSession& s) {
-  return s.context().principal.empty() ? "-" : s.context().principal;
-}
+
+}  // namespace
 
 /// Progress notifications of one client call. Progress must increase, and
 /// a chain mixes the upstreams' own progress with one step per hop: the
 /// upstreams' values pass only when they go forward, a hop takes the next
-/// whole step.
+/// whole step. A suspended call's retries bring their own tokens.
 class Progress {
  public:
-  Progress(transport::Exchange& ex, const json::Value& token) : ex_(ex) { token_.CopyFrom(token, token_.GetAllocator()); }
+  explicit Progress(std::shared_ptr<ClientCall> client) : client_(std::move(client)) {}
+  /// Reports under `token` from now on (null: not at all).
+  void retarget(const json::Value* token) {
+    std::lock_guard lk(mu_);
+    token_.SetNull();
+    if (token) token_.CopyFrom(*token, token_.GetAllocator());
+  }
   void forward(json::Value& params) {
     const json::Value* p = json::find(params, "progress");
     if (!p || !p->IsNumber()) return;
@@ -99,193 +122,156 @@ class Progress {
   void send(const json::Value& params) {
     json::Document n;
     n.CopyFrom(params, n.GetAllocator());
-    json::set(n, "progressToken", json::Value(token_, n.GetAllocator()), n.GetAllocator());
-    ex_.send(jsonrpc::make_notification("notifications/progress", &n));
+    {
+      std::lock_guard lk(mu_);
+      if (token_.IsNull()) return;
+      json::set(n, "progressToken", json::Value(token_, n.GetAllocator()), n.GetAllocator());
+    }
+    client_->send(jsonrpc::make_notification("notifications/progress", &n));
   }
-  transport::Exchange& ex_;
-  json::Document token_;
+  std::shared_ptr<ClientCall> client_;
   std::mutex mu_;
+  json::Document token_;
   std::optional<double> last_;
 };
 
-upstream::CallOptions options_for(const upstream::ToolOrigin& origin, transport::Exchange& ex,
-                                  const upstream::Caller& caller) {
+namespace {
+
+/// Removes what a stateless client sends back for a suspended call: it is
+/// the gateway's, not the upstream's.
+void strip_client_state(json::Value& params) {
+  params.RemoveMember("inputResponses");
+  params.RemoveMember("requestState");
+  if (json::Value* meta = json::find(params, "_meta"); meta && meta->IsObject()) {
+    for (auto it = meta->MemberBegin(); it != meta->MemberEnd();) {
+      std::string_view key(it->name.GetString(), it->name.GetStringLength());
+      if (key.rfind("io.modelcontextprotocol/", 0) == 0) it = meta->EraseMember(it);
+      else ++it;
+    }
+  }
+}
+
+/// The `_meta` of a client's request as an upstream may see it: without the
+/// stateless envelope (the upstream gets the gateway's own) and the
+/// progress token (the gateway's replaces it).
+std::shared_ptr<json::Document> upstream_meta(const json::Value* meta) {
+  if (!meta || !meta->IsObject()) return nullptr;
+  auto out = std::make_shared<json::Document>(rapidjson::kObjectType);
+  for (const auto& m : meta->GetObject()) {
+    std::string_view key(m.name.GetString(), m.name.GetStringLength());
+    if (key.rfind("io.modelcontextprotocol/", 0) == 0 || key == "progressToken") continue;
+    out->AddMember(json::str(key, out->GetAllocator()), json::Value(m.value, out->GetAllocator()), out->GetAllocator());
+  }
+  return out->ObjectEmpty() ? nullptr : out;
+}
+
+upstream::CallOptions options_for(const upstream::ToolOrigin& origin, CancelSignal& cancel,
+                                  const upstream::Caller& caller, std::shared_ptr<ClientCall> client) {
   upstream::CallOptions o;
   o.deadline = origin.deadline();
-  o.cancel = &ex.cancel_signal();
+  o.cancel = &cancel;
   o.caller = &caller;
+  o.client = std::move(client);
   return o;
 }
 
-upstream::Caller caller_of(const McpSession& s) { return {s.context().principal, s.mode, s.id()}; }
-
-/// Severity rank of an MCP log level (RFC 5424 order), -1 when unknown.
-int level_rank(std::string_view level) {
-  static constexpr std::string_view kLevels[] = {"debug", "info", "notice", "warning",
-                                                 "error", "critical", "alert", "emergency"};
-  for (int i = 0; i < 8; ++i)
-    if (kLevels[i] == level) return i;
-  return -1;
+/// A stateless HTTP request has no session to key a per-client upstream
+/// connection by: it uses the shared one.
+upstream::Caller caller_of(const McpSession& s) {
+  return {s.context().principal, s.mode, s.context().stateless ? std::string() : s.id()};
 }
 
-/// The capability a client must have declared for a server-to-client
-/// request, or "" when the request needs none the client can lack.
-std::string missing_capability(const json::Value& caps, std::string_view method, const json::Value* params) {
-  if (method == "sampling/createMessage") return json::find(caps, "sampling") ? "" : "sampling";
-  if (method == "roots/list") return json::find(caps, "roots") ? "" : "roots";
-  if (method == "elicitation/create") {
-    const json::Value* e = json::find(caps, "elicitation");
-    if (!e) return "elicitation";
-    bool url = params && json::get_string(*params, "mode") == "url";
-    // An empty elicitation capability means form mode only (2025-11-25).
-    if (url && !json::find(*e, "url")) return "elicitation.url";
+/// Why the `Mcp-Param-*` headers of a stateless HTTP call disagree with its
+/// arguments, per the `x-mcp-header` properties of the tool's inputSchema;
+/// "" when they agree.
+std::string param_header_mismatch(const catalog::ExposedTool& tool, const json::Value* args,
+                                  const transport::ClientContext& ctx) {
+  if (!ctx.has_param_headers) return {};
+  auto def = json::parse(tool.definition);
+  const json::Value* schema = def ? json::find(*def, "inputSchema") : nullptr;
+  const json::Value* props = schema ? json::find(*schema, "properties") : nullptr;
+  if (!props || !props->IsObject()) return {};
+  for (const auto& p : props->GetObject()) {
+    auto header = json::get_string(p.value, "x-mcp-header");
+    if (!header) continue;
+    std::string name = "Mcp-Param-" + std::string(*header);
+    std::string lowered;
+    for (char c : *header) lowered.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    const std::string* raw = nullptr;
+    for (const auto& [n, v] : ctx.param_headers)
+      if (n == lowered) raw = &v;
+    const json::Value* value = args ? json::find(*args, std::string_view(p.name.GetString(), p.name.GetStringLength())) : nullptr;
+    if (value && value->IsNull()) value = nullptr;
+    if (!value && !raw) continue;
+    if (!raw) return "the body carries " + std::string(p.name.GetString()) + " but the " + name + " header is absent";
+    auto decoded = mcp::decode_header_value(*raw);
+    if (!decoded) return "the " + name + " header is not valid =?base64?...?=";
+    if (!value) return "the " + name + " header is present but the body has no " + std::string(p.name.GetString());
+    std::string expected = value->IsString() ? std::string(value->GetString(), value->GetStringLength()) : json::write(*value);
+    bool same = *decoded == expected;
+    // Integers compare as numbers: "042" and 42 agree.
+    if (!same && value->IsInt64()) {
+      std::int64_t n = 0;
+      auto [end, ec] = std::from_chars(decoded->data(), decoded->data() + decoded->size(), n);
+      same = ec == std::errc() && end == decoded->data() + decoded->size() && n == value->GetInt64();
+    }
+    if (!same) return "the " + name + " header says \"" + *decoded + "\" but the body says " + json::write(*value);
   }
-  return "";
+  return {};
 }
 
 }  // namespace
 
-/// The client of one tools/call as the upstreams reach it: their requests
-/// go out on the call's stream under ids of ours, the client's answers come
-/// back through Router::handle. Once the call has ended nothing more is
-/// sent through it, but a request already sent still waits for its answer:
-/// over stdio a request is tied to the client, not to one call, and may
-/// have gone out on the stream of a sibling call that ended first.
-class ClientCall final : public upstream::ClientChannel, public std::enable_shared_from_this<ClientCall> {
- public:
-  ClientCall(std::shared_ptr<McpSession> s, transport::Exchange& ex, std::atomic<std::uint64_t>& ids)
-      : s_(std::move(s)), ex_(ex), ids_(ids) {}
-
-  const std::string& session() const override { return s_->id(); }
-
-  upstream::Reply request(std::string_view method, const json::Value* params, Clock::time_point deadline,
-                          CancelSignal& cancel) override {
-    std::string missing;
-    std::string client;
-    {
-      std::lock_guard lk(s_->mu);
-      missing = missing_capability(s_->client_capabilities, method, params);
-      client = s_->client_name.empty() ? "the client" : "the client (" + s_->client_name + ")";
-    }
-    if (!missing.empty())
-      return upstream::Reply::error(jsonrpc::kMethodNotFound,
-                       "mcpgw: " + client + " did not declare the " + missing + " capability, so it cannot take " +
-                           std::string(method));
-    const std::string id = "mcpgw-" + std::to_string(ids_.fetch_add(1));
-    auto pending = std::make_shared<Pending>();
-    {
-      std::lock_guard lk(mu_);
-      if (closed_) return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the client's call has ended");
-      if (!ex_.can_send())
-        return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: " + client +
-                                                      " accepts only a JSON response to its call, so it cannot be "
-                                                      "asked " + std::string(method) + " in the middle of it");
-      pending_[id] = pending;
-      {
-        std::lock_guard slk(s_->mu);
-        s_->forwarded[id] = weak_from_this();
-      }
-      json::Document req(rapidjson::kObjectType);
-      auto& a = req.GetAllocator();
-      req.AddMember("jsonrpc", "2.0", a);
-      req.AddMember("id", json::str(id, a), a);
-      req.AddMember("method", json::str(method, a), a);
-      if (params) req.AddMember("params", json::Value(*params, a), a);
-      ex_.send(json::write(req));
-    }
-    // Whoever gives up first ends the wait: the client's answer, the
-    // upstream withdrawing the request, the session ending, the deadline.
-    auto withdrawn = cancel.on_cancel([this] {
-      std::lock_guard lk(mu_);
-      cv_.notify_all();
-    });
-    std::unique_lock lk(mu_);
-    bool woken = cv_.wait_until(lk, deadline, [&] { return pending->answer || cancel.cancelled() || gone_; });
-    pending_.erase(id);
-    {
-      std::lock_guard slk(s_->mu);
-      s_->forwarded.erase(id);
-    }
-    if (pending->answer) {
-      const jsonrpc::Message& m = *pending->answer;
-      if (const json::Value* e = m.error()) return {true, json::clone(*e)};
-      const json::Value* r = m.result();
-      return {false, r ? json::clone(*r) : json::Document(rapidjson::kObjectType)};
-    }
-    if (gone_) return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: " + client + "'s session ended");
-    // Unanswered: tell the client to stop asking its user or model.
-    json::Document p(rapidjson::kObjectType);
-    p.AddMember("requestId", json::str(id, p.GetAllocator()), p.GetAllocator());
-    p.AddMember("reason", json::ref(woken ? "the server withdrew the request" : "no answer in time"), p.GetAllocator());
-    std::string note = jsonrpc::make_notification("notifications/cancelled", &p);
-    if (!closed_) ex_.send(std::move(note));
-    else s_->notify(std::move(note));
-    if (woken) return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the server withdrew " + std::string(method));
-    return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: " + client + " did not answer " + std::string(method) + " in time");
-  }
-
-  void notify(std::string_view method, const json::Value* params) override {
-    std::lock_guard lk(mu_);
-    if (closed_) return;
-    if (method == "notifications/message" && params) {
-      // The client's logging/setLevel decides, per session.
-      std::lock_guard slk(s_->mu);
-      auto level = json::get_string(*params, "level");
-      if (level && level_rank(*level) < level_rank(s_->log_level)) return;
-    }
-    ex_.send(jsonrpc::make_notification(method, params));
-  }
-
-  /// The client's answer to our request `id`.
-  void answer(const std::string& id, jsonrpc::Message msg) {
-    std::lock_guard lk(mu_);
-    auto it = pending_.find(id);
-    if (it == pending_.end() || it->second->answer) return;
-    it->second->answer = std::move(msg);
-    cv_.notify_all();
-  }
-
-  /// The call is over: nothing more is sent through its stream.
-  void close() {
-    std::lock_guard lk(mu_);
-    closed_ = true;
-  }
-
-  /// The session ended: no answer will come.
-  void abandon() {
-    std::lock_guard lk(mu_);
-    gone_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  struct Pending {
-    std::optional<jsonrpc::Message> answer;
-  };
-  std::shared_ptr<McpSession> s_;
-  transport::Exchange& ex_;  ///< only while !closed_
-  std::atomic<std::uint64_t>& ids_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool closed_ = false, gone_ = false;
-  std::map<std::string, std::shared_ptr<Pending>> pending_;
+/// A stateless client's call waiting for its client's input: the upstream
+/// keeps waiting for the answers, and the client's retry finds the call
+/// here by the id in its requestState.
+struct Router::Parked {
+  std::string id;
+  std::shared_ptr<ClientCall> client;
+  std::shared_ptr<Progress> progress;
+  CancelSignal cancel;
+  std::atomic<bool> done{false};
+  upstream::Reply result;
+  Clock::time_point expires;
 };
 
 Router::Router(std::shared_ptr<const config::Config> cfg, catalog::Catalog& catalog, Metrics& metrics,
+               std::shared_ptr<const saga::Keyring> keyring,
                std::function<void(const std::string& session)> session_closed)
     : cfg_(std::move(cfg)),
+      keyring_(std::move(keyring)),
       catalog_(catalog),
       metrics_(metrics),
       pool_(std::make_unique<WorkerPool>(4, 4096)),
+      bridge_pool_(std::make_unique<WorkerPool>(0, kMaxParked + 64)),
       session_closed_(std::move(session_closed)) {}
 
 Router::~Router() { drain(); }
 
-void Router::drain() { pool_.reset(); }
+void Router::drain() {
+  std::map<std::string, std::shared_ptr<Parked>> parked;
+  {
+    std::lock_guard lk(parked_mu_);
+    parked.swap(parked_);
+  }
+  // Suspended calls would wait for retries that cannot come any more.
+  for (auto& [id, p] : parked) {
+    p->cancel.cancel();
+    p->client->abandon();
+  }
+  pool_.reset();
+  bridge_pool_.reset();
+}
 
-void Router::set_config(std::shared_ptr<const config::Config> cfg) {
+void Router::set_config(std::shared_ptr<const config::Config> cfg, std::shared_ptr<const saga::Keyring> keyring) {
   std::lock_guard lk(cfg_mu_);
   cfg_ = std::move(cfg);
+  keyring_ = std::move(keyring);
+}
+
+std::shared_ptr<const saga::Keyring> Router::keyring() const {
+  std::lock_guard lk(cfg_mu_);
+  return keyring_;
 }
 
 std::shared_ptr<const config::Config> Router::config() const {
@@ -316,6 +302,10 @@ Result<std::shared_ptr<transport::Session>> Router::open_session(const transport
     return Error{"principal \"" + ctx.principal + "\" may not use mode \"" + mode + "\""};
   auto s = std::make_shared<McpSession>();
   s->mode = mode;
+  s->stateless = ctx.stateless;
+  // A stateless request's session lasts one request: it is not a client
+  // session to count or to notify.
+  if (ctx.stateless) return std::shared_ptr<transport::Session>(std::move(s));
   {
     std::lock_guard lk(sessions_mu_);
     sessions_.insert(s);
@@ -341,6 +331,7 @@ void Router::close_session(const std::shared_ptr<transport::Session>& session) {
       if (auto call = c.lock()) asked.push_back(std::move(call));
   }
   for (auto& c : asked) c->abandon();
+  if (s->context().stateless) return;
   unsubscribe_all(*s);
   if (session_closed_) session_closed_(s->id());
   std::lock_guard lk(sessions_mu_);
@@ -351,6 +342,33 @@ void Router::close_session(const std::shared_ptr<transport::Session>& session) {
 void Router::list_changed(std::string_view what) {
   notify_sessions(jsonrpc::make_notification("notifications/" + std::string(what) + "/list_changed", nullptr),
                   [](const McpSession& s) { return s.initialized; });
+  notify_listeners("notifications/" + std::string(what) + "/list_changed", "", [&](const McpSession& s) {
+    return what == "tools" ? s.listen_tools : what == "prompts" ? s.listen_prompts : s.listen_resources;
+  });
+}
+
+void Router::notify_listeners(std::string_view method, const std::string& uri,
+                              const std::function<bool(const McpSession&)>& wants) {
+  std::vector<std::shared_ptr<McpSession>> live;
+  {
+    std::lock_guard lk(listeners_mu_);
+    live.assign(listeners_.begin(), listeners_.end());
+  }
+  for (auto& s : live) {
+    std::shared_ptr<transport::Exchange> ex;
+    std::string id;
+    {
+      std::lock_guard lk(s->mu);
+      if (!wants(*s)) continue;
+      ex = s->listen_exchange;
+      id = s->listen_id;
+    }
+    if (!ex) continue;
+    std::string params = "{";
+    if (!uri.empty()) params += "\"uri\":" + json::quote(uri) + ",";
+    params += "\"_meta\":{\"" + std::string(mcp::kMetaSubscriptionId) + "\":" + id + "}}";
+    ex->send("{\"jsonrpc\":\"2.0\",\"method\":\"" + std::string(method) + "\",\"params\":" + params + "}");
+  }
 }
 
 void Router::resource_updated(const upstream::Upstream& origin, const jsonrpc::Message& msg) {
@@ -362,6 +380,8 @@ void Router::resource_updated(const upstream::Upstream& origin, const jsonrpc::M
   json::set(params, "uri", json::str(exposed, params.GetAllocator()), params.GetAllocator());
   notify_sessions(jsonrpc::make_notification("notifications/resources/updated", &params),
                   [&](const McpSession& s) { return s.subscriptions.count(exposed) > 0; });
+  notify_listeners("notifications/resources/updated", exposed,
+                   [&](const McpSession& s) { return s.listen_uris.count(exposed) > 0; });
 }
 
 void Router::notify_sessions(const std::string& note, const std::function<bool(const McpSession&)>& wants) {
@@ -401,11 +421,53 @@ void Router::handle(const std::shared_ptr<transport::Session>& session, jsonrpc:
     on_notification(*s, msg);
     return;
   }
-  if (!blocks(msg.method())) return ex->reply(dispatch(*s, msg, *ex));
+  // A request claiming the stateless revision is one, unless the client
+  // already chose the stateful ones with initialize.
+  bool stateless = s->stateless;
+  if (!stateless && mcp::claimed_version(msg)) {
+    std::lock_guard lk(s->mu);
+    stateless = s->protocol_version.empty();
+  }
+  if (stateless) return handle_stateless(s, std::move(msg), std::move(ex));
+  run(s, s, std::move(msg), std::move(ex));
+}
+
+void Router::handle_stateless(const std::shared_ptr<McpSession>& parent, jsonrpc::Message msg,
+                              std::shared_ptr<transport::Exchange> ex) {
+  auto envelope = mcp::read_envelope(msg, std::nullopt);
+  if (auto* r = std::get_if<mcp::Refusal>(&envelope))
+    return ex->reply(jsonrpc::make_error(msg.id(), r->code, r->message, r->data.IsNull() ? nullptr : &r->data));
+  if (mcp::removed_in_stateless(msg.method()))
+    return ex->reply(jsonrpc::make_error(msg.id(), jsonrpc::kMethodNotFound,
+                                         "Method not found: " + std::string(msg.method()) + " is not part of MCP " +
+                                             std::string(mcp::kStatelessVersion)));
+  // The request's own view of its client, from its envelope; it shares
+  // the parent's identity, mode and way to the client.
+  auto s = std::make_shared<McpSession>();
+  auto& e = std::get<mcp::Envelope>(envelope);
+  s->stateless = true;
+  s->mode = parent->mode;
+  s->protocol_version = e.version;
+  s->client_capabilities.CopyFrom(e.capabilities, s->client_capabilities.GetAllocator());
+  s->client_name = e.client_name;
+  s->log_level = e.log_level;
+  std::weak_ptr<McpSession> weak_parent = parent;
+  s->bind(parent->id(), parent->context(), [weak_parent](std::string m) {
+    auto p = weak_parent.lock();
+    if (p) p->notify(std::move(m));
+    return p != nullptr;
+  });
+  if (msg.method() == "subscriptions/listen") return listen(s, msg, std::move(ex));
+  run(parent, s, std::move(msg), std::move(ex));
+}
+
+void Router::run(const std::shared_ptr<McpSession>& parent, const std::shared_ptr<McpSession>& s, jsonrpc::Message msg,
+                 std::shared_ptr<transport::Exchange> ex) {
+  if (!blocks(msg.method())) return ex->reply(answer(*s, msg, *ex));
   std::string key = json::write(msg.id());
   {
-    std::lock_guard lk(s->mu);
-    s->inflight[key] = ex;
+    std::lock_guard lk(parent->mu);
+    parent->inflight[key] = ex;
   }
   // A call that blocks on an upstream runs on the transport's thread when
   // that thread serves this request alone and nothing needs streaming while
@@ -419,20 +481,133 @@ void Router::handle(const std::shared_ptr<transport::Session>& session, jsonrpc:
     answers = s->answers_requests;
   }
   if (ex->may_block_caller() && !answers && !(meta && json::find(*meta, "progressToken"))) {
-    std::string reply = dispatch(*s, msg, *ex);
+    std::string reply = answer(*s, msg, *ex);
     {
-      std::lock_guard lk(s->mu);
-      s->inflight.erase(key);
+      std::lock_guard lk(parent->mu);
+      parent->inflight.erase(key);
     }
     return ex->reply(std::move(reply));
   }
   auto shared = std::make_shared<jsonrpc::Message>(std::move(msg));
-  bool queued = pool_ && pool_->submit([this, s, shared, ex, key] {
-    ex->reply(dispatch(*s, *shared, *ex));
-    std::lock_guard lk(s->mu);
-    s->inflight.erase(key);
+  bool queued = pool_ && pool_->submit([this, parent, s, shared, ex, key] {
+    ex->reply(answer(*s, *shared, *ex));
+    std::lock_guard lk(parent->mu);
+    parent->inflight.erase(key);
   });
   if (!queued) ex->reply(jsonrpc::make_error(shared->id(), jsonrpc::kInternalError, "mcpgw is shutting down"));
+}
+
+std::string Router::answer(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex) {
+  std::string reply = dispatch(s, m, ex);
+  if (!s.stateless) return reply;
+  auto doc = json::parse(reply);
+  json::Value* result = doc ? json::find(*doc, "result") : nullptr;
+  if (!result) return reply;
+  // Lists and reads are the same for every client of a mode unless
+  // principals see different things.
+  mcp::stamp_result(*result, m.method(), config()->auth.enabled ? "private" : "public", doc->GetAllocator());
+  return json::write(*doc);
+}
+
+std::string Router::discover(McpSession& s, const jsonrpc::Message& m) {
+  json::Document r(rapidjson::kObjectType);
+  auto& a = r.GetAllocator();
+  json::Value versions(rapidjson::kArrayType);
+  for (auto v : mcp::kStatelessVersions) versions.PushBack(json::ref(v), a);
+  for (auto v : mcp::kSessionVersions) versions.PushBack(json::ref(v), a);
+  r.AddMember("supportedVersions", versions, a);
+  auto caps = json::parse(kServerCapabilities);
+  r.AddMember("capabilities", json::Value(*caps, a), a);
+  auto cfg = config();
+  std::string instructions = cfg->instructions;
+  std::string welcome = welcome_text(s, *cfg);
+  if (!welcome.empty()) instructions += (instructions.empty() ? "" : "\n\n") + welcome;
+  if (!instructions.empty()) r.AddMember("instructions", json::str(instructions, a), a);
+  json::Value meta(rapidjson::kObjectType);
+  meta.AddMember(json::ref(mcp::kMetaServerInfo), server_info(a), a);
+  r.AddMember("_meta", meta, a);
+  return jsonrpc::make_result(m.id(), r);
+}
+
+void Router::listen(const std::shared_ptr<McpSession>& s, const jsonrpc::Message& m,
+                    std::shared_ptr<transport::Exchange> ex) {
+  const json::Value* filter = m.params() ? json::find(*m.params(), "notifications") : nullptr;
+  if (!filter || !filter->IsObject())
+    return ex->reply(invalid_params(m, "notifications must be a SubscriptionFilter object"));
+  auto flag = [&](const char* key) {
+    const json::Value* v = json::find(*filter, key);
+    return v && v->IsTrue();
+  };
+  // The acknowledgement names what will be sent: what was asked for that
+  // the gateway can tell.
+  json::Document ack(rapidjson::kObjectType);
+  auto& a = ack.GetAllocator();
+  json::Value honoured(rapidjson::kObjectType);
+  auto snap = catalog_.snapshot();
+  {
+    std::lock_guard lk(s->mu);
+    s->listen_id = json::write(m.id());
+    s->listen_tools = flag("toolsListChanged");
+    s->listen_prompts = flag("promptsListChanged");
+    s->listen_resources = flag("resourcesListChanged");
+    if (s->listen_tools) honoured.AddMember("toolsListChanged", true, a);
+    if (s->listen_prompts) honoured.AddMember("promptsListChanged", true, a);
+    if (s->listen_resources) honoured.AddMember("resourcesListChanged", true, a);
+    if (const json::Value* uris = json::find(*filter, "resourceSubscriptions"); uris && uris->IsArray()) {
+      json::Value kept(rapidjson::kArrayType);
+      for (const auto& u : uris->GetArray()) {
+        if (!u.IsString()) continue;
+        auto route = snap->route_resource(u.GetString());
+        if (!route) continue;
+        std::string exposed = snap->expose_uri(*route->origin, route->upstream_key);
+        if (s->listen_uris.insert(exposed).second) kept.PushBack(json::str(u.GetString(), a), a);
+      }
+      if (!kept.Empty()) honoured.AddMember("resourceSubscriptions", kept, a);
+    }
+    s->listen_exchange = ex;
+  }
+  for (const auto& uri : s->listen_uris)
+    if (auto route = snap->route_resource(uri)) count_subscription(*route, 1);
+  ack.AddMember("notifications", honoured, a);
+  json::Value meta(rapidjson::kObjectType);
+  meta.AddMember(json::ref(mcp::kMetaSubscriptionId), json::Value(m.id(), a), a);
+  ack.AddMember("_meta", meta, a);
+  ex->send(jsonrpc::make_notification("notifications/subscriptions/acknowledged", &ack));
+  {
+    std::lock_guard lk(listeners_mu_);
+    listeners_.insert(s);
+  }
+  // The stream ends when the client closes it (HTTP) or cancels the request
+  // (stdio). The end runs on the pool: the cancel callback must not drop
+  // the last reference to the session that holds its subscription.
+  std::weak_ptr<McpSession> weak = s;
+  auto sub = ex->cancel_signal().on_cancel([this, weak] {
+    if (auto live = weak.lock(); live && pool_) pool_->submit([this, live] { end_listen(live); });
+  });
+  std::lock_guard lk(s->mu);
+  s->listen_end = std::move(sub);
+}
+
+void Router::end_listen(const std::shared_ptr<McpSession>& s) {
+  {
+    std::lock_guard lk(listeners_mu_);
+    if (!listeners_.erase(s)) return;
+  }
+  std::shared_ptr<transport::Exchange> ex;
+  std::set<std::string> uris;
+  {
+    std::lock_guard lk(s->mu);
+    ex = std::move(s->listen_exchange);
+    uris.swap(s->listen_uris);
+  }
+  auto snap = catalog_.snapshot();
+  for (const auto& uri : uris)
+    if (auto route = snap->route_resource(uri)) count_subscription(*route, -1);
+  if (ex) {
+    std::string id = s->listen_id;
+    ex->reply("{\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"result\":{\"resultType\":\"complete\",\"_meta\":{\"" +
+              std::string(mcp::kMetaSubscriptionId) + "\":" + id + "}}}");
+  }
 }
 
 std::string Router::dispatch(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex) {
@@ -440,6 +615,7 @@ std::string Router::dispatch(McpSession& s, const jsonrpc::Message& m, transport
   if (method == "tools/call") return call_tool(s, m, ex);
   if (method == "tools/list") return list_tools(s, m);
   if (method == "initialize") return initialize(s, m);
+  if (method == "server/discover" && s.stateless) return discover(s, m);
   if (method == "ping") return jsonrpc::make_result_raw(m.id(), "{}");
   if (method == "resources/list" || method == "resources/templates/list" || method == "prompts/list") {
     auto snap = catalog_.snapshot();
@@ -455,7 +631,7 @@ std::string Router::dispatch(McpSession& s, const jsonrpc::Message& m, transport
   if (method == "completion/complete") return complete(s, m, ex);
   if (method == "logging/setLevel") {
     auto level = m.params() ? json::get_string(*m.params(), "level") : std::nullopt;
-    if (!level || level_rank(*level) < 0)
+    if (!level || mcp::log_level_rank(*level) < 0)
       return invalid_params(m, "level must be one of debug, info, notice, warning, error, critical, alert, emergency");
     std::lock_guard lk(s.mu);
     s.log_level = std::string(*level);
@@ -496,21 +672,12 @@ std::string Router::initialize(McpSession& s, const jsonrpc::Message& m) {
     if (const auto* info = json::find(*p, "clientInfo"))
       s.client_name = std::string(json::get_string(*info, "name").value_or(""));
   }
-  // Capabilities are the gateway's, not the upstreams' of the moment: an
-  // upstream that connects later must not need a new session.
-  static constexpr std::string_view kCaps =
-      R"({"tools":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},)"
-      R"("prompts":{"listChanged":true},"completions":{},"logging":{}})";
   json::Document r(rapidjson::kObjectType);
   auto& a = r.GetAllocator();
   r.AddMember("protocolVersion", json::str(version, a), a);
-  auto caps = json::parse(kCaps);
+  auto caps = json::parse(kServerCapabilities);
   r.AddMember("capabilities", json::Value(*caps, a), a);
-  json::Value info(rapidjson::kObjectType);
-  info.AddMember("name", "mcpgw", a);
-  info.AddMember("title", "mcpgw MCP gateway", a);
-  info.AddMember("version", MCPGW_VERSION, a);
-  r.AddMember("serverInfo", info, a);
+  r.AddMember("serverInfo", server_info(a), a);
   auto cfg = config();
   std::string instructions = cfg->instructions;
   std::string welcome = welcome_text(s, *cfg);
@@ -577,48 +744,195 @@ std::string Router::call_tool(McpSession& s, const jsonrpc::Message& m, transpor
   // A tool hidden from this client's mode is as unknown as one that does not exist.
   const catalog::ExposedTool* tool = mode ? snap->find_tool(*name, *mode) : nullptr;
   if (!tool) return jsonrpc::make_error(m.id(), jsonrpc::kInvalidParams, "Unknown tool: " + std::string(*name));
+  if (std::string why = param_header_mismatch(*tool, args, s.context()); !why.empty())
+    return jsonrpc::make_error(m.id(), mcp::kHeaderMismatch, "Header mismatch: " + why);
 
-  const json::Value* meta = json::find(*p, "_meta");
-  const json::Value* token = meta ? json::find(*meta, "progressToken") : nullptr;
-  auto progress = token ? std::make_shared<Progress>(ex, *token) : nullptr;
-  upstream::Caller caller = caller_of(s);
-  auto client = std::make_shared<ClientCall>(s.shared_from_this(), ex, next_forwarded_id_);
-  struct CloseAtEnd {
-    ClientCall& c;
-    ~CloseAtEnd() { c.close(); }
-  } close_at_end{*client};
-  auto call = [&](const catalog::ExposedTool& t, const json::Value* arguments, const json::Value* call_meta) {
-    upstream::CallOptions opts = options_for(*t.origin, ex, caller);
-    opts.client = client;
-    if (progress) opts.on_progress = [progress](json::Value& params) { progress->forward(params); };
-    auto started = Clock::now();
-    upstream::Reply reply = t.origin->call_tool(t.upstream_name, arguments, call_meta, opts);
-    double secs = std::chrono::duration<double>(Clock::now() - started).count();
-    bool is_error = reply.rpc_error || (json::find(reply.body, "isError") && reply.body["isError"].IsTrue());
-    std::string_view outcome = reply.rpc_error ? "rpc_error" : is_error ? "error" : "ok";
-    metrics_.tool_call(t.origin->name(), outcome, secs);
-    spdlog::debug("call {} principal={} session={} {:.1f} ms {}", t.name, principal_of(s), s.id().substr(0, 8),
-                  secs * 1000, outcome);
-    return std::make_pair(std::move(reply), secs * 1000);
-  };
-  auto [reply, ms] = call(*tool, args, meta);
+  // The work may outlive this request (a suspended call), so it owns
+  // everything it reads.
+  auto arguments = std::make_shared<json::Document>();
+  if (args) arguments->CopyFrom(*args, arguments->GetAllocator());
+  auto meta = upstream_meta(json::find(*p, "_meta"));
   auto cfg = config();
-  if (reply.rpc_error || !cfg->chain.resolve || !chain::has_next_tool(reply.body)) return relay(m, reply);
+  Work work = [this, snap, mode = *mode, tool, arguments, meta, cfg, caller = caller_of(s), session = s.id()](
+                  const std::shared_ptr<ClientCall>& client, CancelSignal& cancel,
+                  const std::shared_ptr<Progress>& progress) -> upstream::Reply {
+    const json::Value* args = arguments->IsNull() ? nullptr : &*arguments;
+    auto call = [&](const catalog::ExposedTool& t, const json::Value* arguments, const json::Value* call_meta) {
+      upstream::CallOptions opts = options_for(*t.origin, cancel, caller, client);
+      if (progress) opts.on_progress = [progress](json::Value& params) { progress->forward(params); };
+      auto started = Clock::now();
+      upstream::Reply reply = t.origin->call_tool(t.upstream_name, arguments, call_meta, opts);
+      double secs = std::chrono::duration<double>(Clock::now() - started).count();
+      bool is_error = reply.rpc_error || (json::find(reply.body, "isError") && reply.body["isError"].IsTrue());
+      std::string_view outcome = reply.rpc_error ? "rpc_error" : is_error ? "error" : "ok";
+      metrics_.tool_call(t.origin->name(), outcome, secs);
+      spdlog::debug("call {} principal={} session={} {:.1f} ms {}", t.name, caller.principal.empty() ? "-" : caller.principal,
+                    session.substr(0, 8), secs * 1000, outcome);
+      return std::make_pair(std::move(reply), secs * 1000);
+    };
+    auto [reply, ms] = call(*tool, args, meta ? &*meta : nullptr);
+    if (reply.rpc_error || !cfg->chain.resolve || !chain::has_next_tool(reply.body)) return std::move(reply);
 
-  // The result asks for another tool: follow the chain here, each hop a
-  // full call by this client (its mode, timeouts, cancellation, progress).
-  chain::Context ctx{*snap, *mode, cfg->chain, nullptr, nullptr, nullptr, &ex.cancel_signal()};
-  ctx.call = [&](const catalog::ExposedTool& t, const json::Value* arguments) {
-    return call(t, arguments, nullptr).first;
+    // The result asks for another tool: follow the chain here, each hop a
+    // full call by this client (its mode, timeouts, cancellation, progress).
+    chain::Context ctx{*snap, mode, cfg->chain, nullptr, nullptr, nullptr, &cancel};
+    ctx.call = [&](const catalog::ExposedTool& t, const json::Value* arguments) {
+      return call(t, arguments, nullptr).first;
+    };
+    ctx.before_hop = [&](int hop, const catalog::ExposedTool& t) {
+      if (progress) progress->step("chain hop " + std::to_string(hop) + ": " + t.name);
+    };
+    ctx.after_hop = [&](int hop, const catalog::ExposedTool& t, bool is_error, double hop_ms) {
+      spdlog::info("chain hop {} of {}: {} principal={} session={} {:.1f} ms {}", hop, tool->name, t.name,
+                   caller.principal.empty() ? "-" : caller.principal, session.substr(0, 8), hop_ms,
+                   is_error ? "error" : "ok");
+    };
+    return upstream::Reply{false, chain::resolve(ctx, *tool, args, std::move(reply.body), ms)};
   };
-  ctx.before_hop = [&](int hop, const catalog::ExposedTool& t) {
-    if (progress) progress->step("chain hop " + std::to_string(hop) + ": " + t.name);
-  };
-  ctx.after_hop = [&](int hop, const catalog::ExposedTool& t, bool is_error, double hop_ms) {
-    spdlog::info("chain hop {} of {}: {} principal={} session={} {:.1f} ms {}", hop, tool->name, t.name,
-                 principal_of(s), s.id().substr(0, 8), hop_ms, is_error ? "error" : "ok");
-  };
-  return jsonrpc::make_result(m.id(), chain::resolve(ctx, *tool, args, std::move(reply.body), ms));
+  return execute(s, m, ex, "tools/call " + tool->name, args, std::move(work));
+}
+
+std::string Router::suspendable(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex,
+                                const std::string& target, const json::Value* args, Work work) {
+  const json::Value* p = m.params();
+  const json::Value* responses = json::find(*p, "inputResponses");
+  const json::Value* state = json::find(*p, "requestState");
+  if (responses && !responses->IsObject())
+    return invalid_params(m, "inputResponses must be an object mapping inputRequests keys to the client's results");
+  if (responses)
+    for (const auto& r : responses->GetObject())
+      if (!r.value.IsObject())
+        return invalid_params(m, "inputResponses." + std::string(r.name.GetString()) +
+                                     " must be an object (the result of that input request)");
+  if (state && !state->IsString()) return invalid_params(m, "requestState must be the string the server returned");
+
+  std::shared_ptr<const saga::Keyring> keys = keyring();
+  saga::Claims expect;
+  expect.kind = "mrtr";
+  expect.principal = s.context().principal;
+  expect.target = target;
+  expect.args_digest = saga::digest(args);
+  json::Document answers(rapidjson::kObjectType);
+  std::shared_ptr<Parked> parked;
+  if (state) {
+    auto opened = keys->open(std::string_view(state->GetString(), state->GetStringLength()), expect);
+    if (auto* r = std::get_if<saga::Refusal>(&opened))
+      return jsonrpc::make_error(m.id(), jsonrpc::kInvalidParams, "Invalid requestState: " + r->message);
+    const saga::Claims& c = std::get<saga::Claims>(opened);
+    if (const json::Value* a = json::find(c.state, "answers"); a && a->IsObject())
+      answers.CopyFrom(*a, answers.GetAllocator());
+    if (auto park = json::get_string(c.state, "park")) {
+      std::lock_guard lk(parked_mu_);
+      if (auto it = parked_.find(std::string(*park)); it != parked_.end()) {
+        parked = std::move(it->second);
+        parked_.erase(it);
+      }
+    }
+  }
+  if (responses)
+    for (const auto& r : responses->GetObject())
+      json::set(answers, std::string_view(r.name.GetString(), r.name.GetStringLength()),
+                json::Value(r.value, answers.GetAllocator()), answers.GetAllocator());
+
+  auto session = std::static_pointer_cast<McpSession>(s.shared_from_this());
+  if (parked) {
+    parked->client->attach(session, ex);
+    parked->client->answer_pending(answers);
+  } else {
+    // Not suspended here (a first call, another gateway process, a
+    // restart): run it, answering whatever it asks that the client has
+    // already answered.
+    parked = std::make_shared<Parked>();
+    parked->id = random_hex(12);
+    parked->client = std::make_shared<ClientCall>(session, ex, next_forwarded_id_, true);
+    parked->client->preload(answers);
+    parked->progress = std::make_shared<Progress>(parked->client);
+    bool queued = bridge_pool_ && bridge_pool_->submit([parked, work = std::move(work)] {
+      parked->result = work(parked->client, parked->cancel, parked->progress);
+      parked->done.store(true);
+      parked->client->wake();
+    });
+    if (!queued) return jsonrpc::make_error(m.id(), jsonrpc::kInternalError, "mcpgw is shutting down");
+  }
+  const json::Value* meta = json::find(*p, "_meta");
+  parked->progress->retarget(meta ? json::find(*meta, "progressToken") : nullptr);
+  std::vector<Question> questions;
+  {
+    auto stop = ex.cancel_signal().on_cancel([&parked] { parked->cancel.cancel(); });
+    questions = parked->client->wait([&] { return parked->done.load(); }, ex.cancel_signal());
+  }
+  parked->client->detach();
+  if (parked->done.load()) return relay(m, parked->result);
+  if (ex.cancelled()) {
+    parked->client->abandon();
+    return jsonrpc::make_error(m.id(), jsonrpc::kInternalError, "mcpgw: the call was cancelled");
+  }
+
+  // The upstream asks the client something: hand the questions out.
+  json::Document result(rapidjson::kObjectType);
+  auto& a = result.GetAllocator();
+  result.AddMember("resultType", "input_required", a);
+  json::Value requests(rapidjson::kObjectType);
+  for (auto& q : questions) {
+    json::Value r(rapidjson::kObjectType);
+    r.AddMember("method", json::str(q.method, a), a);
+    r.AddMember("params", json::Value(q.params, a), a);
+    requests.AddMember(json::str(q.key, a), r, a);
+  }
+  result.AddMember("inputRequests", requests, a);
+  saga::Claims claims = std::move(expect);
+  claims.state.AddMember("park", json::str(parked->id, claims.state.GetAllocator()), claims.state.GetAllocator());
+  claims.state.AddMember("answers", json::Value(parked->client->answers(), claims.state.GetAllocator()),
+                         claims.state.GetAllocator());
+  auto sealed = keys->seal(std::move(claims));
+  if (!sealed) {
+    parked->cancel.cancel();
+    parked->client->abandon();
+    return jsonrpc::make_error(m.id(), jsonrpc::kInternalError, "mcpgw: cannot suspend the call: " + sealed.error());
+  }
+  result.AddMember("requestState", json::str(*sealed, a), a);
+  parked->expires = Clock::now() + keys->ttl();
+  {
+    std::lock_guard lk(parked_mu_);
+    // Calls never resumed give up their upstream request at expiry.
+    for (auto it = parked_.begin(); it != parked_.end();) {
+      if (it->second->expires < Clock::now() || it->second->done.load()) {
+        it->second->cancel.cancel();
+        it->second->client->abandon();
+        it = parked_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (parked_.size() >= kMaxParked) {
+      parked->cancel.cancel();
+      parked->client->abandon();
+      return jsonrpc::make_error(m.id(), jsonrpc::kInternalError,
+                                 "mcpgw: too many calls are waiting for client input; try again later");
+    }
+    parked_[parked->id] = parked;
+  }
+  return jsonrpc::make_result(m.id(), result);
+}
+
+std::string Router::execute(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex,
+                            const std::string& target, const json::Value* args, Work work) {
+  const json::Value* meta = m.params() ? json::find(*m.params(), "_meta") : nullptr;
+  const json::Value* token = meta ? json::find(*meta, "progressToken") : nullptr;
+  if (!s.stateless) {
+    auto client = std::make_shared<ClientCall>(s.shared_from_this(), ex, next_forwarded_id_, false);
+    struct CloseAtEnd {
+      ClientCall& c;
+      ~CloseAtEnd() { c.close(); }
+    } close_at_end{*client};
+    std::shared_ptr<Progress> progress;
+    if (token) {
+      progress = std::make_shared<Progress>(client);
+      progress->retarget(token);
+    }
+    return relay(m, work(client, ex.cancel_signal(), progress));
+  }
+  return suspendable(s, m, ex, target, args, std::move(work));
 }
 
 std::string Router::read_resource(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex) {
@@ -629,22 +943,28 @@ std::string Router::read_resource(McpSession& s, const jsonrpc::Message& m, tran
   if (!route) {
     json::Document data(rapidjson::kObjectType);
     data.AddMember("uri", json::str(*uri, data.GetAllocator()), data.GetAllocator());
-    return jsonrpc::make_error(m.id(), kResourceNotFound, "Resource not found: " + std::string(*uri), &data);
+    // 2026-07-28 replaced the resource-not-found code with invalid params.
+    return jsonrpc::make_error(m.id(), s.stateless ? jsonrpc::kInvalidParams : kResourceNotFound,
+                               "Resource not found: " + std::string(*uri), &data);
   }
-  json::Document p;
-  p.CopyFrom(*m.params(), p.GetAllocator());
-  json::set(p, "uri", json::str(route->upstream_key, p.GetAllocator()), p.GetAllocator());
-  upstream::Caller caller = caller_of(s);
-  upstream::Reply r = route->origin->request("resources/read", p, options_for(*route->origin, ex, caller));
-  // Contents name the resource as the client knows it.
-  if (!r.rpc_error) {
-    if (auto* contents = json::find(r.body, "contents"); contents && contents->IsArray())
-      for (auto& c : contents->GetArray())
-        if (auto u = json::get_string(c, "uri"))
-          json::set(c, "uri", json::str(snap->expose_uri(*route->origin, *u), r.body.GetAllocator()),
-                    r.body.GetAllocator());
-  }
-  return relay(m, r);
+  auto p = std::make_shared<json::Document>();
+  p->CopyFrom(*m.params(), p->GetAllocator());
+  json::set(*p, "uri", json::str(route->upstream_key, p->GetAllocator()), p->GetAllocator());
+  strip_client_state(*p);
+  Work work = [snap, route = *route, p, caller = caller_of(s)](const std::shared_ptr<ClientCall>& client,
+                                                                CancelSignal& cancel, const std::shared_ptr<Progress>&) {
+    upstream::Reply r = route.origin->request("resources/read", *p, options_for(*route.origin, cancel, caller, client));
+    // Contents name the resource as the client knows it.
+    if (!r.rpc_error) {
+      if (auto* contents = json::find(r.body, "contents"); contents && contents->IsArray())
+        for (auto& c : contents->GetArray())
+          if (auto u = json::get_string(c, "uri"))
+            json::set(c, "uri", json::str(snap->expose_uri(*route.origin, *u), r.body.GetAllocator()),
+                      r.body.GetAllocator());
+    }
+    return r;
+  };
+  return execute(s, m, ex, "resources/read " + std::string(*uri), nullptr, std::move(work));
 }
 
 std::string Router::subscribe(McpSession& s, const jsonrpc::Message& m, bool on) {
@@ -703,11 +1023,16 @@ std::string Router::get_prompt(McpSession& s, const jsonrpc::Message& m, transpo
   if (!name) return invalid_params(m, "name must be a string");
   auto route = catalog_.snapshot()->route_prompt(*name);
   if (!route) return invalid_params(m, "unknown prompt: " + std::string(*name));
-  json::Document p;
-  p.CopyFrom(*m.params(), p.GetAllocator());
-  json::set(p, "name", json::str(route->upstream_key, p.GetAllocator()), p.GetAllocator());
-  upstream::Caller caller = caller_of(s);
-  return relay(m, route->origin->request("prompts/get", p, options_for(*route->origin, ex, caller)));
+  auto p = std::make_shared<json::Document>();
+  p->CopyFrom(*m.params(), p->GetAllocator());
+  json::set(*p, "name", json::str(route->upstream_key, p->GetAllocator()), p->GetAllocator());
+  strip_client_state(*p);
+  const json::Value* args = json::find(*m.params(), "arguments");
+  Work work = [route = *route, p, caller = caller_of(s)](const std::shared_ptr<ClientCall>& client, CancelSignal& cancel,
+                                                          const std::shared_ptr<Progress>&) {
+    return route.origin->request("prompts/get", *p, options_for(*route.origin, cancel, caller, client));
+  };
+  return execute(s, m, ex, "prompts/get " + std::string(*name), args, std::move(work));
 }
 
 std::string Router::complete(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex) {
@@ -734,7 +1059,7 @@ std::string Router::complete(McpSession& s, const jsonrpc::Message& m, transport
   p.CopyFrom(*m.params(), p.GetAllocator());
   json::set(p["ref"], key, json::str(route->upstream_key, p.GetAllocator()), p.GetAllocator());
   upstream::Caller caller = caller_of(s);
-  return relay(m, route->origin->request("completion/complete", p, options_for(*route->origin, ex, caller)));
+  return relay(m, route->origin->request("completion/complete", p, options_for(*route->origin, ex.cancel_signal(), caller, nullptr)));
 }
 
 }  // namespace mcpgw::server

@@ -9,6 +9,8 @@
 #include <set>
 
 #include "catalog/catalog.hpp"
+#include "saga/token.hpp"
+#include "server/session.hpp"
 #include "config/config.hpp"
 #include "server/metrics.hpp"
 #include "transport/downstream.hpp"
@@ -17,33 +19,15 @@
 namespace mcpgw::server {
 
 class ClientCall;
-
-/// A client session as the router sees it.
-class McpSession final : public transport::Session, public std::enable_shared_from_this<McpSession> {
- public:
-  std::mutex mu;
-  std::string mode;  ///< the mode this session sees ("all" or a configured one)
-  std::string protocol_version;
-  json::Document client_capabilities{rapidjson::kObjectType};
-  std::string client_name;
-  std::string log_level = "info";
-  bool initialized = false;
-  /// The client declared sampling, elicitation or roots: its calls run
-  /// where they can stream the requests upstreams send it.
-  bool answers_requests = false;
-  /// Requests forwarded to this client and not answered yet, by our id.
-  std::map<std::string, std::weak_ptr<ClientCall>> forwarded;
-  /// Requests in flight by their JSON id text, for notifications/cancelled.
-  std::map<std::string, std::weak_ptr<transport::Exchange>> inflight;
-  /// Exposed resource URIs this session subscribed to.
-  std::set<std::string> subscriptions;
-};
+class Progress;
 
 class Router final : public transport::Handler {
  public:
   /// `session_closed` is told the id of every session that ends (to close
   /// per-client upstream connections).
+  /// `keyring` signs the requestState of suspended calls.
   Router(std::shared_ptr<const config::Config> cfg, catalog::Catalog& catalog, Metrics& metrics,
+         std::shared_ptr<const saga::Keyring> keyring,
          std::function<void(const std::string& session)> session_closed = {});
   ~Router() override;
 
@@ -53,8 +37,8 @@ class Router final : public transport::Handler {
   void close_session(const std::shared_ptr<transport::Session>& session) override;
   std::vector<std::string> modes() const override;
 
-  /// Uses `cfg` for requests from now on (reload).
-  void set_config(std::shared_ptr<const config::Config> cfg);
+  /// Uses `cfg` and `keyring` for requests from now on (reload).
+  void set_config(std::shared_ptr<const config::Config> cfg, std::shared_ptr<const saga::Keyring> keyring);
   /// Tells every live session that a list changed (`what`: tools,
   /// resources or prompts).
   void list_changed(std::string_view what);
@@ -65,8 +49,43 @@ class Router final : public transport::Handler {
   void drain();
 
  private:
+  /// The work of one request on upstreams, given the way back to its
+  /// client, the signal that cancels it and its progress reporter.
+  using Work = std::function<upstream::Reply(const std::shared_ptr<ClientCall>&, CancelSignal&,
+                                             const std::shared_ptr<Progress>&)>;
+  struct Parked;
+  /// Calls suspended at once, at most (each holds an upstream request open).
+  static constexpr std::size_t kMaxParked = 256;
+
   std::shared_ptr<const config::Config> config() const;
+  std::shared_ptr<const saga::Keyring> keyring() const;
+  /// A request of a stateless (2026-07-28) client, on `parent` (the HTTP
+  /// request's own session, or the stdio client's).
+  void handle_stateless(const std::shared_ptr<McpSession>& parent, jsonrpc::Message msg,
+                        std::shared_ptr<transport::Exchange> ex);
+  /// dispatch() plus, for a stateless client, what the revision adds to results.
+  std::string answer(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex);
   std::string dispatch(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex);
+  /// Runs `work` for `m` with a way back to its client: streamed to a
+  /// stateful client, suspended and resumed for a stateless one. `target`
+  /// and `args` identify the request in its requestState.
+  std::string execute(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex, const std::string& target,
+                      const json::Value* args, Work work);
+  std::string suspendable(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex,
+                          const std::string& target, const json::Value* args, Work work);
+  /// Registers `msg` in `parent`'s requests in flight (for cancellation)
+  /// and answers it for `s`, on this thread or the pool.
+  void run(const std::shared_ptr<McpSession>& parent, const std::shared_ptr<McpSession>& s, jsonrpc::Message msg,
+           std::shared_ptr<transport::Exchange> ex);
+  std::string discover(McpSession& s, const jsonrpc::Message& m);
+  /// subscriptions/listen: acknowledges, then streams the chosen
+  /// notifications until the client goes away.
+  void listen(const std::shared_ptr<McpSession>& s, const jsonrpc::Message& m, std::shared_ptr<transport::Exchange> ex);
+  void end_listen(const std::shared_ptr<McpSession>& s);
+  /// Sends `method` (with `uri`, when not empty) to the listens for which
+  /// `wants` is true, tagged with each one's subscription id.
+  void notify_listeners(std::string_view method, const std::string& uri,
+                        const std::function<bool(const McpSession&)>& wants);
   std::string initialize(McpSession& s, const jsonrpc::Message& m);
   /// Calls the welcome tool of `s`'s mode; its text, or "" (none, failed).
   std::string welcome_text(const McpSession& s, const config::Config& cfg);
@@ -89,6 +108,7 @@ class Router final : public transport::Handler {
 
   mutable std::mutex cfg_mu_;
   std::shared_ptr<const config::Config> cfg_;
+  std::shared_ptr<const saga::Keyring> keyring_;
   catalog::Catalog& catalog_;
   Metrics& metrics_;
   std::mutex sessions_mu_;
@@ -96,6 +116,13 @@ class Router final : public transport::Handler {
   std::mutex subs_mu_;
   std::map<std::pair<const upstream::Upstream*, std::string>, int> upstream_subs_;
   std::unique_ptr<WorkerPool> pool_;
+  /// Runs the calls of stateless clients, which may outlive the request
+  /// that started them.
+  std::unique_ptr<WorkerPool> bridge_pool_;
+  std::mutex parked_mu_;
+  std::map<std::string, std::shared_ptr<Parked>> parked_;
+  std::mutex listeners_mu_;
+  std::set<std::shared_ptr<McpSession>> listeners_;
   std::function<void(const std::string&)> session_closed_;
   /// Ids of the requests forwarded to clients ("mcpgw-N"): unique across
   /// sessions, so a client can never answer another's.

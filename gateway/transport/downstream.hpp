@@ -24,6 +24,14 @@ struct ClientContext {
   std::string mode;        ///< from /mcp/<mode>; empty = the default mode
   std::string principal;   ///< authenticated name; empty without auth
   std::vector<std::string> allowed_modes;  ///< principal's modes; empty = any
+  /// A 2026-07-28 request served without a session: the session lives for
+  /// this one request.
+  bool stateless = false;
+  /// The `Mcp-Param-<name>` headers of a stateless HTTP request, by
+  /// lower-cased name, raw values; `has_param_headers` is false where the
+  /// transport has no headers (stdio).
+  std::vector<std::pair<std::string, std::string>> param_headers;
+  bool has_param_headers = false;
 };
 
 /// A bounded queue of messages from the server to one client, drained by

@@ -12,6 +12,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "mcp/era.hpp"
 #include "mcp/protocol.hpp"
 #include "transport/sse.hpp"
 #include "util/random.hpp"
@@ -300,13 +301,6 @@ struct HttpServer::Impl {
                  "Not Acceptable: Accept must include application/json or text/event-stream");
       return;
     }
-    if (req.has_header("MCP-Protocol-Version") &&
-        !mcp::is_supported(req.get_header_value("MCP-Protocol-Version"))) {
-      json_error(res, 400, jsonrpc::kInvalidRequest,
-                 "Bad Request: unsupported MCP-Protocol-Version " + req.get_header_value("MCP-Protocol-Version"));
-      return;
-    }
-
     if (!body.read()) {
       json_error(res, 413, jsonrpc::kInvalidRequest,
                  "Payload Too Large: body exceeds " + std::to_string(opts.max_body_bytes) + " bytes");
@@ -316,6 +310,20 @@ struct HttpServer::Impl {
     if (parsed.messages.empty() && !parsed.batch) {
       res.status = 400;
       res.set_content(parsed.errors.front(), kJson);
+      return;
+    }
+    // Which revision the client speaks: a session or a stateful version in
+    // the header means the stateful ones; otherwise a 2026-07-28 header, any
+    // unknown version, or the revision's `_meta` claim in the body means a
+    // stateless request (it then gets that revision's precise errors).
+    bool has_version = req.has_header("MCP-Protocol-Version");
+    std::string version = req.get_header_value("MCP-Protocol-Version");
+    bool stateful = req.has_header("Mcp-Session-Id") || (has_version && mcp::is_supported(version));
+    if (!stateful && !has_version)
+      stateful = parsed.batch || parsed.messages.size() != 1 || !mcp::claimed_version(parsed.messages.front());
+    if (!stateful) return post_stateless(req, res, ctx, parsed, accept_json, accept_sse);
+    if (has_version && !mcp::is_supported(version)) {
+      json_error(res, 400, jsonrpc::kInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version " + version);
       return;
     }
     bool init = std::any_of(parsed.messages.begin(), parsed.messages.end(),
@@ -375,14 +383,7 @@ struct HttpServer::Impl {
       res.status = 202;
       return;
     }
-    bool json_answer;
-    {
-      std::unique_lock lk(stream->mu);
-      stream->cv.wait(lk, [&] {
-        return stream->finals_seen == stream->finals_expected || (stream->seen_related && accept_sse);
-      });
-      json_answer = accept_json && !stream->seen_related;
-    }
+    bool json_answer = wait_first(*stream, accept_json, accept_sse);
     if (init) {
       // A failed initialize leaves no session behind.
       std::lock_guard lk(stream->mu);
@@ -408,9 +409,26 @@ struct HttpServer::Impl {
       res.set_content(answer, kJson);
       return;
     }
+    stream_events(res, stream, {});
+  }
+
+  /// Waits until the answer can start: every reply is in, or (for a client
+  /// that takes SSE) something must stream first. True when the answer is
+  /// then one JSON body rather than an event stream.
+  static bool wait_first(PostStream& stream, bool accept_json, bool accept_sse) {
+    std::unique_lock lk(stream.mu);
+    stream.cv.wait(lk, [&] {
+      return stream.finals_seen == stream.finals_expected || (stream.seen_related && accept_sse);
+    });
+    return accept_json && !stream.seen_related;
+  }
+
+  /// Answers with `stream`'s events as SSE, until its last reply; `done`
+  /// runs once the response is over, however it ends.
+  void stream_events(httplib::Response& res, std::shared_ptr<PostStream> stream, std::function<void()> done) {
     int heartbeat = opts.heartbeat_ms;
     res.set_header("Cache-Control", "no-cache");
-    res.set_chunked_content_provider(kEventStream, [stream, heartbeat](size_t, httplib::DataSink& sink) {
+    auto provider = [stream, heartbeat](size_t, httplib::DataSink& sink) {
       std::unique_lock lk(stream->mu);
       std::size_t written_finals = 0;
       for (;;) {
@@ -444,7 +462,92 @@ struct HttpServer::Impl {
           }
         }
       }
+    };
+    if (!done) return res.set_chunked_content_provider(kEventStream, provider);
+    res.set_chunked_content_provider(kEventStream, provider, [stream, done](bool) {
+      // However the stream ended, nothing waits for this request any more.
+      stream->cancel_all();
+      done();
     });
+  }
+
+  // --- POST, MCP 2026-07-28 (stateless) ----------------------------------
+
+  void post_stateless(const httplib::Request& req, httplib::Response& res, ClientContext ctx,
+                      jsonrpc::Parsed& parsed, bool accept_json, bool accept_sse) {
+    if (parsed.batch || parsed.messages.size() != 1) {
+      json_error(res, 400, jsonrpc::kInvalidRequest, "Bad Request: MCP 2026-07-28 does not allow JSON-RPC batches");
+      return;
+    }
+    jsonrpc::Message& m = parsed.messages.front();
+    // Clients of this revision cancel by closing the stream and answer no
+    // requests (there are none): a notification or response changes nothing.
+    if (!m.is_request()) {
+      res.status = 202;
+      return;
+    }
+    auto refuse = [&](int code, const std::string& message, const json::Value* data = nullptr) {
+      res.status = mcp::http_status(code, true);
+      res.set_content(jsonrpc::make_error(m.id(), code, message, data), kJson);
+    };
+    if (!req.has_header("MCP-Protocol-Version"))
+      return refuse(mcp::kHeaderMismatch, "Header mismatch: the MCP-Protocol-Version header is required");
+    auto envelope = mcp::read_envelope(m, req.get_header_value("MCP-Protocol-Version"));
+    if (auto* r = std::get_if<mcp::Refusal>(&envelope))
+      return refuse(r->code, r->message, r->data.IsNull() ? nullptr : &r->data);
+    std::string method(m.method());
+    if (!req.has_header("Mcp-Method"))
+      return refuse(mcp::kHeaderMismatch, "Header mismatch: the body names method " + method +
+                                              " but the Mcp-Method header is absent");
+    if (auto h = mcp::decode_header_value(req.get_header_value("Mcp-Method")); !h || *h != method)
+      return refuse(mcp::kHeaderMismatch, "Header mismatch: the Mcp-Method header names '" +
+                                              req.get_header_value("Mcp-Method") + "' but the body names " + method);
+    if (const char* key = mcp::named_param(method)) {
+      auto body_name = m.params() ? json::get_string(*m.params(), key) : std::nullopt;
+      if (body_name) {
+        if (!req.has_header("Mcp-Name"))
+          return refuse(mcp::kHeaderMismatch, "Header mismatch: the body carries params." + std::string(key) + "=\"" +
+                                                  std::string(*body_name) + "\" but the Mcp-Name header is absent");
+        auto h = mcp::decode_header_value(req.get_header_value("Mcp-Name"));
+        if (!h) return refuse(mcp::kHeaderMismatch, "Header mismatch: the Mcp-Name header is not valid =?base64?...?=");
+        if (*h != *body_name)
+          return refuse(mcp::kHeaderMismatch, "Header mismatch: the Mcp-Name header names \"" + *h +
+                                                  "\" but the body carries params." + key + "=\"" +
+                                                  std::string(*body_name) + "\"");
+      }
+    }
+    ctx.stateless = true;
+    ctx.has_param_headers = true;
+    for (const auto& [name, value] : req.headers) {
+      std::string n = lower(name);
+      if (n.rfind("mcp-param-", 0) == 0) ctx.param_headers.emplace_back(n.substr(10), value);
+    }
+    auto opened = handler.open_session(ctx);
+    if (!opened) {
+      res.status = 403;
+      res.set_content(jsonrpc::make_error(m.id(), jsonrpc::kInvalidRequest, opened.error()), kJson);
+      return;
+    }
+    std::shared_ptr<Session> session = std::move(*opened);
+    session->bind(random_hex(16), ctx, [](std::string) { return false; });
+    auto stream = std::make_shared<PostStream>();
+    auto ex = std::make_shared<PostExchange>(stream, accept_sse, true);
+    stream->exchanges.push_back(ex);
+    stream->finals_expected = 1;
+    handler.handle(session, std::move(m), std::move(ex));
+    auto done = [this, session] { handler.close_session(session); };
+    if (!wait_first(*stream, accept_json, accept_sse)) return stream_events(res, stream, std::move(done));
+    std::string answer;
+    {
+      std::lock_guard lk(stream->mu);
+      answer = std::move(stream->events.front().second);
+    }
+    done();
+    auto reply = json::parse(answer);
+    const json::Value* error = reply ? json::find(*reply, "error") : nullptr;
+    const json::Value* code = error ? json::find(*error, "code") : nullptr;
+    res.status = code && code->IsInt() ? mcp::http_status(code->GetInt(), false) : 200;
+    res.set_content(answer, kJson);
   }
 
   // --- GET ---------------------------------------------------------------

@@ -1,0 +1,298 @@
+#include "server/client_call.hpp"
+
+#include <openssl/sha.h>
+
+#include <algorithm>
+#include <array>
+
+#include "mcp/era.hpp"
+
+namespace mcpgw::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// `_meta` keys a stateful-era upstream may put on its requests so that a
+/// client of the stateless revision sees them well: the inputRequests key
+/// to use, and how many requests it sends at once (so they are handed out
+/// together rather than one round each).
+constexpr std::string_view kInputKey = "mcpgw/inputKey";
+constexpr std::string_view kInputBatch = "mcpgw/inputBatch";
+
+/// The capability a client must have declared for a server-to-client
+/// request, as a ClientCapabilities object, or null when it has it.
+json::Document missing_capability(const json::Value& caps, std::string_view method, const json::Value* params) {
+  json::Document need;
+  auto require = [&](const char* name, const char* sub) {
+    need.SetObject();
+    json::Value inner(rapidjson::kObjectType);
+    if (sub) inner.AddMember(json::ref(sub), json::Value(rapidjson::kObjectType), need.GetAllocator());
+    need.AddMember(json::ref(name), inner, need.GetAllocator());
+  };
+  if (method == "sampling/createMessage" && !json::find(caps, "sampling")) require("sampling", nullptr);
+  if (method == "roots/list" && !json::find(caps, "roots")) require("roots", nullptr);
+  if (method == "elicitation/create") {
+    const json::Value* e = json::find(caps, "elicitation");
+    bool url = params && json::get_string(*params, "mode") == "url";
+    // An empty elicitation capability means form mode only (2025-11-25).
+    if (!e) require("elicitation", url ? "url" : nullptr);
+    else if (url && !json::find(*e, "url")) require("elicitation", "url");
+  }
+  return need;
+}
+
+/// The inputRequests key of a question: the upstream's own name for it, or
+/// one derived from what it asks, so that a replayed call asking the same
+/// question again finds the answer under the same key.
+std::string key_of(std::string_view method, const json::Value* params) {
+  const json::Value* meta = params ? json::find(*params, "_meta") : nullptr;
+  if (auto k = meta ? json::get_string(*meta, kInputKey) : std::nullopt; k && !k->empty()) return std::string(*k);
+  std::string text(method);
+  if (params) {
+    json::Document p = json::clone(*params);
+    if (p.IsObject()) p.RemoveMember("_meta");
+    text += json::write(p);
+  }
+  std::array<unsigned char, SHA256_DIGEST_LENGTH> md{};
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), md.data());
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string key(method.substr(0, method.find('/')));
+  key += '-';
+  for (int i = 0; i < 6; ++i) {
+    key.push_back(kHex[md[i] >> 4]);
+    key.push_back(kHex[md[i] & 15]);
+  }
+  return key;
+}
+
+upstream::Reply capability_error(const std::string& client, std::string_view method, json::Document need) {
+  upstream::Reply r = upstream::Reply::error(
+      mcp::kMissingClientCapability, "mcpgw: " + client + " did not declare the " + json::write(need) +
+                                         " capability, so it cannot take " + std::string(method));
+  json::Value data(rapidjson::kObjectType);
+  data.AddMember("requiredCapabilities", json::Value(need, r.body.GetAllocator()), r.body.GetAllocator());
+  r.body.AddMember("data", data, r.body.GetAllocator());
+  return r;
+}
+
+upstream::Reply answered(const jsonrpc::Message& m) {
+  if (const json::Value* e = m.error()) return {true, json::clone(*e)};
+  const json::Value* r = m.result();
+  return {false, r ? json::clone(*r) : json::Document(rapidjson::kObjectType)};
+}
+
+}  // namespace
+
+ClientCall::ClientCall(std::shared_ptr<McpSession> s, transport::Exchange& ex, std::atomic<std::uint64_t>& ids,
+                       bool suspends)
+    : s_(std::move(s)), session_id_(s_->id()), ex_(&ex), ids_(ids), suspends_(suspends) {}
+
+upstream::Reply ClientCall::request(std::string_view method, const json::Value* params, Clock::time_point deadline,
+                                    CancelSignal& cancel) {
+  json::Document need;
+  std::string client;
+  {
+    std::lock_guard lk(mu_);
+    std::lock_guard slk(s_->mu);
+    need = missing_capability(s_->client_capabilities, method, params);
+    client = s_->client_name.empty() ? "the client" : "the client (" + s_->client_name + ")";
+  }
+  if (need.IsObject()) return capability_error(client, method, std::move(need));
+  if (suspends_) return suspend_request(method, params, deadline, cancel);
+  return stream_request(method, params, deadline, cancel, client);
+}
+
+upstream::Reply ClientCall::stream_request(std::string_view method, const json::Value* params,
+                                           Clock::time_point deadline, CancelSignal& cancel,
+                                           const std::string& client) {
+  const std::string id = "mcpgw-" + std::to_string(ids_.fetch_add(1));
+  auto pending = std::make_shared<Pending>();
+  {
+    std::lock_guard lk(mu_);
+    if (closed_) return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the client's call has ended");
+    if (!ex_->can_send())
+      return upstream::Reply::error(jsonrpc::kInternalError,
+                                    "mcpgw: " + client + " accepts only a JSON response to its call, so it cannot be "
+                                    "asked " + std::string(method) + " in the middle of it");
+    pending_[id] = pending;
+    {
+      std::lock_guard slk(s_->mu);
+      s_->forwarded[id] = weak_from_this();
+    }
+    json::Document req(rapidjson::kObjectType);
+    auto& a = req.GetAllocator();
+    req.AddMember("jsonrpc", "2.0", a);
+    req.AddMember("id", json::str(id, a), a);
+    req.AddMember("method", json::str(method, a), a);
+    if (params) req.AddMember("params", json::Value(*params, a), a);
+    ex_->send(json::write(req));
+  }
+  // Whoever gives up first ends the wait: the client's answer, the
+  // upstream withdrawing the request, the session ending, the deadline.
+  auto withdrawn = cancel.on_cancel([this] {
+    std::lock_guard lk(mu_);
+    cv_.notify_all();
+  });
+  std::unique_lock lk(mu_);
+  bool woken = cv_.wait_until(lk, deadline, [&] { return pending->answer || cancel.cancelled() || gone_; });
+  pending_.erase(id);
+  {
+    std::lock_guard slk(s_->mu);
+    s_->forwarded.erase(id);
+  }
+  if (pending->answer) return std::move(*pending->answer);
+  if (gone_) return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: " + client + "'s session ended");
+  // Unanswered: tell the client to stop asking its user or model.
+  json::Document p(rapidjson::kObjectType);
+  p.AddMember("requestId", json::str(id, p.GetAllocator()), p.GetAllocator());
+  p.AddMember("reason", json::ref(woken ? "the server withdrew the request" : "no answer in time"), p.GetAllocator());
+  std::string note = jsonrpc::make_notification("notifications/cancelled", &p);
+  if (!closed_) ex_->send(std::move(note));
+  else s_->notify(std::move(note));
+  if (woken) return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the server withdrew " + std::string(method));
+  return upstream::Reply::error(jsonrpc::kInternalError,
+                                "mcpgw: " + client + " did not answer " + std::string(method) + " in time");
+}
+
+upstream::Reply ClientCall::suspend_request(std::string_view method, const json::Value* params,
+                                            Clock::time_point deadline, CancelSignal& cancel) {
+  Asked asked{Question{key_of(method, params), std::string(method), json::Document(rapidjson::kObjectType)},
+              std::make_shared<Pending>()};
+  if (params) asked.q.params.CopyFrom(*params, asked.q.params.GetAllocator());
+  std::size_t batch = 1;
+  if (json::Value* meta = json::find(asked.q.params, "_meta")) {
+    if (const json::Value* b = json::find(*meta, kInputBatch); b && b->IsUint()) batch = std::clamp(b->GetUint(), 1u, 64u);
+    meta->RemoveMember(std::string(kInputKey).c_str());
+    meta->RemoveMember(std::string(kInputBatch).c_str());
+    if (meta->ObjectEmpty()) asked.q.params.RemoveMember("_meta");
+  }
+  std::unique_lock lk(mu_);
+  const std::string key = asked.q.key;
+  if (const json::Value* known = json::find(preloaded_, key)) {
+    json::set(given_, key, json::Value(*known, given_.GetAllocator()), given_.GetAllocator());
+    return {false, json::clone(*known)};
+  }
+  auto pending = asked.pending;
+  asked_.push_back(std::move(asked));
+  batch_ = std::max(batch_, batch);
+  cv_.notify_all();
+  lk.unlock();
+  auto withdrawn = cancel.on_cancel([this] {
+    std::lock_guard g(mu_);
+    cv_.notify_all();
+  });
+  lk.lock();
+  cv_.wait_until(lk, deadline, [&] { return pending->answer || cancel.cancelled() || gone_; });
+  std::erase_if(asked_, [&](const Asked& a) { return a.pending == pending; });
+  if (pending->answer) return std::move(*pending->answer);
+  if (gone_) return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the client's call was abandoned");
+  if (cancel.cancelled())
+    return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the server withdrew " + std::string(method));
+  return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the client did not retry with an answer to " +
+                                                              std::string(method) + " (key " + key + ") in time");
+}
+
+void ClientCall::notify(std::string_view method, const json::Value* params) {
+  std::lock_guard lk(mu_);
+  if (closed_ || !ex_) return;
+  if (method == "notifications/message" && params) {
+    // The client decides, per session (logging/setLevel) or per request
+    // (the stateless envelope's logLevel; none = no messages).
+    std::lock_guard slk(s_->mu);
+    if (s_->log_level.empty()) return;
+    auto level = json::get_string(*params, "level");
+    if (level && mcp::log_level_rank(*level) < mcp::log_level_rank(s_->log_level)) return;
+  }
+  ex_->send(jsonrpc::make_notification(method, params));
+}
+
+void ClientCall::send(std::string msg) {
+  std::lock_guard lk(mu_);
+  if (!closed_ && ex_) ex_->send(std::move(msg));
+}
+
+void ClientCall::answer(const std::string& id, jsonrpc::Message msg) {
+  std::lock_guard lk(mu_);
+  auto it = pending_.find(id);
+  if (it == pending_.end() || it->second->answer) return;
+  it->second->answer = answered(msg);
+  cv_.notify_all();
+}
+
+void ClientCall::close() {
+  std::lock_guard lk(mu_);
+  closed_ = true;
+}
+
+void ClientCall::abandon() {
+  std::lock_guard lk(mu_);
+  gone_ = true;
+  cv_.notify_all();
+}
+
+void ClientCall::attach(std::shared_ptr<McpSession> s, transport::Exchange& ex) {
+  std::lock_guard lk(mu_);
+  s_ = std::move(s);
+  ex_ = &ex;
+  closed_ = false;
+}
+
+void ClientCall::detach() {
+  std::lock_guard lk(mu_);
+  ex_ = nullptr;
+  closed_ = true;
+}
+
+void ClientCall::preload(const json::Value& answers) {
+  std::lock_guard lk(mu_);
+  if (answers.IsObject())
+    for (const auto& m : answers.GetObject())
+      json::set(preloaded_, std::string_view(m.name.GetString(), m.name.GetStringLength()),
+                json::Value(m.value, preloaded_.GetAllocator()), preloaded_.GetAllocator());
+}
+
+std::vector<Question> ClientCall::wait(const std::function<bool()>& finished, CancelSignal& cancel) {
+  auto woken = cancel.on_cancel([this] {
+    std::lock_guard g(mu_);
+    cv_.notify_all();
+  });
+  std::unique_lock lk(mu_);
+  cv_.wait(lk, [&] { return finished() || cancel.cancelled() || asked_.size() >= batch_; });
+  std::vector<Question> out;
+  if (finished() || cancel.cancelled()) return out;
+  for (const auto& a : asked_) {
+    Question q{a.q.key, a.q.method, json::clone(a.q.params)};
+    out.push_back(std::move(q));
+  }
+  // The next round's batch is announced by its own requests.
+  batch_ = 1;
+  return out;
+}
+
+void ClientCall::wake() {
+  std::lock_guard lk(mu_);
+  cv_.notify_all();
+}
+
+std::vector<std::string> ClientCall::answer_pending(const json::Value& answers) {
+  std::lock_guard lk(mu_);
+  std::vector<std::string> missing;
+  for (auto& a : asked_) {
+    const json::Value* given = answers.IsObject() ? json::find(answers, a.q.key) : nullptr;
+    if (!given) {
+      missing.push_back(a.q.key);
+      continue;
+    }
+    json::set(given_, a.q.key, json::Value(*given, given_.GetAllocator()), given_.GetAllocator());
+    a.pending->answer = upstream::Reply{false, json::clone(*given)};
+  }
+  cv_.notify_all();
+  return missing;
+}
+
+json::Document ClientCall::answers() const {
+  std::lock_guard lk(mu_);
+  return json::clone(given_);
+}
+
+}  // namespace mcpgw::server
