@@ -98,8 +98,31 @@ upstream::Reply ClientCall::request(std::string_view method, const json::Value* 
     client = s_->client_name.empty() ? "the client" : "the client (" + s_->client_name + ")";
   }
   if (need.IsObject()) return capability_error(client, method, std::move(need));
-  if (suspends_) return suspend_request(method, params, deadline, cancel);
-  return stream_request(method, params, deadline, cancel, client);
+  // The gateway's own hints are for the gateway: no client sees them.
+  std::string key = key_of(method, params);
+  std::size_t batch = 1;
+  json::Document clean(rapidjson::kObjectType);
+  if (params) clean.CopyFrom(*params, clean.GetAllocator());
+  if (json::Value* meta = json::find(clean, "_meta"); meta && meta->IsObject()) {
+    if (const json::Value* b = json::find(*meta, kInputBatch); b && b->IsUint()) batch = std::clamp(b->GetUint(), 1u, 64u);
+    meta->RemoveMember(std::string(kInputKey).c_str());
+    meta->RemoveMember(std::string(kInputBatch).c_str());
+    if (meta->ObjectEmpty()) clean.RemoveMember("_meta");
+  }
+  if (suspends_) return suspend_request(method, std::move(clean), std::move(key), batch, deadline, cancel);
+  return stream_request(method, params ? &clean : nullptr, deadline, cancel, client);
+}
+
+json::Document ClientCall::capabilities() const {
+  std::lock_guard lk(mu_);
+  std::lock_guard slk(s_->mu);
+  return json::clone(s_->client_capabilities);
+}
+
+std::string ClientCall::log_level() const {
+  std::lock_guard lk(mu_);
+  std::lock_guard slk(s_->mu);
+  return s_->log_level;
 }
 
 upstream::Reply ClientCall::stream_request(std::string_view method, const json::Value* params,
@@ -154,20 +177,10 @@ upstream::Reply ClientCall::stream_request(std::string_view method, const json::
                                 "mcpgw: " + client + " did not answer " + std::string(method) + " in time");
 }
 
-upstream::Reply ClientCall::suspend_request(std::string_view method, const json::Value* params,
-                                            Clock::time_point deadline, CancelSignal& cancel) {
-  Asked asked{Question{key_of(method, params), std::string(method), json::Document(rapidjson::kObjectType)},
-              std::make_shared<Pending>()};
-  if (params) asked.q.params.CopyFrom(*params, asked.q.params.GetAllocator());
-  std::size_t batch = 1;
-  if (json::Value* meta = json::find(asked.q.params, "_meta")) {
-    if (const json::Value* b = json::find(*meta, kInputBatch); b && b->IsUint()) batch = std::clamp(b->GetUint(), 1u, 64u);
-    meta->RemoveMember(std::string(kInputKey).c_str());
-    meta->RemoveMember(std::string(kInputBatch).c_str());
-    if (meta->ObjectEmpty()) asked.q.params.RemoveMember("_meta");
-  }
+upstream::Reply ClientCall::suspend_request(std::string_view method, json::Document params, std::string key,
+                                            std::size_t batch, Clock::time_point deadline, CancelSignal& cancel) {
+  Asked asked{Question{key, std::string(method), std::move(params)}, std::make_shared<Pending>()};
   std::unique_lock lk(mu_);
-  const std::string key = asked.q.key;
   if (const json::Value* known = json::find(preloaded_, key)) {
     json::set(given_, key, json::Value(*known, given_.GetAllocator()), given_.GetAllocator());
     return {false, json::clone(*known)};

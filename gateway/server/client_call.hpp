@@ -41,6 +41,8 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
   upstream::Reply request(std::string_view method, const json::Value* params,
                           std::chrono::steady_clock::time_point deadline, CancelSignal& cancel) override;
   void notify(std::string_view method, const json::Value* params) override;
+  json::Document capabilities() const override;
+  std::string log_level() const override;
 
   /// Sends a message related to the request now being served (progress).
   void send(std::string msg);
@@ -83,7 +85,7 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
   upstream::Reply stream_request(std::string_view method, const json::Value* params,
                                  std::chrono::steady_clock::time_point deadline, CancelSignal& cancel,
                                  const std::string& client);
-  upstream::Reply suspend_request(std::string_view method, const json::Value* params,
+  upstream::Reply suspend_request(std::string_view method, json::Document params, std::string key, std::size_t batch,
                                   std::chrono::steady_clock::time_point deadline, CancelSignal& cancel);
 
   std::shared_ptr<McpSession> s_;

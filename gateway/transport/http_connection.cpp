@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "mcp/era.hpp"
 #include "transport/sse.hpp"
 
 namespace mcpgw::transport {
@@ -81,7 +82,8 @@ void HttpConnection::set_protocol_version(std::string version) {
 }
 
 Response HttpConnection::post(const std::string& body, std::optional<std::int64_t> id,
-                              const RequestOptions& opts) {
+                              const RequestOptions& opts,
+                              const std::vector<std::pair<std::string, std::string>>& routing) {
   if (closed_.load()) return {std::nullopt, Failure::Closed, "connection closed"};
   httplib::Request req;
   req.method = "POST";
@@ -93,9 +95,10 @@ Response HttpConnection::post(const std::string& body, std::optional<std::int64_
   {
     std::lock_guard lk(mu_);
     had_session = session_id_;
-    if (!session_id_.empty()) req.set_header("Mcp-Session-Id", session_id_);
-    if (!protocol_version_.empty()) req.set_header("MCP-Protocol-Version", protocol_version_);
+    if (!session_id_.empty() && routing.empty()) req.set_header("Mcp-Session-Id", session_id_);
+    if (!protocol_version_.empty() && routing.empty()) req.set_header("MCP-Protocol-Version", protocol_version_);
   }
+  for (const auto& [k, v] : routing) req.set_header(k, v);
   for (const auto& [k, v] : headers_) req.set_header(k, v);
 
   std::optional<jsonrpc::Message> answer;
@@ -212,7 +215,17 @@ Response HttpConnection::post(const std::string& body, std::optional<std::int64_
 Response HttpConnection::request(std::string_view method, const json::Value* params,
                                  const RequestOptions& opts) {
   std::int64_t id = next_id_.fetch_add(1);
-  Response r = post(jsonrpc::make_request(id, method, params), id, opts);
+  // A request of the stateless revision repeats its version, method and
+  // addressed name in headers, for intermediaries that route on them.
+  std::vector<std::pair<std::string, std::string>> routing;
+  const json::Value* meta = params ? json::find(*params, "_meta") : nullptr;
+  if (auto version = meta ? json::get_string(*meta, mcp::kMetaVersion) : std::nullopt) {
+    routing.emplace_back("MCP-Protocol-Version", std::string(*version));
+    routing.emplace_back("Mcp-Method", std::string(method));
+    if (const char* key = mcp::named_param(method))
+      if (auto name = json::get_string(*params, key)) routing.emplace_back("Mcp-Name", mcp::encode_header_value(*name));
+  }
+  Response r = post(jsonrpc::make_request(id, method, params), id, opts, routing);
   if (!r.message && (r.failure == Failure::Timeout || r.failure == Failure::Cancelled)) {
     json::Document p(rapidjson::kObjectType);
     p.AddMember("requestId", id, p.GetAllocator());

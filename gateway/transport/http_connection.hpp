@@ -39,7 +39,10 @@ class HttpConnection final : public Connection {
   std::unique_ptr<httplib::Client> acquire();
   void release(std::unique_ptr<httplib::Client> c);
   /// POSTs `body`; for a request, waits for the response with `id`.
-  Response post(const std::string& body, std::optional<std::int64_t> id, const RequestOptions& opts);
+  /// `routing`: the headers of a stateless-revision request (then sent
+  /// instead of the session's).
+  Response post(const std::string& body, std::optional<std::int64_t> id, const RequestOptions& opts,
+                const std::vector<std::pair<std::string, std::string>>& routing = {});
 
   std::string name_, origin_, path_;
   std::vector<std::pair<std::string, std::string>> headers_;

@@ -53,6 +53,11 @@ class ClientChannel {
   virtual void notify(std::string_view method, const json::Value* params) = 0;
   /// The client's session id, to tell calls of different clients apart.
   virtual const std::string& session() const = 0;
+  /// What the client declared it can do (ClientCapabilities), for upstreams
+  /// of the stateless revision, which are told per request.
+  virtual json::Document capabilities() const = 0;
+  /// The least severe log level the client wants; "" for none.
+  virtual std::string log_level() const = 0;
 };
 
 struct CallOptions {

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "mcp/era.hpp"
 #include "mcp/protocol.hpp"
 #include "transport/http_connection.hpp"
 #include "transport/stdio_connection.hpp"
@@ -28,6 +29,11 @@ std::string failure_text(const transport::Response& r, int timeout_ms) {
 /// Per-client connections one per_client server may have: each may be a
 /// child process, and sessions are cheap to open.
 constexpr std::size_t kMaxClientConnections = 256;
+/// Rounds of input_required a stateless server may ask for one call.
+constexpr int kMaxInputRounds = 16;
+/// What the gateway's clients can do, in the union: a request a calling
+/// client did not declare gets an error from the gateway instead.
+constexpr std::string_view kClientCaps = R"({"sampling":{},"elicitation":{"form":{},"url":{}},"roots":{}})";
 
 /// Requests a server may send a client (MCP "client features").
 bool client_request(std::string_view method) {
@@ -159,13 +165,97 @@ Result<std::unique_ptr<transport::Connection>> Upstream::connect() {
   return std::unique_ptr<transport::Connection>(std::move(*c));
 }
 
+void Upstream::add_envelope(json::Document& p, const CallOptions* opts) const {
+  auto& a = p.GetAllocator();
+  if (!p.IsObject()) p.SetObject();
+  json::Value* meta = json::find(p, "_meta");
+  if (!meta || !meta->IsObject()) {
+    json::set(p, "_meta", json::Value(rapidjson::kObjectType), a);
+    meta = json::find(p, "_meta");
+  }
+  json::set(*meta, mcp::kMetaVersion, json::ref(mcp::kStatelessVersion), a);
+  // The calling client's own capabilities: the server must not ask it for
+  // what it cannot give.
+  json::Document caps = opts && opts->client ? opts->client->capabilities() : json::Document(rapidjson::kObjectType);
+  json::set(*meta, mcp::kMetaCapabilities, json::Value(caps, a), a);
+  json::Value info(rapidjson::kObjectType);
+  info.AddMember("name", "mcpgw", a);
+  info.AddMember("version", MCPGW_VERSION, a);
+  json::set(*meta, mcp::kMetaClientInfo, std::move(info), a);
+  if (opts && opts->client)
+    if (std::string level = opts->client->log_level(); !level.empty())
+      json::set(*meta, mcp::kMetaLogLevel, json::str(level, a), a);
+}
+
+bool Upstream::modern() const {
+  std::lock_guard lk(mu_);
+  return modern_;
+}
+
+bool Upstream::discover(transport::Connection& c) {
+  json::Document p(rapidjson::kObjectType);
+  add_envelope(p, nullptr);
+  json::set(p["_meta"], mcp::kMetaCapabilities, json::Value(*json::parse(kClientCaps), p.GetAllocator()),
+            p.GetAllocator());
+  transport::RequestOptions o;
+  // A server of the stateful revisions may ignore what it does not know
+  // rather than answer: it gets a few seconds, not the whole timeout.
+  o.deadline = std::min(deadline(), Clock::now() + 3s);
+  auto r = c.request("server/discover", &p, o);
+  const json::Value* res = r.message ? r.message->result() : nullptr;
+  const json::Value* versions = res ? json::find(*res, "supportedVersions") : nullptr;
+  if (const json::Value* e = r.message ? r.message->error() : nullptr) {
+    const json::Value* data = json::find(*e, "data");
+    versions = data ? json::find(*data, "supported") : nullptr;
+  }
+  bool modern = false;
+  if (versions && versions->IsArray())
+    for (const auto& v : versions->GetArray())
+      if (v.IsString() && mcp::is_stateless_version(v.GetString())) modern = true;
+  if (!modern || !res) return false;
+  std::lock_guard lk(mu_);
+  modern_ = true;
+  if (const auto* caps = json::find(*res, "capabilities"); caps && caps->IsObject())
+    server_caps_.CopyFrom(*caps, server_caps_.GetAllocator());
+  else
+    server_caps_.SetObject();
+  return true;
+}
+
+void Upstream::listen_for_changes(std::shared_ptr<transport::Connection> c, std::shared_ptr<CancelSignal> stop) {
+  json::Document p(rapidjson::kObjectType);
+  json::Value filter(rapidjson::kObjectType);
+  filter.AddMember("toolsListChanged", true, p.GetAllocator());
+  filter.AddMember("promptsListChanged", true, p.GetAllocator());
+  filter.AddMember("resourcesListChanged", true, p.GetAllocator());
+  p.AddMember("notifications", filter, p.GetAllocator());
+  add_envelope(p, nullptr);
+  transport::RequestOptions o;
+  o.deadline = Clock::now() + std::chrono::hours(24 * 365);
+  o.cancel = stop.get();
+  o.on_related = [this](jsonrpc::Message& m) { on_message(m); };
+  auto r = c->request("subscriptions/listen", &p, o);
+  if (stop->cancelled()) return;
+  if (r.message && r.message->error())
+    spdlog::info("upstream {}: no list change notifications (subscriptions/listen: {})", cfg_.name,
+                 jsonrpc::describe_error(*r.message->error()));
+  else
+    spdlog::warn("upstream {}: the subscriptions/listen stream ended; list changes are picked up on reconnect",
+                 cfg_.name);
+}
+
 Result<void> Upstream::initialize(transport::Connection& c) {
+  if (discover(c)) {
+    spdlog::info("upstream {}: connected (protocol {}, stateless)", cfg_.name, mcp::kStatelessVersion);
+    return {};
+  }
+  {
+    std::lock_guard lk(mu_);
+    modern_ = false;
+  }
   json::Document p(rapidjson::kObjectType);
   auto& a = p.GetAllocator();
   p.AddMember("protocolVersion", json::ref(mcp::kLatestVersion), a);
-  // What the gateway's clients can do, in the union: a request a calling
-  // client did not declare gets an error from the gateway instead.
-  static constexpr std::string_view kClientCaps = R"({"sampling":{},"elicitation":{"form":{},"url":{}},"roots":{}})";
   auto caps = json::parse(kClientCaps);
   p.AddMember("capabilities", json::Value(*caps, a), a);
   json::Value info(rapidjson::kObjectType);
@@ -211,6 +301,7 @@ Result<json::Document> Upstream::drain(transport::Connection& c, const char* met
   for (int page = 0; page < kMaxPages; ++page) {
     json::Document p(rapidjson::kObjectType);
     if (!cursor.empty()) p.AddMember("cursor", json::str(cursor, p.GetAllocator()), p.GetAllocator());
+    if (modern()) add_envelope(p, nullptr);
     transport::RequestOptions o;
     o.deadline = deadline();
     auto r = c.request(method, &p, o);
@@ -284,6 +375,8 @@ void Upstream::supervise() {
     }
     auto started = Clock::now();
     std::shared_ptr<transport::Connection> conn;
+    std::thread listen_thread;
+    std::shared_ptr<CancelSignal> listen_stop;
     Result<void> ok;
     if (auto c = connect(); !c) {
       ok = Error{c.error()};
@@ -307,6 +400,10 @@ void Upstream::supervise() {
       }
       ready_.store(true);
       cv_.notify_all();
+      if (modern() && client_session_.empty() && !listen_thread.joinable()) {
+        listen_stop = std::make_shared<CancelSignal>();
+        listen_thread = std::thread([this, conn, stop = listen_stop] { listen_for_changes(conn, stop); });
+      }
       // The catalog lists the shared connection's tools; a client's own
       // connection serves calls only.
       if (client_session_.empty()) listener_.on_tools_changed(cfg_.name);
@@ -315,6 +412,10 @@ void Upstream::supervise() {
       if (stopping_ || conn_dead_) break;
     }
     ready_.store(false);
+    if (listen_thread.joinable()) {
+      listen_stop->cancel();
+      listen_thread.join();
+    }
     {
       std::lock_guard lk(mu_);
       if (!ok) status_ = ok.error();
@@ -429,7 +530,86 @@ void Upstream::forward_request(const jsonrpc::Message& m, const ActiveCall& to) 
     c->respond(r.rpc_error ? jsonrpc::make_error_response(m.id(), r.body) : jsonrpc::make_result(m.id(), r.body));
 }
 
+transport::Response Upstream::send_rounds(std::string_view method, const json::Document& params,
+                                          const CallOptions& opts) {
+  auto r = send(method, json::clone(params), opts);
+  for (int round = 0; round < kMaxInputRounds; ++round) {
+    const json::Value* res = r.message ? r.message->result() : nullptr;
+    if (!res || json::get_string(*res, "resultType") != "input_required") return r;
+    // The server needs the client's input before it can answer: ask the
+    // client (in whatever form it speaks) and send the request again with
+    // the answers and the server's state.
+    auto answers = ask_client(*res, opts);
+    if (!answers) return failed(r.message->id(), jsonrpc::kInternalError, answers.error());
+    if (answers->rpc_error) {
+      auto msg = jsonrpc::parse(jsonrpc::make_error_response(r.message->id(), answers->body));
+      return {std::move(msg.messages.front()), transport::Failure::Transport, {}};
+    }
+    json::Document retry = json::clone(params);
+    auto& a = retry.GetAllocator();
+    json::set(retry, "inputResponses", json::Value(answers->body, a), a);
+    if (const json::Value* state = json::find(*res, "requestState")) json::set(retry, "requestState", json::Value(*state, a), a);
+    r = send(method, std::move(retry), opts);
+  }
+  const json::Value* res = r.message ? r.message->result() : nullptr;
+  if (!res || json::get_string(*res, "resultType") != "input_required") return r;
+  return failed(r.message->id(), jsonrpc::kInternalError,
+                "mcpgw: upstream '" + cfg_.name + "' asked for client input more than " +
+                    std::to_string(kMaxInputRounds) + " times in one call");
+}
+
+transport::Response Upstream::failed(const json::Value& id, int code, const std::string& message) {
+  auto msg = jsonrpc::parse(jsonrpc::make_error(id, code, message));
+  return {std::move(msg.messages.front()), transport::Failure::Transport, {}};
+}
+
+Result<Reply> Upstream::ask_client(const json::Value& result, const CallOptions& opts) {
+  const json::Value* requests = json::find(result, "inputRequests");
+  Reply out{false, json::Document(rapidjson::kObjectType)};
+  if (!requests || !requests->IsObject() || requests->ObjectEmpty()) return out;
+  if (!opts.client)
+    return Error{"mcpgw: upstream '" + cfg_.name + "' asked for client input, but this call has no client to ask"};
+  struct Ask {
+    std::string key, method;
+    json::Document params;
+    Reply reply;
+  };
+  std::vector<Ask> asks;
+  for (const auto& m : requests->GetObject()) {
+    auto method = json::get_string(m.value, "method");
+    if (!method) return Error{"mcpgw: upstream '" + cfg_.name + "' sent an input request without a method"};
+    Ask ask{m.name.GetString(), std::string(*method), json::Document(rapidjson::kObjectType), {}};
+    if (const json::Value* p = json::find(m.value, "params"); p && p->IsObject())
+      ask.params.CopyFrom(*p, ask.params.GetAllocator());
+    // The questions go out together, under the server's own keys.
+    auto& a = ask.params.GetAllocator();
+    json::Value* meta = json::find(ask.params, "_meta");
+    if (!meta || !meta->IsObject()) {
+      json::set(ask.params, "_meta", json::Value(rapidjson::kObjectType), a);
+      meta = json::find(ask.params, "_meta");
+    }
+    json::set(*meta, "mcpgw/inputKey", json::str(ask.key, a), a);
+    json::set(*meta, "mcpgw/inputBatch", json::Value(static_cast<unsigned>(requests->MemberCount())), a);
+    asks.push_back(std::move(ask));
+  }
+  CancelSignal none;
+  CancelSignal& cancel = opts.cancel ? *opts.cancel : none;
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t i = 1; i < asks.size(); ++i)
+      threads.emplace_back([&, i] { asks[i].reply = opts.client->request(asks[i].method, &asks[i].params, opts.deadline, cancel); });
+    asks[0].reply = opts.client->request(asks[0].method, &asks[0].params, opts.deadline, cancel);
+  }
+  for (auto& ask : asks) {
+    if (ask.reply.rpc_error) return std::move(ask.reply);
+    out.body.AddMember(json::str(ask.key, out.body.GetAllocator()), json::Value(ask.reply.body, out.body.GetAllocator()),
+                       out.body.GetAllocator());
+  }
+  return out;
+}
+
 transport::Response Upstream::send(std::string_view method, json::Document p, const CallOptions& opts) {
+  if (modern()) add_envelope(p, &opts);
   auto& a = p.GetAllocator();
   std::string token;
   if (opts.on_progress) {
@@ -509,7 +689,7 @@ Reply Upstream::call_tool(std::string_view tool, const json::Value* arguments, c
   p.AddMember("name", json::str(tool, a), a);
   if (arguments) p.AddMember("arguments", json::Value(*arguments, a), a);
   if (meta && meta->IsObject()) p.AddMember("_meta", json::Value(*meta, a), a);
-  auto r = send("tools/call", std::move(p), opts);
+  auto r = send_rounds("tools/call", p, opts);
   if (!r.message) return Reply{false, mcp::tool_error(r.detail)};
   if (const auto* e = r.message->error()) return Reply{true, json::clone(*e)};
   const auto* res = r.message->result();
@@ -522,7 +702,8 @@ Reply Upstream::request(std::string_view method, const json::Value& params, cons
   auto own = for_client(opts);
   if (!own) return Reply::error(jsonrpc::kInternalError, own.error());
   if (*own) return (*own)->request(method, params, opts);
-  auto r = send(method, json::clone(params), opts);
+  json::Document p = json::clone(params);
+  auto r = send_rounds(method, p, opts);
   if (!r.message) return Reply::error(jsonrpc::kInternalError, r.detail);
   if (const auto* e = r.message->error()) return Reply{true, json::clone(*e)};
   const auto* res = r.message->result();

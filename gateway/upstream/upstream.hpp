@@ -84,7 +84,23 @@ class Upstream final : public ToolOrigin {
  private:
   void supervise();
   Result<std::unique_ptr<transport::Connection>> connect();
+  /// Probes `server/discover`: true when the server speaks the stateless
+  /// revision (then used without initialize).
+  bool discover(transport::Connection& c);
   Result<void> initialize(transport::Connection& c);
+  bool modern() const;
+  /// Adds the stateless revision's `_meta` envelope to request params `p`,
+  /// for the client of `opts` (none: the gateway itself).
+  void add_envelope(json::Document& p, const CallOptions* opts) const;
+  /// Keeps a subscriptions/listen open on `c` so list changes arrive, until `stop`.
+  void listen_for_changes(std::shared_ptr<transport::Connection> c, std::shared_ptr<CancelSignal> stop);
+  /// send(), then as long as the server answers input_required, the
+  /// client's answers and the retry.
+  transport::Response send_rounds(std::string_view method, const json::Document& params, const CallOptions& opts);
+  /// The client's results for the inputRequests of `result`, by key, or the
+  /// client's error.
+  Result<Reply> ask_client(const json::Value& result, const CallOptions& opts);
+  static transport::Response failed(const json::Value& id, int code, const std::string& message);
   Result<json::Document> drain(transport::Connection& c, const char* method, const char* key);
   Result<std::shared_ptr<Listing>> list_all(transport::Connection& c);
   /// The connection calls of `opts` use: for a per_client server, the
@@ -119,6 +135,7 @@ class Upstream final : public ToolOrigin {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false, first_done_ = false, conn_dead_ = false, refresh_ = false;
+  bool modern_ = false;  ///< the server speaks the stateless revision
   std::shared_ptr<transport::Connection> conn_;
   std::shared_ptr<const Listing> listing_ = std::make_shared<Listing>();
   json::Document server_caps_{rapidjson::kObjectType};
