@@ -4,9 +4,12 @@
 // checks their answers, so every name and value below is one a scenario
 // checks (or the canonical value its description gives).
 //
-// Served alone (`--http 0`) it checks the server kit's protocol handling;
-// behind the gateway (stdio, `prefix: false`) it checks what mcpgw passes
-// through. See tests/conformance/README.md.
+// Served alone (`--http 0`, with `--era 2026|both` for the 2026-07-28
+// scenarios) it checks the server kit's protocol handling; behind the
+// gateway (stdio, `prefix: false`) it checks what mcpgw passes through. The
+// tools that ask the client for input do it through CallContext::request,
+// so the same code answers mid-call (stateful era) and with input_required
+// (stateless era). See tests/conformance/README.md.
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -16,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "mcp/protocol.hpp"
@@ -73,18 +77,17 @@ json::Document text_contents(std::string_view uri, std::string_view mime, std::s
 // ---------------------------------------------------------------------------
 // Tools
 
-/// Asks the client for `method` when it declared `capability`, and turns
-/// what comes back into the tool's text via `describe`; every way of not
-/// getting an answer is a tool error saying why.
+/// Asks the client `method` (input key `key`) and turns what comes back
+/// into the tool's text via `describe`; every way of not getting an answer
+/// (the client lacks the capability, refuses, never answers) is a tool
+/// error saying why.
 template <typename Describe>
-ex::ToolOutcome ask_client(ex::CallContext& ctx, std::string_view capability, std::string_view method,
+ex::ToolOutcome ask_client(ex::CallContext& ctx, std::string_view key, std::string_view method,
                            const json::Value& params, Describe describe) {
-  if (!ctx.client_supports(capability))
-    return mcp::tool_error("The client did not declare the " + std::string(capability) +
-                           " capability, so " + std::string(method) + " cannot be sent");
-  auto answer = ctx.request(method, params);
-  if (!answer) return mcp::tool_error(std::string(method) + " failed: " + answer.error());
-  return ex::text_result(describe(*answer));
+  ex::Outcome answer = ctx.request(method, params, key);
+  if (auto* err = std::get_if<ex::RpcError>(&answer))
+    return mcp::tool_error(std::string(method) + " failed: " + err->message);
+  return ex::text_result(describe(std::get<json::Document>(answer)));
 }
 
 /// "action=accept, content={...}" for an ElicitResult.
@@ -146,25 +149,34 @@ constexpr const char* kSep1330Schema = R"json({
   "required": []
 })json";
 
-// SEP-1613: the keywords a proxy must pass through untouched ($schema, $defs,
-// $ref, additionalProperties).
+// SEP-1613 and SEP-2106: the JSON Schema 2020-12 keywords a proxy must pass
+// through untouched ($schema, $defs, $anchor, $ref, allOf/anyOf,
+// if/then/else, additionalProperties).
 constexpr const char* kJsonSchema2020_12 = R"json({
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "type": "object",
   "$defs": {
     "address": {
+      "$anchor": "addressDef",
       "type": "object",
       "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
     }
   },
   "properties": {
     "name": {"type": "string"},
-    "address": {"$ref": "#/$defs/address"}
+    "address": {"$ref": "#/$defs/address"},
+    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+    "phone": {"type": "string"},
+    "email": {"type": "string"}
   },
+  "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+  "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+  "then": {"required": ["phone"]},
+  "else": {"required": ["email"]},
   "additionalProperties": false
 })json";
 
-json::Document elicitation_params(std::string_view message, const char* schema) {
+json::Document elicitation_params(std::string_view message, std::string_view schema) {
   json::Document params = ex::parse_json(R"({"message":)" + quote(message) + "}");
   ex::set_json(params, "requestedSchema", schema);
   return params;
@@ -214,7 +226,8 @@ void add_content_tools(ex::Server& server) {
   });
   server.add_tool({
       .name = "json_schema_2020_12_tool",
-      .description = "Tool with JSON Schema 2020-12 features ($schema, $defs, $ref, additionalProperties).",
+      .description = "Tool with JSON Schema 2020-12 features ($schema, $defs, $anchor, $ref, allOf/anyOf, "
+                     "if/then/else, additionalProperties).",
       .input_schema = kJsonSchema2020_12,
       .handler = [](const json::Value& args) {
         return ex::text_result("JSON Schema 2020-12 tool called with: " + json::write(args));
@@ -266,7 +279,7 @@ void add_talking_tools(ex::Server& server) {
         if (!prompt) return mcp::tool_error("Missing required argument: prompt");
         json::Document params = ex::parse_json(R"({"messages":[{"role":"user","content":)" +
                                                text_item(*prompt) + R"(}],"maxTokens":100})");
-        return ask_client(ctx, "sampling", "sampling/createMessage", params, [](const json::Value& r) {
+        return ask_client(ctx, "llm_response", "sampling/createMessage", params, [](const json::Value& r) {
           return "LLM response: " + sampled_text(r);
         });
       },
@@ -286,7 +299,7 @@ void add_talking_tools(ex::Server& server) {
           },
           "required": ["username", "email"]
         })");
-        return ask_client(ctx, "elicitation", "elicitation/create", params, [](const json::Value& r) {
+        return ask_client(ctx, "user_details", "elicitation/create", params, [](const json::Value& r) {
           return "User response: " + elicit_summary(r);
         });
       },
@@ -297,7 +310,7 @@ void add_talking_tools(ex::Server& server) {
       .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
         json::Document params =
             elicitation_params("Please review and update the form fields with defaults", kSep1034Schema);
-        return ask_client(ctx, "elicitation", "elicitation/create", params, [](const json::Value& r) {
+        return ask_client(ctx, "defaults_form", "elicitation/create", params, [](const json::Value& r) {
           return "Elicitation completed: " + elicit_summary(r);
         });
       },
@@ -307,9 +320,257 @@ void add_talking_tools(ex::Server& server) {
       .description = "Elicits a form with the five enum schema variants of SEP-1330.",
       .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
         json::Document params = elicitation_params("Please select options from the enum fields", kSep1330Schema);
-        return ask_client(ctx, "elicitation", "elicitation/create", params, [](const json::Value& r) {
+        return ask_client(ctx, "enum_form", "elicitation/create", params, [](const json::Value& r) {
           return "Elicitation completed: " + elicit_summary(r);
         });
+      },
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Tools of the stateless era (2026-07-28): capability checks, per-request
+// logging, listen streams and multi-round-trip requests (MRTR). They work in
+// the stateful era too, asking in the middle of the call.
+
+/// A sampling/createMessage request for one user message.
+json::Document sample(std::string_view text, int max_tokens) {
+  return ex::parse_json(R"({"messages":[{"role":"user","content":)" + text_item(text) + R"(}],"maxTokens":)" +
+                        std::to_string(max_tokens) + "}");
+}
+
+constexpr std::string_view kNameSchema =
+    R"({"type":"object","properties":{"name":{"type":"string"}},"required":["name"]})";
+constexpr std::string_view kConfirmSchema =
+    R"({"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]})";
+
+/// Member `field` of an ElicitResult's content when the user accepted, else
+/// a word saying what the user did instead.
+std::string accepted_field(const json::Value& result, std::string_view field) {
+  const auto action = json::get_string(result, "action").value_or("?");
+  if (action != "accept") return "(" + std::string(action) + ")";
+  const json::Value* content = json::find(result, "content");
+  const json::Value* value = content ? json::find(*content, field) : nullptr;
+  if (!value) return "(no " + std::string(field) + ")";
+  return value->IsString() ? std::string(value->GetString(), value->GetStringLength()) : json::write(*value);
+}
+
+/// "uri (name), ..." for a ListRootsResult.
+std::string roots_summary(const json::Value& result) {
+  const json::Value* roots = json::find(result, "roots");
+  if (!roots || !roots->IsArray() || roots->Empty()) return "(no roots)";
+  std::string out;
+  for (const auto& root : roots->GetArray()) {
+    if (!out.empty()) out += ", ";
+    out += std::string(json::get_string(root, "uri").value_or("?"));
+    if (auto name = json::get_string(root, "name")) out += " (" + std::string(*name) + ")";
+  }
+  return out;
+}
+
+/// test_trigger_tool_change and test_trigger_prompt_change really change the
+/// lists (a generation counter in a description), so a client, or a gateway
+/// in front that forwards only real changes, sees what list_changed announces.
+class DynamicLists {
+ public:
+  explicit DynamicLists(ex::Server& server) : server_(server) {}
+
+  ex::ToolSpec trigger_tool(int generation) {
+    return {
+        .name = "test_trigger_tool_change",
+        .description = "Changes the tool list: each call bumps the generation in this description (now " +
+                       std::to_string(generation) + ") and announces notifications/tools/list_changed.",
+        .handler = [this](const json::Value&) {
+          const int next = ++tool_generation_;
+          server_.replace_tool(trigger_tool(next));
+          return ex::text_result("Tool list changed (generation " + std::to_string(next) + ")");
+        },
+    };
+  }
+
+  ex::ToolSpec prompt_trigger_tool() {
+    return {
+        .name = "test_trigger_prompt_change",
+        .description = "Changes the prompt list: bumps the generation in test_dynamic_prompt's description and "
+                       "announces notifications/prompts/list_changed.",
+        .handler = [this](const json::Value&) {
+          const int next = ++prompt_generation_;
+          server_.replace_prompt(dynamic_prompt(next));
+          return ex::text_result("Prompt list changed (generation " + std::to_string(next) + ")");
+        },
+    };
+  }
+
+  ex::PromptSpec dynamic_prompt(int generation) {
+    return {
+        .name = "test_dynamic_prompt",
+        .title = "Dynamic Prompt",
+        .description = "A prompt whose description test_trigger_prompt_change rewrites (generation " +
+                       std::to_string(generation) + ")",
+        .get = [generation](const ex::PromptArgs&) {
+          return prompt_result({text_item("Dynamic prompt, generation " + std::to_string(generation) + ".")});
+        },
+    };
+  }
+
+ private:
+  ex::Server& server_;
+  std::atomic<int> tool_generation_{1};
+  std::atomic<int> prompt_generation_{1};
+};
+
+void add_stateless_tools(ex::Server& server, DynamicLists& lists) {
+  server.add_tool({
+      .name = "test_missing_capability",
+      .description = "Needs the client's sampling capability: a client without it gets the JSON-RPC error "
+                     "-32021 (MissingRequiredClientCapability) instead of a result.",
+      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
+        ex::Outcome answer = ctx.request("sampling/createMessage", sample("Say hello.", 20), "hello_sample");
+        if (auto* err = std::get_if<ex::RpcError>(&answer)) return std::move(*err);
+        return ex::text_result("The client can sample: " + sampled_text(std::get<json::Document>(answer)));
+      },
+  });
+  server.add_tool({
+      .name = "test_streaming_elicitation",
+      .description = "Asks the user to confirm (elicitation/create). In 2026-07-28 the question goes out as an "
+                     "input_required result, never as a request on the response stream.",
+      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
+        json::Document params = elicitation_params("Continue with the streaming test?", kConfirmSchema);
+        return ask_client(ctx, "stream_confirm", "elicitation/create", params,
+                          [](const json::Value& r) { return "Streaming test answer: " + elicit_summary(r); });
+      },
+  });
+  server.add_tool({
+      .name = "test_logging_tool",
+      .description = "Logs three info messages and answers at once. In 2026-07-28 they are sent only when the "
+                     "request sets _meta io.modelcontextprotocol/logLevel.",
+      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
+        ctx.log(ex::LogLevel::Info, "Logging tool started");
+        ctx.log(ex::LogLevel::Info, "Logging tool working");
+        ctx.log(ex::LogLevel::Info, "Logging tool done");
+        return ex::text_result("Logging tool executed");
+      },
+  });
+  server.add_tool(lists.trigger_tool(1));
+  server.add_tool(lists.prompt_trigger_tool());
+
+  server.add_tool({
+      .name = "test_input_required_result_elicitation",
+      .description = "Asks the user's name (elicitation, input key user_name) and greets them.",
+      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
+        ex::Outcome answer =
+            ctx.request("elicitation/create", elicitation_params("What is your name?", kNameSchema), "user_name");
+        if (auto* err = std::get_if<ex::RpcError>(&answer)) return std::move(*err);
+        return ex::text_result("Hello, " + accepted_field(std::get<json::Document>(answer), "name") + "!");
+      },
+  });
+  server.add_tool({
+      .name = "test_input_required_result_sampling",
+      .description = "Asks the client's LLM for the capital of France (sampling, input key capital_question).",
+      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
+        ex::Outcome answer = ctx.request("sampling/createMessage", sample("What is the capital of France?", 100),
+                                         "capital_question");
+        if (auto* err = std::get_if<ex::RpcError>(&answer)) return std::move(*err);
+        return ex::text_result("The model answered: " + sampled_text(std::get<json::Document>(answer)));
+      },
+  });
+  server.add_tool({
+      .name = "test_input_required_result_list_roots",
+      .description = "Asks the client for its roots (roots/list, input key client_roots) and lists them.",
+      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
+        ex::Outcome answer = ctx.request("roots/list", json::Value(rapidjson::kObjectType), "client_roots");
+        if (auto* err = std::get_if<ex::RpcError>(&answer)) return std::move(*err);
+        return ex::text_result("Client roots: " + roots_summary(std::get<json::Document>(answer)));
+      },
+  });
+  server.add_tool({
+      .name = "test_input_required_result_request_state",
+      .description = "Asks for a confirmation (input key confirm); in 2026-07-28 the answer comes back with the "
+                     "requestState the first round issued.",
+      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
+        ex::Outcome answer =
+            ctx.request("elicitation/create", elicitation_params("Please confirm", kConfirmSchema), "confirm");
+        if (auto* err = std::get_if<ex::RpcError>(&answer)) return std::move(*err);
+        return ex::text_result("state-ok: confirmed=" + accepted_field(std::get<json::Document>(answer), "ok"));
+      },
+  });
+  server.add_tool({
+      .name = "test_input_required_result_multiple_inputs",
+      .description = "Asks three questions at once: the user's name (user_name), a greeting from the LLM "
+                     "(greeting) and the client's roots (client_roots).",
+      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
+        ex::InputAnswers answers = ctx.request_all({
+            {.key = "user_name",
+             .method = "elicitation/create",
+             .params = elicitation_params("What is your name?", kNameSchema)},
+            {.key = "greeting", .method = "sampling/createMessage", .params = sample("Generate a greeting", 50)},
+            {.key = "client_roots", .method = "roots/list", .params = "{}"},
+        });
+        for (auto& [key, answer] : answers)
+          if (auto* err = std::get_if<ex::RpcError>(&answer)) return std::move(*err);
+        auto result = [&](const char* key) -> const json::Value& { return std::get<json::Document>(answers.at(key)); };
+        return ex::text_result("Name: " + accepted_field(result("user_name"), "name") +
+                               "; greeting: " + sampled_text(result("greeting")) +
+                               "; roots: " + roots_summary(result("client_roots")));
+      },
+  });
+  server.add_tool({
+      .name = "test_input_required_result_multi_round",
+      .description = "Asks two questions one after the other: the user's name (step1), then their favourite "
+                     "colour (step2). In 2026-07-28 that takes two input_required rounds.",
+      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
+        ex::Outcome name =
+            ctx.request("elicitation/create", elicitation_params("Step 1: What is your name?", kNameSchema), "step1");
+        if (auto* err = std::get_if<ex::RpcError>(&name)) return std::move(*err);
+        ex::Outcome color = ctx.request(
+            "elicitation/create",
+            elicitation_params("Step 2: What is your favorite color?",
+                   R"({"type":"object","properties":{"color":{"type":"string"}},"required":["color"]})"),
+            "step2");
+        if (auto* err = std::get_if<ex::RpcError>(&color)) return std::move(*err);
+        return ex::text_result(accepted_field(std::get<json::Document>(name), "name") + "'s favorite color is " +
+                               accepted_field(std::get<json::Document>(color), "color"));
+      },
+  });
+  server.add_tool({
+      .name = "test_input_required_result_tampered_state",
+      .description = "Asks for a confirmation (input key confirm); a requestState changed by the client is "
+                     "rejected with -32602.",
+      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
+        ex::Outcome answer = ctx.request("elicitation/create",
+                                         elicitation_params("Please confirm to continue", kConfirmSchema), "confirm");
+        if (auto* err = std::get_if<ex::RpcError>(&answer)) return std::move(*err);
+        return ex::text_result("Confirmed: " + accepted_field(std::get<json::Document>(answer), "ok"));
+      },
+  });
+  server.add_tool({
+      .name = "test_input_required_result_capabilities",
+      .description = "Asks the user's name by elicitation (user_name) or, when the client cannot elicit, asks its "
+                     "LLM for one (sampling, generated_name).",
+      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
+        ex::Outcome answer =
+            ctx.request("elicitation/create", elicitation_params("What is your name?", kNameSchema), "user_name");
+        if (auto* err = std::get_if<ex::RpcError>(&answer)) {
+          if (err->code != ex::kMissingClientCapability) return std::move(*err);
+          answer = ctx.request("sampling/createMessage", sample("Suggest a name for the user.", 20), "generated_name");
+          if (auto* again = std::get_if<ex::RpcError>(&answer)) return std::move(*again);
+          return ex::text_result("Hello, " + sampled_text(std::get<json::Document>(answer)) + " (name from sampling)");
+        }
+        return ex::text_result("Hello, " + accepted_field(std::get<json::Document>(answer), "name") + "!");
+      },
+  });
+  server.add_tool({
+      .name = "test_custom_header_tool",
+      .description = "Echoes `greeting`; over stateless HTTP the value must also travel in the Mcp-Param-Greeting "
+                     "header (x-mcp-header).",
+      .input_schema = R"({
+        "type": "object",
+        "properties": {"greeting": {"type": "string", "x-mcp-header": "Greeting"}},
+        "required": ["greeting"]
+      })",
+      .handler = [](const json::Value& args) {
+        auto greeting = json::get_string(args, "greeting");
+        if (!greeting) return mcp::tool_error("Missing required argument: greeting");
+        return ex::text_result("Greeting received: " + std::string(*greeting));
       },
   });
 }
@@ -374,7 +635,7 @@ void add_resources(ex::Server& server, WatchedResource& watched) {
   server.enable_subscriptions();
 }
 
-void add_prompts(ex::Server& server) {
+void add_prompts(ex::Server& server, DynamicLists& lists) {
   server.add_prompt({
       .name = "test_simple_prompt",
       .title = "Simple Test Prompt",
@@ -411,6 +672,22 @@ void add_prompts(ex::Server& server) {
         return prompt_result({image_item(), text_item("Please analyze the image above.")});
       },
   });
+  server.add_prompt({
+      .name = "test_input_required_result_prompt",
+      .title = "Prompt Asking For Input",
+      .description = "A prompt that asks the user for its context (elicitation, input key user_context) first",
+      .context_get = [](const ex::PromptArgs&, ex::CallContext& ctx) -> ex::Outcome {
+        ex::Outcome answer = ctx.request(
+            "elicitation/create",
+            elicitation_params("What context should the prompt use?",
+                   R"({"type":"object","properties":{"context":{"type":"string"}},"required":["context"]})"),
+            "user_context");
+        if (auto* err = std::get_if<ex::RpcError>(&answer)) return std::move(*err);
+        return prompt_result({text_item("Answer with this context in mind: " +
+                                        accepted_field(std::get<json::Document>(answer), "context"))});
+      },
+  });
+  server.add_prompt(lists.dynamic_prompt(1));
 }
 
 /// Suggestions per argument name (the names are unique across this server's
@@ -433,11 +710,15 @@ std::vector<std::string> complete(const json::Value&, std::string_view argument,
 
 int main(int argc, char** argv) {
   ex::Server server("mcpgw-conformance-server", "0.1.0");
+  server.set_instructions("Fixture of the MCP conformance suite: every tool, prompt and resource here is one a "
+                          "scenario calls.");
   WatchedResource watched;
+  DynamicLists lists(server);
   add_content_tools(server);
   add_talking_tools(server);
+  add_stateless_tools(server, lists);
   add_resources(server, watched);
-  add_prompts(server);
+  add_prompts(server, lists);
   server.set_completion_handler(complete);
   server.enable_logging();
 

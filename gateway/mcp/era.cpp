@@ -1,6 +1,8 @@
 #include "mcp/era.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <set>
 
 #include "mcp/protocol.hpp"
 #include "util/base64.hpp"
@@ -114,6 +116,102 @@ std::optional<std::string> decode_header_value(std::string_view header) {
       header.substr(header.size() - close.size()) != close)
     return std::string(header);
   return unbase64(header.substr(open.size(), header.size() - open.size() - close.size()));
+}
+
+namespace {
+
+/// Calls `fn(property schema, name, path)` for every property reached from
+/// `schema` through `properties` chains.
+void walk_properties(const json::Value& schema, const std::function<void(const json::Value&, const std::string&)>& fn,
+                     const std::string& path = {}) {
+  const json::Value* props = json::find(schema, "properties");
+  if (!props || !props->IsObject()) return;
+  for (const auto& p : props->GetObject()) {
+    std::string here = path.empty() ? p.name.GetString() : path + "." + p.name.GetString();
+    fn(p.value, here);
+    walk_properties(p.value, fn, here);
+  }
+}
+
+/// How many `x-mcp-header` keys `v` holds anywhere.
+std::size_t count_declarations(const json::Value& v) {
+  std::size_t n = 0;
+  if (v.IsObject()) {
+    for (const auto& m : v.GetObject()) {
+      if (std::string_view(m.name.GetString()) == "x-mcp-header") ++n;
+      n += count_declarations(m.value);
+    }
+  } else if (v.IsArray()) {
+    for (const auto& e : v.GetArray()) n += count_declarations(e);
+  }
+  return n;
+}
+
+bool is_token(std::string_view s) {
+  static constexpr std::string_view kExtra = "!#$%&'*+-.^_`|~";
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           kExtra.find(c) != std::string_view::npos;
+  });
+}
+
+std::string lowered(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+}  // namespace
+
+std::string x_mcp_header_problem(const json::Value& tool) {
+  const json::Value* schema = json::find(tool, "inputSchema");
+  if (!schema) return {};
+  std::string problem;
+  std::set<std::string> seen;
+  std::size_t reached = 0;
+  walk_properties(*schema, [&](const json::Value& prop, const std::string& path) {
+    const json::Value* h = json::find(prop, "x-mcp-header");
+    if (!h || !problem.empty()) return;
+    ++reached;
+    if (!h->IsString() || !is_token(h->GetString())) {
+      problem = "property " + path + ": x-mcp-header " + json::write(*h) + " is not an HTTP header token";
+      return;
+    }
+    if (!seen.insert(lowered(h->GetString())).second) {
+      problem = "property " + path + ": x-mcp-header \"" + std::string(h->GetString()) + "\" is declared twice";
+      return;
+    }
+    auto type = json::get_string(prop, "type");
+    if (type != "string" && type != "integer" && type != "boolean")
+      problem = "property " + path + ": x-mcp-header needs a string, integer or boolean property";
+  });
+  if (problem.empty() && count_declarations(*schema) != reached)
+    problem = "x-mcp-header is declared outside a chain of properties";
+  return problem;
+}
+
+std::vector<std::pair<std::string, std::string>> param_headers(const json::Value& tool, const json::Value* args) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const json::Value* schema = json::find(tool, "inputSchema");
+  if (!schema || !args) return out;
+  walk_properties(*schema, [&](const json::Value& prop, const std::string& path) {
+    auto h = json::get_string(prop, "x-mcp-header");
+    if (!h) return;
+    const json::Value* v = args;
+    std::size_t start = 0;
+    while (v && start <= path.size()) {
+      auto dot = path.find('.', start);
+      v = json::find(*v, std::string_view(path).substr(start, dot == std::string::npos ? dot : dot - start));
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    if (!v || v->IsNull()) return;
+    std::string value = v->IsString() ? std::string(v->GetString(), v->GetStringLength())
+                        : v->IsBool() ? (v->IsTrue() ? "true" : "false")
+                                      : json::write(*v);
+    out.emplace_back("Mcp-Param-" + std::string(*h), encode_header_value(value));
+  });
+  return out;
 }
 
 void stamp_result(json::Value& result, std::string_view method, std::string_view cache_scope, json::Allocator& a) {

@@ -8,7 +8,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
+#include <vector>
 
 #include "jsonrpc/message.hpp"
 
@@ -85,6 +87,14 @@ std::string encode_header_value(std::string_view value);
 /// spaces and tabs and decoding the base64 form; nullopt when that form is
 /// malformed.
 std::optional<std::string> decode_header_value(std::string_view header);
+
+/// Why the `x-mcp-header` declarations in `tool`'s inputSchema are invalid
+/// (SEP-2243: a token, unique ignoring case, on a string, integer or
+/// boolean property reached through `properties` only), or "" when valid.
+std::string x_mcp_header_problem(const json::Value& tool);
+
+/// The `Mcp-Param-<name>` headers a call of `tool` with `args` carries.
+std::vector<std::pair<std::string, std::string>> param_headers(const json::Value& tool, const json::Value* args);
 
 /// `result` with `resultType` (default "complete") and, for methods whose
 /// results clients may cache, `ttlMs` / `cacheScope` added when missing.

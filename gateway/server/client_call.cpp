@@ -107,6 +107,8 @@ upstream::Reply ClientCall::request(std::string_view method, const json::Value* 
     if (const json::Value* b = json::find(*meta, kInputBatch); b && b->IsUint()) batch = std::clamp(b->GetUint(), 1u, 64u);
     meta->RemoveMember(std::string(kInputKey).c_str());
     meta->RemoveMember(std::string(kInputBatch).c_str());
+    // The upstream's progress token is the gateway's own, not the client's.
+    meta->RemoveMember("progressToken");
     if (meta->ObjectEmpty()) clean.RemoveMember("_meta");
   }
   if (suspends_) return suspend_request(method, std::move(clean), std::move(key), batch, deadline, cancel);
@@ -299,6 +301,8 @@ std::vector<std::string> ClientCall::answer_pending(const json::Value& answers) 
     json::set(given_, a.q.key, json::Value(*given, given_.GetAllocator()), given_.GetAllocator());
     a.pending->answer = upstream::Reply{false, json::clone(*given)};
   }
+  // Answered questions are no longer pending, even before their askers wake.
+  std::erase_if(asked_, [](const Asked& a) { return a.pending->answer.has_value(); });
   cv_.notify_all();
   return missing;
 }

@@ -595,11 +595,15 @@ void Router::end_listen(const std::shared_ptr<McpSession>& s) {
   }
   std::shared_ptr<transport::Exchange> ex;
   std::set<std::string> uris;
+  CancelSignal::Subscription end;
   {
     std::lock_guard lk(s->mu);
     ex = std::move(s->listen_exchange);
     uris.swap(s->listen_uris);
+    end = std::move(s->listen_end);
   }
+  // The subscription points into the exchange: it goes first.
+  end.reset();
   auto snap = catalog_.snapshot();
   for (const auto& uri : uris)
     if (auto route = snap->route_resource(uri)) count_subscription(*route, -1);

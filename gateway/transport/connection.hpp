@@ -5,6 +5,8 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "jsonrpc/message.hpp"
 #include "util/cancel.hpp"
@@ -19,6 +21,9 @@ struct RequestOptions {
   std::function<void(jsonrpc::Message&)> on_related;
   /// Aborts the request when cancelled (the client gave up); may be null.
   CancelSignal* cancel = nullptr;
+  /// Extra HTTP headers (a stateless tool call's `Mcp-Param-*`); stdio has
+  /// no headers and ignores them.
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 /// Why a request produced no response.

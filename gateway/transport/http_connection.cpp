@@ -224,6 +224,7 @@ Response HttpConnection::request(std::string_view method, const json::Value* par
     routing.emplace_back("Mcp-Method", std::string(method));
     if (const char* key = mcp::named_param(method))
       if (auto name = json::get_string(*params, key)) routing.emplace_back("Mcp-Name", mcp::encode_header_value(*name));
+    routing.insert(routing.end(), opts.headers.begin(), opts.headers.end());
   }
   Response r = post(jsonrpc::make_request(id, method, params), id, opts, routing);
   if (!r.message && (r.failure == Failure::Timeout || r.failure == Failure::Cancelled)) {

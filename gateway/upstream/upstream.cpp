@@ -193,33 +193,40 @@ bool Upstream::modern() const {
 }
 
 bool Upstream::discover(transport::Connection& c) {
-  json::Document p(rapidjson::kObjectType);
-  add_envelope(p, nullptr);
-  json::set(p["_meta"], mcp::kMetaCapabilities, json::Value(*json::parse(kClientCaps), p.GetAllocator()),
-            p.GetAllocator());
-  transport::RequestOptions o;
-  // A server of the stateful revisions may ignore what it does not know
-  // rather than answer: it gets a few seconds, not the whole timeout.
-  o.deadline = std::min(deadline(), Clock::now() + 3s);
-  auto r = c.request("server/discover", &p, o);
-  const json::Value* res = r.message ? r.message->result() : nullptr;
-  const json::Value* versions = res ? json::find(*res, "supportedVersions") : nullptr;
-  if (const json::Value* e = r.message ? r.message->error() : nullptr) {
-    const json::Value* data = json::find(*e, "data");
-    versions = data ? json::find(*data, "supported") : nullptr;
+  // A server that names this build's stateless version among the ones it
+  // supports in a -32022 refusal is asked once more (the version sent may
+  // have been a newer one elsewhere); anything else means initialize.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    json::Document p(rapidjson::kObjectType);
+    add_envelope(p, nullptr);
+    json::set(p["_meta"], mcp::kMetaCapabilities, json::Value(*json::parse(kClientCaps), p.GetAllocator()),
+              p.GetAllocator());
+    transport::RequestOptions o;
+    // A server of the stateful revisions may ignore what it does not know
+    // rather than answer: it gets a few seconds, not the whole timeout.
+    o.deadline = std::min(deadline(), Clock::now() + 3s);
+    auto r = c.request("server/discover", &p, o);
+    const json::Value* res = r.message ? r.message->result() : nullptr;
+    const json::Value* err = r.message ? r.message->error() : nullptr;
+    const json::Value* data = err ? json::find(*err, "data") : nullptr;
+    const json::Value* versions = res    ? json::find(*res, "supportedVersions")
+                                  : data ? json::find(*data, "supported")
+                                         : nullptr;
+    bool ours = false;
+    if (versions && versions->IsArray())
+      for (const auto& v : versions->GetArray())
+        if (v.IsString() && mcp::is_stateless_version(v.GetString())) ours = true;
+    if (!ours) return false;
+    if (!res) continue;
+    std::lock_guard lk(mu_);
+    modern_ = true;
+    if (const auto* caps = json::find(*res, "capabilities"); caps && caps->IsObject())
+      server_caps_.CopyFrom(*caps, server_caps_.GetAllocator());
+    else
+      server_caps_.SetObject();
+    return true;
   }
-  bool modern = false;
-  if (versions && versions->IsArray())
-    for (const auto& v : versions->GetArray())
-      if (v.IsString() && mcp::is_stateless_version(v.GetString())) modern = true;
-  if (!modern || !res) return false;
-  std::lock_guard lk(mu_);
-  modern_ = true;
-  if (const auto* caps = json::find(*res, "capabilities"); caps && caps->IsObject())
-    server_caps_.CopyFrom(*caps, server_caps_.GetAllocator());
-  else
-    server_caps_.SetObject();
-  return true;
+  return false;
 }
 
 void Upstream::listen_for_changes(std::shared_ptr<transport::Connection> c, std::shared_ptr<CancelSignal> stop) {
@@ -349,6 +356,20 @@ Result<std::shared_ptr<Listing>> Upstream::list_all(transport::Connection& c) {
   auto tools = drain(c, "tools/list", "tools");
   if (!tools && json::find(caps, "tools")) return Error{tools.error()};
   if (tools) l->tools.Swap(*tools);
+  // Over HTTP a stateless server's tools mirror arguments into headers; a
+  // tool whose declarations are broken cannot be called correctly.
+  if (modern() && cfg_.transport == config::Server::Transport::Http) {
+    json::Document kept(rapidjson::kArrayType);
+    for (auto& t : l->tools.GetArray()) {
+      if (std::string why = mcp::x_mcp_header_problem(t); !why.empty()) {
+        spdlog::warn("upstream {}: leaving out tool {}: invalid x-mcp-header declaration: {}", cfg_.name,
+                     json::get_string(t, "name").value_or("?"), why);
+        continue;
+      }
+      kept.PushBack(json::Value(t, kept.GetAllocator()), kept.GetAllocator());
+    }
+    l->tools.Swap(kept);
+  }
   if (l->has_resources) {
     auto r = drain(c, "resources/list", "resources");
     if (!r) return Error{r.error()};
@@ -435,7 +456,17 @@ void Upstream::supervise() {
   }
 }
 
-void Upstream::on_message(jsonrpc::Message& m) { route(m, sole_client()); }
+void Upstream::on_message(jsonrpc::Message& m) {
+  // A request that names the progress token of a call is that call's (the
+  // official SDKs send it); otherwise it can only be the sole client's.
+  const json::Value* meta = m.is_request() && m.params() ? json::find(*m.params(), "_meta") : nullptr;
+  std::optional<ActiveCall> call;
+  if (auto token = meta ? json::get_string(*meta, "progressToken") : std::nullopt) {
+    std::lock_guard lk(calls_mu_);
+    if (auto it = by_token_.find(std::string(*token)); it != by_token_.end()) call = it->second;
+  }
+  route(m, call ? call : sole_client());
+}
 
 std::optional<Upstream::ActiveCall> Upstream::sole_client() const {
   std::lock_guard lk(calls_mu_);
@@ -531,8 +562,9 @@ void Upstream::forward_request(const jsonrpc::Message& m, const ActiveCall& to) 
 }
 
 transport::Response Upstream::send_rounds(std::string_view method, const json::Document& params,
-                                          const CallOptions& opts) {
-  auto r = send(method, json::clone(params), opts);
+                                          const CallOptions& opts,
+                                          const std::vector<std::pair<std::string, std::string>>& headers) {
+  auto r = send(method, json::clone(params), opts, headers);
   for (int round = 0; round < kMaxInputRounds; ++round) {
     const json::Value* res = r.message ? r.message->result() : nullptr;
     if (!res || json::get_string(*res, "resultType") != "input_required") return r;
@@ -549,7 +581,7 @@ transport::Response Upstream::send_rounds(std::string_view method, const json::D
     auto& a = retry.GetAllocator();
     json::set(retry, "inputResponses", json::Value(answers->body, a), a);
     if (const json::Value* state = json::find(*res, "requestState")) json::set(retry, "requestState", json::Value(*state, a), a);
-    r = send(method, std::move(retry), opts);
+    r = send(method, std::move(retry), opts, headers);
   }
   const json::Value* res = r.message ? r.message->result() : nullptr;
   if (!res || json::get_string(*res, "resultType") != "input_required") return r;
@@ -608,11 +640,12 @@ Result<Reply> Upstream::ask_client(const json::Value& result, const CallOptions&
   return out;
 }
 
-transport::Response Upstream::send(std::string_view method, json::Document p, const CallOptions& opts) {
+transport::Response Upstream::send(std::string_view method, json::Document p, const CallOptions& opts,
+                                   const std::vector<std::pair<std::string, std::string>>& headers) {
   if (modern()) add_envelope(p, &opts);
   auto& a = p.GetAllocator();
   std::string token;
-  if (opts.on_progress) {
+  if (opts.on_progress || opts.client) {
     // Our token, not the client's: tokens of different clients never meet
     // on a shared upstream connection.
     token = "mcpgw-" + std::to_string(next_token_.fetch_add(1));
@@ -623,7 +656,7 @@ transport::Response Upstream::send(std::string_view method, json::Document p, co
     }
     json::set(*meta, "progressToken", json::str(token, a), a);
     std::lock_guard lk(progress_mu_);
-    progress_.emplace(token, opts.on_progress);
+    if (opts.on_progress) progress_.emplace(token, opts.on_progress);
   } else if (json::Value* meta = json::find(p, "_meta"); meta && meta->IsObject()) {
     meta->RemoveMember("progressToken");
   }
@@ -631,6 +664,7 @@ transport::Response Upstream::send(std::string_view method, json::Document p, co
   transport::RequestOptions o;
   o.deadline = opts.deadline;
   o.cancel = opts.cancel;
+  o.headers = headers;
   std::uint64_t seq = 0;
   if (opts.client) {
     ActiveCall active{opts.client, opts.deadline};
@@ -638,6 +672,7 @@ transport::Response Upstream::send(std::string_view method, json::Document p, co
       std::lock_guard lk(calls_mu_);
       seq = ++next_call_;
       calls_.emplace(seq, active);
+      by_token_.emplace(token, active);
     }
     // What arrives on this request's own stream (Streamable HTTP) is this
     // call's, whoever else is calling.
@@ -669,6 +704,7 @@ transport::Response Upstream::send(std::string_view method, json::Document p, co
   if (seq) {
     std::lock_guard lk(calls_mu_);
     calls_.erase(seq);
+    by_token_.erase(token);
   }
   if (!r.message) {
     std::string why = failure_text(r, cfg_.timeout_ms);
@@ -689,7 +725,13 @@ Reply Upstream::call_tool(std::string_view tool, const json::Value* arguments, c
   p.AddMember("name", json::str(tool, a), a);
   if (arguments) p.AddMember("arguments", json::Value(*arguments, a), a);
   if (meta && meta->IsObject()) p.AddMember("_meta", json::Value(*meta, a), a);
-  auto r = send_rounds("tools/call", p, opts);
+  std::vector<std::pair<std::string, std::string>> headers;
+  if (modern()) {
+    auto l = listing();
+    for (const auto& t : l->tools.GetArray())
+      if (json::get_string(t, "name") == tool) headers = mcp::param_headers(t, arguments);
+  }
+  auto r = send_rounds("tools/call", p, opts, headers);
   if (!r.message) return Reply{false, mcp::tool_error(r.detail)};
   if (const auto* e = r.message->error()) return Reply{true, json::clone(*e)};
   const auto* res = r.message->result();

@@ -96,7 +96,8 @@ class Upstream final : public ToolOrigin {
   void listen_for_changes(std::shared_ptr<transport::Connection> c, std::shared_ptr<CancelSignal> stop);
   /// send(), then as long as the server answers input_required, the
   /// client's answers and the retry.
-  transport::Response send_rounds(std::string_view method, const json::Document& params, const CallOptions& opts);
+  transport::Response send_rounds(std::string_view method, const json::Document& params, const CallOptions& opts,
+                                  const std::vector<std::pair<std::string, std::string>>& headers = {});
   /// The client's results for the inputRequests of `result`, by key, or the
   /// client's error.
   Result<Reply> ask_client(const json::Value& result, const CallOptions& opts);
@@ -107,7 +108,8 @@ class Upstream final : public ToolOrigin {
   /// calling client's own (started on first use), else this one.
   Result<std::shared_ptr<Upstream>> for_client(const CallOptions& opts);
   /// Sends `method` with progress and session-expiry handling.
-  transport::Response send(std::string_view method, json::Document params, const CallOptions& opts);
+  transport::Response send(std::string_view method, json::Document params, const CallOptions& opts,
+                           const std::vector<std::pair<std::string, std::string>>& headers = {});
   /// A call in flight that has a client to reach.
   struct ActiveCall {
     std::shared_ptr<ClientChannel> client;
@@ -147,6 +149,8 @@ class Upstream final : public ToolOrigin {
   std::atomic<std::uint64_t> next_token_{1};
   mutable std::mutex calls_mu_;
   std::map<std::uint64_t, ActiveCall> calls_;  // by a local sequence number
+  /// The same calls by the progress token sent with them.
+  std::map<std::string, ActiveCall> by_token_;
   std::uint64_t next_call_ = 0;
   /// Requests forwarded to a client, by the server's id (JSON text), so the
   /// server's notifications/cancelled reaches them.
