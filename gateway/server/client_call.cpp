@@ -66,9 +66,15 @@ std::string key_of(std::string_view method, const json::Value* params) {
 }
 
 upstream::Reply capability_error(const std::string& client, std::string_view method, json::Document need) {
+  // Named as the spec does: "elicitation", "elicitation.url".
+  std::string name;
+  for (const auto& m : need.GetObject()) {
+    name = m.name.GetString();
+    if (m.value.IsObject() && m.value.MemberCount() > 0) name += "." + std::string(m.value.MemberBegin()->name.GetString());
+  }
   upstream::Reply r = upstream::Reply::error(
-      mcp::kMissingClientCapability, "mcpgw: " + client + " did not declare the " + json::write(need) +
-                                         " capability, so it cannot take " + std::string(method));
+      mcp::kMissingClientCapability,
+      "mcpgw: " + client + " did not declare the " + name + " capability, so it cannot take " + std::string(method));
   json::Value data(rapidjson::kObjectType);
   data.AddMember("requiredCapabilities", json::Value(need, r.body.GetAllocator()), r.body.GetAllocator());
   r.body.AddMember("data", data, r.body.GetAllocator());
