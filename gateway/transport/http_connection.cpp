@@ -173,6 +173,38 @@ Response HttpConnection::post(const std::string& body, std::optional<std::int64_
   // A connection we stopped reading mid-stream cannot be reused.
   if (sent && !cancelled) release(std::move(cli));
 
+  // Resumability (2025-11-25): a stream that ended before the answer, after
+  // events with ids, goes on in a GET with Last-Event-ID once the delay the
+  // server asked for has passed.
+  for (int attempt = 0; attempt < kMaxResumes && sent && sse && id && !answer && !cancelled &&
+                        res.status == 200 && !parser.last_event_id().empty() && Clock::now() < opts.deadline;
+       ++attempt) {
+    auto delay = std::chrono::milliseconds(parser.retry_ms() >= 0 ? parser.retry_ms() : 1000);
+    if (!wait_resume(std::min<Clock::time_point>(Clock::now() + delay, opts.deadline), opts.cancel)) {
+      cancelled = opts.cancel && opts.cancel->cancelled();
+      break;
+    }
+    httplib::Headers h{{"Accept", "text/event-stream"}, {"Last-Event-ID", parser.last_event_id()}};
+    {
+      std::lock_guard lk(mu_);
+      if (!session_id_.empty()) h.emplace("Mcp-Session-Id", session_id_);
+      if (!protocol_version_.empty()) h.emplace("MCP-Protocol-Version", protocol_version_);
+    }
+    for (const auto& [k, v] : headers_) h.emplace(k, v);
+    httplib::Client resume(origin_);
+    resume.set_tcp_nodelay(true);
+    resume.set_read_timeout(std::chrono::duration_cast<std::chrono::milliseconds>(opts.deadline - Clock::now()));
+    CancelSignal::Subscription stop;
+    if (opts.cancel) stop = opts.cancel->on_cancel([&resume] { resume.stop(); });
+    int status = 0;
+    resume.Get(
+        path_, h, [&](const httplib::Response& r) { return (status = r.status) == 200; },
+        [&](const char* data, size_t len) {
+          if (Clock::now() >= opts.deadline) return false;
+          return parser.feed(std::string_view(data, len));
+        });
+    if (status != 200) break;
+  }
   if (answer) return {std::move(answer), Failure::Transport, {}};
   if (timed_out || (err == httplib::Error::Read && Clock::now() >= opts.deadline))
     return {std::nullopt, Failure::Timeout, "timed out"};
@@ -210,6 +242,17 @@ Response HttpConnection::post(const std::string& body, std::optional<std::int64_
                      : sse             ? "SSE stream ended without a response"
                                        : "response was not the JSON-RPC answer";
   return {std::nullopt, Failure::Transport, what};
+}
+
+bool HttpConnection::wait_resume(Clock::time_point until, CancelSignal* cancel) {
+  CancelSignal::Subscription woken;
+  if (cancel) woken = cancel->on_cancel([this] {
+    std::lock_guard g(mu_);
+    stream_cv_.notify_all();
+  });
+  std::unique_lock lk(mu_);
+  stream_cv_.wait_until(lk, until, [&] { return closed_.load() || (cancel && cancel->cancelled()); });
+  return !closed_.load() && !(cancel && cancel->cancelled());
 }
 
 Response HttpConnection::request(std::string_view method, const json::Value* params,

@@ -44,6 +44,12 @@ class HttpConnection final : public Connection {
   Response post(const std::string& body, std::optional<std::int64_t> id, const RequestOptions& opts,
                 const std::vector<std::pair<std::string, std::string>>& routing = {});
 
+  /// Waits until `until` before resuming a stream; false when the
+  /// connection closed or `cancel` fired meanwhile.
+  bool wait_resume(std::chrono::steady_clock::time_point until, CancelSignal* cancel);
+  /// Resumptions of one request's stream, at most.
+  static constexpr int kMaxResumes = 5;
+
   std::string name_, origin_, path_;
   std::vector<std::pair<std::string, std::string>> headers_;
   ConnectionHandlers handlers_;

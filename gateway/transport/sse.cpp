@@ -55,6 +55,11 @@ bool Parser::line(std::string_view l) {
     has_data_ = true;
   } else if (field == "event") {
     event_.assign(value);
+  } else if (field == "id" && value.find('\0') == std::string_view::npos) {
+    last_id_.assign(value);
+  } else if (field == "retry" && !value.empty() &&
+             value.find_first_not_of("0123456789") == std::string_view::npos && value.size() < 9) {
+    retry_ms_ = std::stoi(std::string(value));
   }
   return true;
 }

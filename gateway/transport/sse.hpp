@@ -20,11 +20,16 @@ class Parser {
   explicit Parser(Callback on_event) : on_event_(std::move(on_event)) {}
   /// Consumes `chunk`; returns false as soon as a callback returns false.
   bool feed(std::string_view chunk);
+  /// The last event id seen ("" if none): where a resumed stream continues.
+  const std::string& last_event_id() const { return last_id_; }
+  /// The reconnection delay the server asked for, in ms (-1 if none).
+  int retry_ms() const { return retry_ms_; }
 
  private:
   bool line(std::string_view l);
   Callback on_event_;
-  std::string buf_, event_, data_;
+  std::string buf_, event_, data_, last_id_;
+  int retry_ms_ = -1;
   bool has_data_ = false;
 };
 
