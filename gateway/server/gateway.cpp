@@ -9,9 +9,13 @@ namespace mcpgw::server {
 Gateway::Gateway(config::Config cfg)
     : cfg_(std::make_shared<const config::Config>(std::move(cfg))),
       plugin_host_(std::make_shared<plugin::Host>([this](std::string_view name) { return find_upstream(name); })),
-      router_(cfg_, catalog_, metrics_, make_keyring(*cfg_), [this](const std::string& session) {
-        for (const auto& u : upstreams()) u->end_client(session);
-      }) {
+      router_(cfg_, catalog_, metrics_, make_keyring(*cfg_),
+              Router::Hooks{[this](const std::string& session) {
+                              for (const auto& u : upstreams()) u->end_client(session);
+                            },
+                            [this](const std::string& level) {
+                              for (const auto& u : upstreams()) u->set_log_level(level);
+                            }}) {
   for (const auto& s : cfg_->servers) upstreams_.push_back(std::make_shared<upstream::Upstream>(s, *this));
 }
 

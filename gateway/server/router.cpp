@@ -236,15 +236,14 @@ struct Router::Parked {
 };
 
 Router::Router(std::shared_ptr<const config::Config> cfg, catalog::Catalog& catalog, Metrics& metrics,
-               std::shared_ptr<const saga::Keyring> keyring,
-               std::function<void(const std::string& session)> session_closed)
+               std::shared_ptr<const saga::Keyring> keyring, Hooks hooks)
     : cfg_(std::move(cfg)),
       keyring_(std::move(keyring)),
       catalog_(catalog),
       metrics_(metrics),
       pool_(std::make_unique<WorkerPool>(4, 4096)),
       bridge_pool_(std::make_unique<WorkerPool>(0, kMaxParked + 64)),
-      session_closed_(std::move(session_closed)) {}
+      hooks_(std::move(hooks)) {}
 
 Router::~Router() { drain(); }
 
@@ -333,10 +332,31 @@ void Router::close_session(const std::shared_ptr<transport::Session>& session) {
   for (auto& c : asked) c->abandon();
   if (s->context().stateless) return;
   unsubscribe_all(*s);
-  if (session_closed_) session_closed_(s->id());
+  if (hooks_.session_closed) hooks_.session_closed(s->id());
+  {
+    std::lock_guard lk(sessions_mu_);
+    sessions_.erase(s);
+    metrics_.set_sessions(static_cast<double>(sessions_.size()));
+  }
+  update_log_level();
+}
+
+void Router::update_log_level() {
+  if (!hooks_.log_level) return;
+  std::string wanted;
+  bool asked = false;
   std::lock_guard lk(sessions_mu_);
-  sessions_.erase(s);
-  metrics_.set_sessions(static_cast<double>(sessions_.size()));
+  for (const auto& s : sessions_) {
+    std::lock_guard slk(s->mu);
+    asked = asked || s->log_level_set;
+    if (wanted.empty() || mcp::log_level_rank(s->log_level) < mcp::log_level_rank(wanted)) wanted = s->log_level;
+  }
+  // Upstreams keep their own default until some client asks for a level;
+  // then they are set to the most verbose level any session (asking or
+  // not) takes.
+  if (!asked || wanted.empty() || wanted == upstream_log_level_) return;
+  upstream_log_level_ = wanted;
+  hooks_.log_level(wanted);
 }
 
 void Router::list_changed(std::string_view what) {
@@ -637,8 +657,12 @@ std::string Router::dispatch(McpSession& s, const jsonrpc::Message& m, transport
     auto level = m.params() ? json::get_string(*m.params(), "level") : std::nullopt;
     if (!level || mcp::log_level_rank(*level) < 0)
       return invalid_params(m, "level must be one of debug, info, notice, warning, error, critical, alert, emergency");
-    std::lock_guard lk(s.mu);
-    s.log_level = std::string(*level);
+    {
+      std::lock_guard lk(s.mu);
+      s.log_level = std::string(*level);
+      s.log_level_set = true;
+    }
+    update_log_level();
     return jsonrpc::make_result_raw(m.id(), "{}");
   }
   return jsonrpc::make_error(m.id(), jsonrpc::kMethodNotFound, "Method not found: " + std::string(method));
@@ -839,7 +863,11 @@ std::string Router::suspendable(McpSession& s, const jsonrpc::Message& m, transp
                 json::Value(r.value, answers.GetAllocator()), answers.GetAllocator());
 
   auto session = std::static_pointer_cast<McpSession>(s.shared_from_this());
+  const json::Value* meta = json::find(*p, "_meta");
+  const json::Value* token = meta ? json::find(*meta, "progressToken") : nullptr;
   if (parked) {
+    // Progress from now on is this request's.
+    parked->progress->retarget(token);
     parked->client->attach(session, ex);
     parked->client->answer_pending(answers);
   } else {
@@ -851,6 +879,7 @@ std::string Router::suspendable(McpSession& s, const jsonrpc::Message& m, transp
     parked->client = std::make_shared<ClientCall>(session, ex, next_forwarded_id_, true);
     parked->client->preload(answers);
     parked->progress = std::make_shared<Progress>(parked->client);
+    parked->progress->retarget(token);
     bool queued = bridge_pool_ && bridge_pool_->submit([parked, work = std::move(work)] {
       parked->result = work(parked->client, parked->cancel, parked->progress);
       parked->done.store(true);
@@ -858,8 +887,6 @@ std::string Router::suspendable(McpSession& s, const jsonrpc::Message& m, transp
     });
     if (!queued) return jsonrpc::make_error(m.id(), jsonrpc::kInternalError, "mcpgw is shutting down");
   }
-  const json::Value* meta = json::find(*p, "_meta");
-  parked->progress->retarget(meta ? json::find(*meta, "progressToken") : nullptr);
   std::vector<Question> questions;
   {
     auto stop = ex.cancel_signal().on_cancel([&parked] { parked->cancel.cancel(); });

@@ -25,10 +25,18 @@ class Router final : public transport::Handler {
  public:
   /// `session_closed` is told the id of every session that ends (to close
   /// per-client upstream connections).
+  /// What the router tells the rest of the gateway.
+  struct Hooks {
+    /// The id of every session that ends (to close per-client upstream
+    /// connections).
+    std::function<void(const std::string& session)> session_closed;
+    /// The most verbose log level any live session asked for changed (to
+    /// pass it on to the upstreams).
+    std::function<void(const std::string& level)> log_level;
+  };
   /// `keyring` signs the requestState of suspended calls.
   Router(std::shared_ptr<const config::Config> cfg, catalog::Catalog& catalog, Metrics& metrics,
-         std::shared_ptr<const saga::Keyring> keyring,
-         std::function<void(const std::string& session)> session_closed = {});
+         std::shared_ptr<const saga::Keyring> keyring, Hooks hooks = {});
   ~Router() override;
 
   Result<std::shared_ptr<transport::Session>> open_session(const transport::ClientContext& ctx) override;
@@ -123,7 +131,12 @@ class Router final : public transport::Handler {
   std::map<std::string, std::shared_ptr<Parked>> parked_;
   std::mutex listeners_mu_;
   std::set<std::shared_ptr<McpSession>> listeners_;
-  std::function<void(const std::string&)> session_closed_;
+  Hooks hooks_;
+  /// The level last passed to hooks_.log_level.
+  std::string upstream_log_level_;
+  /// Recomputes the most verbose level the sessions want; tells the hook
+  /// when it changed.
+  void update_log_level();
   /// Ids of the requests forwarded to clients ("mcpgw-N"): unique across
   /// sessions, so a client can never answer another's.
   std::atomic<std::uint64_t> next_forwarded_id_{1};

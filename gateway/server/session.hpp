@@ -25,6 +25,7 @@ class McpSession final : public transport::Session, public std::enable_shared_fr
   /// Least severe log level the client wants; "" = none (a stateless
   /// request without `io.modelcontextprotocol/logLevel`).
   std::string log_level = "info";
+  bool log_level_set = false;  ///< the client sent logging/setLevel
   bool initialized = false;
   bool stateless = false;
   /// A stateless `subscriptions/listen`: its request id (JSON text, as the

@@ -23,6 +23,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr const char* kJson = "application/json";
 constexpr const char* kEventStream = "text/event-stream";
+/// A stateless request still running after this is answered as a stream.
+constexpr std::chrono::milliseconds kStreamAfter{200};
+/// Heartbeats of such a stream: how soon a client that left is noticed.
+constexpr int kCallHeartbeatMs = 250;
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -312,15 +316,14 @@ struct HttpServer::Impl {
       res.set_content(parsed.errors.front(), kJson);
       return;
     }
-    // Which revision the client speaks: a session or a stateful version in
-    // the header means the stateful ones; otherwise a 2026-07-28 header, any
-    // unknown version, or the revision's `_meta` claim in the body means a
-    // stateless request (it then gets that revision's precise errors).
+    // Which revision the client speaks: a session means the stateful ones;
+    // so does a request without the stateless revision's `_meta` claim whose
+    // header (if any) names a stateful version. Everything else is a
+    // stateless request and gets that revision's precise errors.
     bool has_version = req.has_header("MCP-Protocol-Version");
     std::string version = req.get_header_value("MCP-Protocol-Version");
-    bool stateful = req.has_header("Mcp-Session-Id") || (has_version && mcp::is_supported(version));
-    if (!stateful && !has_version)
-      stateful = parsed.batch || parsed.messages.size() != 1 || !mcp::claimed_version(parsed.messages.front());
+    bool claims = !parsed.batch && parsed.messages.size() == 1 && mcp::claimed_version(parsed.messages.front());
+    bool stateful = req.has_header("Mcp-Session-Id") || (!claims && (!has_version || mcp::is_supported(version)));
     if (!stateful) return post_stateless(req, res, ctx, parsed, accept_json, accept_sse);
     if (has_version && !mcp::is_supported(version)) {
       json_error(res, 400, jsonrpc::kInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version " + version);
@@ -415,20 +418,30 @@ struct HttpServer::Impl {
   /// Waits until the answer can start: every reply is in, or (for a client
   /// that takes SSE) something must stream first. True when the answer is
   /// then one JSON body rather than an event stream.
-  static bool wait_first(PostStream& stream, bool accept_json, bool accept_sse) {
+  static bool wait_first(PostStream& stream, bool accept_json, bool accept_sse,
+                         std::optional<std::chrono::milliseconds> stream_after = std::nullopt) {
     std::unique_lock lk(stream.mu);
-    stream.cv.wait(lk, [&] {
-      return stream.finals_seen == stream.finals_expected || (stream.seen_related && accept_sse);
-    });
+    auto ready = [&] { return stream.finals_seen == stream.finals_expected || (stream.seen_related && accept_sse); };
+    if (stream_after && accept_sse) {
+      if (!stream.cv.wait_for(lk, *stream_after, ready)) return false;
+    } else {
+      stream.cv.wait(lk, ready);
+    }
     return accept_json && !stream.seen_related;
   }
 
   /// Answers with `stream`'s events as SSE, until its last reply; `done`
   /// runs once the response is over, however it ends.
-  void stream_events(httplib::Response& res, std::shared_ptr<PostStream> stream, std::function<void()> done) {
-    int heartbeat = opts.heartbeat_ms;
+  void stream_events(httplib::Response& res, std::shared_ptr<PostStream> stream, std::function<void()> done,
+                     std::optional<int> heartbeat_ms = std::nullopt) {
+    int heartbeat = heartbeat_ms.value_or(opts.heartbeat_ms);
+    bool prime = heartbeat_ms.has_value();
     res.set_header("Cache-Control", "no-cache");
-    auto provider = [stream, heartbeat](size_t, httplib::DataSink& sink) {
+    auto provider = [stream, heartbeat, prime](size_t, httplib::DataSink& sink) {
+      if (prime && !sink.write(sse::kHeartbeat.data(), sse::kHeartbeat.size())) {
+        stream->cancel_all();
+        return false;
+      }
       std::unique_lock lk(stream->mu);
       std::size_t written_finals = 0;
       for (;;) {
@@ -531,12 +544,19 @@ struct HttpServer::Impl {
     std::shared_ptr<Session> session = std::move(*opened);
     session->bind(random_hex(16), ctx, [](std::string) { return false; });
     auto stream = std::make_shared<PostStream>();
-    auto ex = std::make_shared<PostExchange>(stream, accept_sse, true);
+    // The work runs off this thread, which waits to answer as JSON or to
+    // turn the answer into a stream (below).
+    auto ex = std::make_shared<PostExchange>(stream, accept_sse, false);
     stream->exchanges.push_back(ex);
     stream->finals_expected = 1;
     handler.handle(session, std::move(m), std::move(ex));
     auto done = [this, session] { handler.close_session(session); };
-    if (!wait_first(*stream, accept_json, accept_sse)) return stream_events(res, stream, std::move(done));
+    // A client of this revision cancels by closing its stream, and a socket
+    // is only seen closed when written to: a request still running after a
+    // moment is answered as a stream, with frequent heartbeats.
+    bool listen = method == "subscriptions/listen";
+    if (!wait_first(*stream, accept_json, accept_sse, kStreamAfter))
+      return stream_events(res, stream, std::move(done), listen ? std::optional<int>() : kCallHeartbeatMs);
     std::string answer;
     {
       std::lock_guard lk(stream->mu);

@@ -60,6 +60,7 @@ Result<std::shared_ptr<Upstream>> Upstream::for_client(const CallOptions& opts) 
                      " per-client connections already; try again when sessions have ended"};
       u = std::make_shared<Upstream>(cfg_, listener_, opts.caller->session);
       clients_.emplace(opts.caller->session, u);
+      if (std::string level = log_level(); !level.empty()) u->set_log_level(std::move(level));
       u->start();
       spdlog::info("upstream {}: connection for client session {} started", cfg_.name,
                    opts.caller->session.substr(0, 8));
@@ -187,6 +188,40 @@ void Upstream::add_envelope(json::Document& p, const CallOptions* opts) const {
       json::set(*meta, mcp::kMetaLogLevel, json::str(level, a), a);
 }
 
+void Upstream::set_log_level(std::string level) {
+  {
+    std::lock_guard lk(mu_);
+    log_level_ = std::move(level);
+  }
+  // Not on the caller's thread: the server may be slow to answer.
+  auto c = connection();
+  if (c && !relay_.submit([this, c] { send_log_level(*c); })) return;
+  std::lock_guard lk(clients_mu_);
+  for (auto& [session, u] : clients_) u->set_log_level(log_level());
+}
+
+std::string Upstream::log_level() const {
+  std::lock_guard lk(mu_);
+  return log_level_;
+}
+
+void Upstream::send_log_level(transport::Connection& c) {
+  std::string level;
+  {
+    std::lock_guard lk(mu_);
+    if (modern_ || log_level_.empty() || !json::find(server_caps_, "logging")) return;
+    level = log_level_;
+  }
+  json::Document p(rapidjson::kObjectType);
+  p.AddMember("level", json::str(level, p.GetAllocator()), p.GetAllocator());
+  transport::RequestOptions o;
+  o.deadline = deadline();
+  auto r = c.request("logging/setLevel", &p, o);
+  if (!r.message || r.message->error())
+    spdlog::warn("upstream {}: logging/setLevel {} failed: {}", cfg_.name, level,
+                 r.message ? jsonrpc::describe_error(*r.message->error()) : failure_text(r, cfg_.timeout_ms));
+}
+
 bool Upstream::modern() const {
   std::lock_guard lk(mu_);
   return modern_;
@@ -289,6 +324,7 @@ Result<void> Upstream::initialize(transport::Connection& c) {
   }
   c.notify("notifications/initialized", nullptr);
   c.listen();
+  send_log_level(c);
   auto sinfo = json::find(*res, "serverInfo");
   spdlog::info("upstream {}: connected ({} {}, protocol {})", cfg_.name,
                sinfo ? json::get_string(*sinfo, "name").value_or("?") : "?",

@@ -53,6 +53,12 @@ class Upstream final : public ToolOrigin {
   /// Stops the child / ends the HTTP session; pending calls fail. Stops the
   /// per-client connections too.
   void stop();
+  /// The most verbose log level the gateway's clients want: sent to a
+  /// stateful-era server that offers logging (now and on every reconnect),
+  /// so that what its clients asked for is emitted; each client still gets
+  /// only its own level. Stateless servers get each request's level instead.
+  void set_log_level(std::string level);
+  std::string log_level() const;
   /// `session: per_client`: client session `session` ended; its own
   /// connection to the server is closed.
   void end_client(const std::string& session);
@@ -89,6 +95,9 @@ class Upstream final : public ToolOrigin {
   bool discover(transport::Connection& c);
   Result<void> initialize(transport::Connection& c);
   bool modern() const;
+  /// Sends logging/setLevel with log_level_ on `c`, when there is one to send
+  /// and the server offers logging.
+  void send_log_level(transport::Connection& c);
   /// Adds the stateless revision's `_meta` envelope to request params `p`,
   /// for the client of `opts` (none: the gateway itself).
   void add_envelope(json::Document& p, const CallOptions* opts) const;
@@ -138,6 +147,7 @@ class Upstream final : public ToolOrigin {
   std::condition_variable cv_;
   bool stopping_ = false, first_done_ = false, conn_dead_ = false, refresh_ = false;
   bool modern_ = false;  ///< the server speaks the stateless revision
+  std::string log_level_;  ///< for logging/setLevel; "" = never asked
   std::shared_ptr<transport::Connection> conn_;
   std::shared_ptr<const Listing> listing_ = std::make_shared<Listing>();
   json::Document server_caps_{rapidjson::kObjectType};
