@@ -214,6 +214,24 @@ std::vector<std::pair<std::string, std::string>> param_headers(const json::Value
   return out;
 }
 
+bool header_matches(std::string_view header, std::string_view body) {
+  if (header == body) return true;
+  std::string decoded;
+  decoded.reserve(body.size());
+  auto hex = [](char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+  };
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    if (body[i] == '%' && i + 2 < body.size() && hex(body[i + 1]) >= 0 && hex(body[i + 2]) >= 0) {
+      decoded.push_back(static_cast<char>(hex(body[i + 1]) * 16 + hex(body[i + 2])));
+      i += 2;
+    } else {
+      decoded.push_back(body[i]);
+    }
+  }
+  return header == decoded;
+}
+
 void stamp_result(json::Value& result, std::string_view method, std::string_view cache_scope, json::Allocator& a) {
   if (!result.IsObject()) return;
   if (!json::find(result, "resultType")) result.AddMember("resultType", "complete", a);

@@ -96,6 +96,12 @@ std::string x_mcp_header_problem(const json::Value& tool);
 /// The `Mcp-Param-<name>` headers a call of `tool` with `args` carries.
 std::vector<std::pair<std::string, std::string>> param_headers(const json::Value& tool, const json::Value* args);
 
+/// True when header value `header`, as the HTTP library delivers it, stands
+/// for `body`. cpp-httplib percent-decodes header values before anyone sees
+/// them, so "a%20b" in a header arrives as "a b": a header that equals the
+/// body's value percent-decoded is taken as equal too.
+bool header_matches(std::string_view header, std::string_view body);
+
 /// `result` with `resultType` (default "complete") and, for methods whose
 /// results clients may cache, `ttlMs` / `cacheScope` added when missing.
 void stamp_result(json::Value& result, std::string_view method, std::string_view cache_scope, json::Allocator& a);

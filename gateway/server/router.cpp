@@ -208,7 +208,7 @@ std::string param_header_mismatch(const catalog::ExposedTool& tool, const json::
     if (!decoded) return "the " + name + " header is not valid =?base64?...?=";
     if (!value) return "the " + name + " header is present but the body has no " + std::string(p.name.GetString());
     std::string expected = value->IsString() ? std::string(value->GetString(), value->GetStringLength()) : json::write(*value);
-    bool same = *decoded == expected;
+    bool same = mcp::header_matches(*decoded, expected);
     // Integers compare as numbers: "042" and 42 agree.
     if (!same && value->IsInt64()) {
       std::int64_t n = 0;

@@ -523,7 +523,7 @@ struct HttpServer::Impl {
                                                   std::string(*body_name) + "\" but the Mcp-Name header is absent");
         auto h = mcp::decode_header_value(req.get_header_value("Mcp-Name"));
         if (!h) return refuse(mcp::kHeaderMismatch, "Header mismatch: the Mcp-Name header is not valid =?base64?...?=");
-        if (*h != *body_name)
+        if (!mcp::header_matches(*h, *body_name))
           return refuse(mcp::kHeaderMismatch, "Header mismatch: the Mcp-Name header names \"" + *h +
                                                   "\" but the body carries params." + key + "=\"" +
                                                   std::string(*body_name) + "\"");
