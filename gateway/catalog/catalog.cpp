@@ -279,7 +279,8 @@ std::shared_ptr<const Snapshot> build(const config::Config& cfg,
       std::size_t i = snap->resources.size();
       snap->resource_index.emplace(exposed, i);
       // A raw URI listed by two servers is ambiguous: route it by neither.
-      if (auto [it, fresh] = snap->raw_resource_index.emplace(uri, i); !fresh && snap->resources[it->second].origin != up)
+      if (auto [it, fresh] = snap->raw_resource_index.emplace(uri, i);
+          !fresh && it->second != SIZE_MAX && snap->resources[it->second].origin != up)
         it->second = SIZE_MAX;
       snap->resources.push_back({exposed, up, uri, patched(r, "uri", exposed)});
     }
