@@ -32,6 +32,9 @@ struct mcpgw_call {
   std::mutex mu;
   std::condition_variable idle;
   int outstanding = 0;
+  /// The client's answers so far and the state of the last round, as JSON.
+  std::string input_responses = "{}";
+  std::string input_state = "null";
 };
 
 namespace mcpgw::plugin {
@@ -123,6 +126,10 @@ const char* host_mode(const mcpgw_call* call) {
 
 int host_cancelled(const mcpgw_call* call) { return call->opts->cancel && call->opts->cancel->cancelled() ? 1 : 0; }
 
+char* host_input_responses(const mcpgw_call* call) { return alloc_string(call->input_responses); }
+
+char* host_input_state(const mcpgw_call* call) { return alloc_string(call->input_state); }
+
 bool valid_plugin_name(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
     return std::isalnum(c) || c == '_' || c == '-' || c == '.';
@@ -207,7 +214,9 @@ Result<std::shared_ptr<Plugin>> Plugin::load(const config::Plugin& cfg, std::sha
                         &host_call_tool_async,
                         &host_principal,
                         &host_mode,
-                        &host_cancelled};
+                        &host_cancelled,
+                        &host_input_responses,
+                        &host_input_state};
   char* error = nullptr;
   void* state = nullptr;
   // Exceptions must not cross the C ABI; one that does anyway (a plugin not
@@ -272,9 +281,30 @@ void Plugin::log(int level, std::string_view message) const {
 
 upstream::Reply Plugin::call_tool(std::string_view tool, const json::Value* arguments, const json::Value*,
                                   const upstream::CallOptions& opts) {
-  mcpgw_call call{this, &opts, {}, {}, 0};
   const std::string name(tool);
   const std::string args = arguments ? json::write(*arguments) : "{}";
+  json::Document answers(rapidjson::kObjectType);
+  std::string state = "null";
+  // Each round runs the handler afresh with every answer so far; a round
+  // that needs more input says so, and the client is asked.
+  for (int round = 0; round < kMaxInputRounds; ++round) {
+    upstream::Reply r = invoke(name, args, json::write(answers), state, opts);
+    if (r.rpc_error || json::get_string(r.body, "resultType") != "input_required") return r;
+    auto asked = upstream::ask_client(r.body, opts, "plugin " + name_ + " (tool " + name + ")", true);
+    if (!asked) return upstream::Reply{false, mcp::tool_error(asked.error())};
+    for (auto& m : asked->body.GetObject())
+      json::set(answers, std::string_view(m.name.GetString(), m.name.GetStringLength()),
+                json::Value(m.value, answers.GetAllocator()), answers.GetAllocator());
+    const json::Value* s = json::find(r.body, "state");
+    state = s ? json::write(*s) : "null";
+  }
+  return upstream::Reply{false, mcp::tool_error("plugin " + name_ + ": tool " + name + " asked for client input more than " +
+                                                std::to_string(kMaxInputRounds) + " times")};
+}
+
+upstream::Reply Plugin::invoke(const std::string& name, const std::string& args, std::string answers,
+                               std::string state, const upstream::CallOptions& opts) {
+  mcpgw_call call{this, &opts, {}, {}, 0, std::move(answers), std::move(state)};
   OwnedString out;
   bool threw = false;
   try {
@@ -296,6 +326,12 @@ upstream::Reply Plugin::call_tool(std::string_view tool, const json::Value* argu
   auto result = json::parse(out.get());
   if (!result) return fail("returned invalid JSON: " + result.error());
   if (!result->IsObject()) return fail("returned a result that is not a JSON object");
+  if (json::get_string(*result, "resultType") == "input_required") {
+    const json::Value* requests = json::find(*result, "inputRequests");
+    if (!requests || !requests->IsObject() || requests->ObjectEmpty())
+      return fail("asked for client input without inputRequests");
+    return upstream::Reply{false, std::move(*result)};
+  }
   // content is required by MCP; a plugin that only sets structuredContent
   // still gives a valid result.
   if (!json::find(*result, "content"))

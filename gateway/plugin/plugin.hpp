@@ -71,6 +71,12 @@ class Plugin final : public upstream::ToolOrigin {
   Host& host() const { return *host_; }
 
  private:
+  /// Rounds of client input one call may ask for.
+  static constexpr int kMaxInputRounds = 16;
+  /// One run of the handler, with the answers and state of earlier rounds
+  /// (JSON); a CallToolResult, or an input_required result to act on.
+  upstream::Reply invoke(const std::string& name, const std::string& args, std::string answers, std::string state,
+                         const upstream::CallOptions& opts);
   struct Library;
   Plugin(config::Plugin cfg, std::shared_ptr<Host> host);
 

@@ -90,4 +90,13 @@ class ToolOrigin {
                           const CallOptions& opts) = 0;
 };
 
+/// Asks the client of `opts` the `inputRequests` of `result` (an
+/// input_required result: key → {method, params}), all at once, in whatever
+/// form the client speaks, and returns its results by key. A client's
+/// refusal ends it all with that JSON-RPC error, or with
+/// `errors_as_answers` is given as the answer `{"error": {...}}`. `who`
+/// names the asker in messages.
+Result<Reply> ask_client(const json::Value& result, const CallOptions& opts, const std::string& who,
+                         bool errors_as_answers);
+
 }  // namespace mcpgw::upstream

@@ -607,7 +607,7 @@ transport::Response Upstream::send_rounds(std::string_view method, const json::D
     // The server needs the client's input before it can answer: ask the
     // client (in whatever form it speaks) and send the request again with
     // the answers and the server's state.
-    auto answers = ask_client(*res, opts);
+    auto answers = ask_client(*res, opts, "upstream '" + cfg_.name + "'", false);
     if (!answers) return failed(r.message->id(), jsonrpc::kInternalError, answers.error());
     if (answers->rpc_error) {
       auto msg = jsonrpc::parse(jsonrpc::make_error_response(r.message->id(), answers->body));
@@ -629,51 +629,6 @@ transport::Response Upstream::send_rounds(std::string_view method, const json::D
 transport::Response Upstream::failed(const json::Value& id, int code, const std::string& message) {
   auto msg = jsonrpc::parse(jsonrpc::make_error(id, code, message));
   return {std::move(msg.messages.front()), transport::Failure::Transport, {}};
-}
-
-Result<Reply> Upstream::ask_client(const json::Value& result, const CallOptions& opts) {
-  const json::Value* requests = json::find(result, "inputRequests");
-  Reply out{false, json::Document(rapidjson::kObjectType)};
-  if (!requests || !requests->IsObject() || requests->ObjectEmpty()) return out;
-  if (!opts.client)
-    return Error{"mcpgw: upstream '" + cfg_.name + "' asked for client input, but this call has no client to ask"};
-  struct Ask {
-    std::string key, method;
-    json::Document params;
-    Reply reply;
-  };
-  std::vector<Ask> asks;
-  for (const auto& m : requests->GetObject()) {
-    auto method = json::get_string(m.value, "method");
-    if (!method) return Error{"mcpgw: upstream '" + cfg_.name + "' sent an input request without a method"};
-    Ask ask{m.name.GetString(), std::string(*method), json::Document(rapidjson::kObjectType), {}};
-    if (const json::Value* p = json::find(m.value, "params"); p && p->IsObject())
-      ask.params.CopyFrom(*p, ask.params.GetAllocator());
-    // The questions go out together, under the server's own keys.
-    auto& a = ask.params.GetAllocator();
-    json::Value* meta = json::find(ask.params, "_meta");
-    if (!meta || !meta->IsObject()) {
-      json::set(ask.params, "_meta", json::Value(rapidjson::kObjectType), a);
-      meta = json::find(ask.params, "_meta");
-    }
-    json::set(*meta, "mcpgw/inputKey", json::str(ask.key, a), a);
-    json::set(*meta, "mcpgw/inputBatch", json::Value(static_cast<unsigned>(requests->MemberCount())), a);
-    asks.push_back(std::move(ask));
-  }
-  CancelSignal none;
-  CancelSignal& cancel = opts.cancel ? *opts.cancel : none;
-  {
-    std::vector<std::jthread> threads;
-    for (std::size_t i = 1; i < asks.size(); ++i)
-      threads.emplace_back([&, i] { asks[i].reply = opts.client->request(asks[i].method, &asks[i].params, opts.deadline, cancel); });
-    asks[0].reply = opts.client->request(asks[0].method, &asks[0].params, opts.deadline, cancel);
-  }
-  for (auto& ask : asks) {
-    if (ask.reply.rpc_error) return std::move(ask.reply);
-    out.body.AddMember(json::str(ask.key, out.body.GetAllocator()), json::Value(ask.reply.body, out.body.GetAllocator()),
-                       out.body.GetAllocator());
-  }
-  return out;
 }
 
 transport::Response Upstream::send(std::string_view method, json::Document p, const CallOptions& opts,

@@ -107,9 +107,6 @@ class Upstream final : public ToolOrigin {
   /// client's answers and the retry.
   transport::Response send_rounds(std::string_view method, const json::Document& params, const CallOptions& opts,
                                   const std::vector<std::pair<std::string, std::string>>& headers = {});
-  /// The client's results for the inputRequests of `result`, by key, or the
-  /// client's error.
-  Result<Reply> ask_client(const json::Value& result, const CallOptions& opts);
   static transport::Response failed(const json::Value& id, int code, const std::string& message);
   Result<json::Document> drain(transport::Connection& c, const char* method, const char* key);
   Result<std::shared_ptr<Listing>> list_all(transport::Connection& c);

@@ -129,6 +129,40 @@ typedef struct mcpgw_host {
   const char* (*mode)(const mcpgw_call* call);
   /** Non-zero once the client has cancelled the call (or it timed out); stop early when it is. */
   int (*cancelled)(const mcpgw_call* call);
+
+  /*
+   * Client input (appended in mcpgw 0.3; check `struct_size` before use).
+   *
+   * A handler that needs the client's input (an elicitation, a sampling, the
+   * client's roots) returns, instead of a CallToolResult,
+   *
+   *   {"resultType": "input_required",
+   *    "inputRequests": {"<key>": {"method": "elicitation/create", "params": {...}}, ...},
+   *    "state": <any JSON>}
+   *
+   * (methods: elicitation/create, sampling/createMessage, roots/list). The
+   * gateway asks the client in whatever form it speaks (requests on the
+   * call's stream, an input_required result with a signed requestState, a
+   * suspended saga) and calls the handler again, with the same arguments,
+   * once every request is answered. The handler keeps nothing between the
+   * rounds: what it needs comes back through the two functions below. A
+   * round may ask again; the gateway stops after 16 rounds.
+   */
+
+  /**
+   * The answers of every earlier round, as a JSON object: key → the client's
+   * result (ElicitResult, CreateMessageResult or ListRootsResult), or
+   * `{"error": {"code", "message"}}` for a request the client could not
+   * take. "{}" in the first round. Owned by the caller (`free_string`).
+   */
+  char* (*input_responses)(const mcpgw_call* call);
+  /**
+   * The `state` the previous round returned with its input requests, as
+   * JSON; "null" in the first round. Owned by the caller (`free_string`).
+   * After a gateway restart (or on another gateway process) the call is run
+   * again from its first round, with the answers already given.
+   */
+  char* (*input_state)(const mcpgw_call* call);
 } mcpgw_host;
 
 /** The plugin's descriptor, returned by `mcpgw_plugin_v1`. */

@@ -20,11 +20,13 @@
 #include <mcpgw/json.hpp>
 #include <mcpgw/plugin.h>
 
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <functional>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -76,6 +78,44 @@ struct ToolCall {
   Json arguments = Json::object();
 };
 
+/// A question for the client: an elicitation, a sampling or a request for
+/// its roots, under a key the handler chooses (the key of its answer).
+class Input {
+ public:
+  /// Asks the user for data of `requested_schema` (an object schema of
+  /// primitive properties), shown with `message`.
+  static Input elicit(std::string key, std::string message, Json requested_schema) {
+    return Input(std::move(key), "elicitation/create",
+                 Json::object({{"message", std::move(message)}, {"requestedSchema", std::move(requested_schema)}}));
+  }
+  /// Asks the client's model: `messages` are SamplingMessages
+  /// ({role, content}); `extra` adds systemPrompt, modelPreferences, ...
+  static Input sample(std::string key, Json messages, int max_tokens, Json extra = Json::object()) {
+    Json params = std::move(extra);
+    params.set("messages", std::move(messages));
+    params.set("maxTokens", max_tokens);
+    return Input(std::move(key), "sampling/createMessage", std::move(params));
+  }
+  /// A one-message sampling: `prompt` as the user's text.
+  static Input sample(std::string key, std::string prompt, int max_tokens) {
+    Json message = Json::object(
+        {{"role", "user"}, {"content", Json::object({{"type", "text"}, {"text", std::move(prompt)}})}});
+    return sample(std::move(key), Json::array({std::move(message)}), max_tokens);
+  }
+  /// Asks for the client's roots.
+  static Input roots(std::string key) { return Input(std::move(key), "roots/list", Json::object()); }
+
+  const std::string& key() const { return key_; }
+  /// `{method, params}`, as input_required's inputRequests hold them.
+  Json request() const { return Json::object({{"method", method_}, {"params", params_}}); }
+
+ private:
+  Input(std::string key, std::string method, Json params)
+      : key_(std::move(key)), method_(std::move(method)), params_(std::move(params)) {}
+  std::string key_, method_;
+  Json params_;
+};
+
 /// What a handler returns to the client: a CallToolResult under
 /// construction.
 class ToolResult {
@@ -110,6 +150,22 @@ class ToolResult {
     if (!message.empty()) r.add_text(std::move(message));
     r.with_next_tool(std::move(tool), std::move(arguments));
     return r;
+  }
+  /// Suspends the call until the client has answered `inputs`; the gateway
+  /// then runs the handler again, with every answer so far
+  /// (Context::answer) and `state` (Context::state). Keep nothing else
+  /// between the rounds: the next one may run in another gateway process.
+  static ToolResult ask(std::vector<Input> inputs, Json state = Json()) {
+    Json requests = Json::object();
+    for (auto& i : inputs) requests.set(i.key(), i.request());
+    return raw(Json::object(
+        {{"resultType", "input_required"}, {"inputRequests", std::move(requests)}, {"state", std::move(state)}}));
+  }
+  /// The same for one question.
+  static ToolResult ask(Input input, Json state = Json()) {
+    std::vector<Input> one;
+    one.push_back(std::move(input));
+    return ask(std::move(one), std::move(state));
   }
   /// Any CallToolResult, as is.
   static ToolResult raw(Json call_tool_result) {
@@ -192,6 +248,29 @@ class Context {
     host_->log(host_, static_cast<mcpgw_log_level>(level), m.c_str());
   }
 
+  /// True when the client has answered the question asked under `key` in an
+  /// earlier round (ToolResult::ask), whatever the answer.
+  bool has_answer(std::string_view key) const { return inputs().answers.contains(key); }
+  /// The client's answer under `key`: an ElicitResult ({action, content}),
+  /// a CreateMessageResult ({role, content, model}) or a ListRootsResult
+  /// ({roots}); `{"error": {code, message}}` when the client could not
+  /// answer; null when not answered (yet).
+  Json answer(std::string_view key) const {
+    const Json* a = inputs().answers.find(key);
+    return a ? *a : Json();
+  }
+  /// For an elicitation: the content the user accepted under `key`, or
+  /// nullopt when not answered, declined, cancelled or refused.
+  std::optional<Json> accepted(std::string_view key) const {
+    Json a = answer(key);
+    if (!a.is_object() || a["action"].as_string() != "accept") return std::nullopt;
+    const Json* content = a.find("content");
+    return content ? *content : Json::object();
+  }
+  /// The state the previous round returned with ToolResult::ask (null in
+  /// the first round).
+  Json state() const { return inputs().state; }
+
  private:
   Json take(char* s) const { return take(host_, s); }
   static Json take(const mcpgw_host* host, char* s) {
@@ -201,8 +280,31 @@ class Context {
     return ToolResult::error("mcpgw returned no valid result for the call").json();
   }
 
+  struct Inputs {
+    Json answers = Json::object();
+    Json state;
+  };
+  /// The answers and state of earlier rounds, read from the host once; a
+  /// host older than the input functions has none.
+  const Inputs& inputs() const {
+    if (!inputs_) {
+      Inputs in;
+      constexpr std::size_t need = offsetof(mcpgw_host, input_state) + sizeof(mcpgw_host::input_state);
+      if (host_->struct_size >= need) {
+        std::unique_ptr<char, void (*)(char*)> a(host_->input_responses(call_), host_->free_string);
+        std::unique_ptr<char, void (*)(char*)> st(host_->input_state(call_), host_->free_string);
+        if (auto parsed = a ? Json::try_parse(a.get()) : std::nullopt; parsed && parsed->is_object())
+          in.answers = std::move(*parsed);
+        if (auto parsed = st ? Json::try_parse(st.get()) : std::nullopt) in.state = std::move(*parsed);
+      }
+      inputs_ = std::move(in);
+    }
+    return *inputs_;
+  }
+
   const mcpgw_host* host_;
   mcpgw_call* call_;
+  mutable std::optional<Inputs> inputs_;
 };
 
 /// A tool's handler: the client's arguments in, the result out.

@@ -1,0 +1,60 @@
+#include "upstream/origin.hpp"
+
+#include <thread>
+#include <vector>
+
+namespace mcpgw::upstream {
+
+Result<Reply> ask_client(const json::Value& result, const CallOptions& opts, const std::string& who,
+                         bool errors_as_answers) {
+  const json::Value* requests = json::find(result, "inputRequests");
+  Reply out{false, json::Document(rapidjson::kObjectType)};
+  if (!requests || !requests->IsObject() || requests->ObjectEmpty()) return out;
+  if (!opts.client) return Error{"mcpgw: " + who + " asked for client input, but this call has no client to ask"};
+  struct Ask {
+    std::string key, method;
+    json::Document params;
+    Reply reply;
+  };
+  std::vector<Ask> asks;
+  for (const auto& m : requests->GetObject()) {
+    auto method = json::get_string(m.value, "method");
+    if (!method) return Error{"mcpgw: " + who + " sent an input request without a method"};
+    Ask ask{m.name.GetString(), std::string(*method), json::Document(rapidjson::kObjectType), {}};
+    if (const json::Value* p = json::find(m.value, "params"); p && p->IsObject())
+      ask.params.CopyFrom(*p, ask.params.GetAllocator());
+    // The questions go out together, under the asker's own keys.
+    auto& a = ask.params.GetAllocator();
+    json::Value* meta = json::find(ask.params, "_meta");
+    if (!meta || !meta->IsObject()) {
+      json::set(ask.params, "_meta", json::Value(rapidjson::kObjectType), a);
+      meta = json::find(ask.params, "_meta");
+    }
+    json::set(*meta, "mcpgw/inputKey", json::str(ask.key, a), a);
+    json::set(*meta, "mcpgw/inputBatch", json::Value(static_cast<unsigned>(requests->MemberCount())), a);
+    asks.push_back(std::move(ask));
+  }
+  CancelSignal none;
+  CancelSignal& cancel = opts.cancel ? *opts.cancel : none;
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t i = 1; i < asks.size(); ++i)
+      threads.emplace_back(
+          [&, i] { asks[i].reply = opts.client->request(asks[i].method, &asks[i].params, opts.deadline, cancel); });
+    asks[0].reply = opts.client->request(asks[0].method, &asks[0].params, opts.deadline, cancel);
+  }
+  auto& a = out.body.GetAllocator();
+  for (auto& ask : asks) {
+    if (ask.reply.rpc_error && !errors_as_answers) return std::move(ask.reply);
+    json::Value answer(ask.reply.body, a);
+    if (ask.reply.rpc_error) {
+      json::Value wrapped(rapidjson::kObjectType);
+      wrapped.AddMember("error", answer, a);
+      answer = std::move(wrapped);
+    }
+    out.body.AddMember(json::str(ask.key, a), answer, a);
+  }
+  return out;
+}
+
+}  // namespace mcpgw::upstream
