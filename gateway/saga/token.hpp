@@ -60,7 +60,8 @@ class Keyring {
   Result<std::string> seal(Claims c) const;
 
   /// Verifies `token` and that it was issued for `expect`'s kind, principal,
-  /// target and arguments; the claims, or why not.
+  /// target and arguments (not checked when `expect.target` is empty: the
+  /// token then names them); the claims, or why not.
   std::variant<Claims, Refusal> open(std::string_view token, const Claims& expect) const;
 
  private:

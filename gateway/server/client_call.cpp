@@ -81,6 +81,15 @@ upstream::Reply capability_error(const std::string& client, std::string_view met
   return r;
 }
 
+/// An answer handed in by a retry or a saga resume: a result, or
+/// `{"error": {...}}` for a request the client could not take.
+upstream::Reply given(const json::Value& v) {
+  if (v.IsObject() && v.MemberCount() == 1) {
+    if (const json::Value* e = json::find(v, "error"); e && e->IsObject()) return {true, json::clone(*e)};
+  }
+  return {false, json::clone(v)};
+}
+
 upstream::Reply answered(const jsonrpc::Message& m) {
   if (const json::Value* e = m.error()) return {true, json::clone(*e)};
   const json::Value* r = m.result();
@@ -90,8 +99,13 @@ upstream::Reply answered(const jsonrpc::Message& m) {
 }  // namespace
 
 ClientCall::ClientCall(std::shared_ptr<McpSession> s, transport::Exchange& ex, std::atomic<std::uint64_t>& ids,
-                       bool suspends)
-    : s_(std::move(s)), session_id_(s_->id()), ex_(&ex), ids_(ids), suspends_(suspends) {}
+                       bool suspends, bool checks_capabilities)
+    : s_(std::move(s)),
+      session_id_(s_->id()),
+      ex_(&ex),
+      ids_(ids),
+      suspends_(suspends),
+      checks_capabilities_(checks_capabilities) {}
 
 upstream::Reply ClientCall::request(std::string_view method, const json::Value* params, Clock::time_point deadline,
                                     CancelSignal& cancel) {
@@ -103,7 +117,7 @@ upstream::Reply ClientCall::request(std::string_view method, const json::Value* 
     need = missing_capability(s_->client_capabilities, method, params);
     client = s_->client_name.empty() ? "the client" : "the client (" + s_->client_name + ")";
   }
-  if (need.IsObject()) return capability_error(client, method, std::move(need));
+  if (checks_capabilities_ && need.IsObject()) return capability_error(client, method, std::move(need));
   // The gateway's own hints are for the gateway: no client sees them.
   std::string key = key_of(method, params);
   std::size_t batch = 1;
@@ -191,7 +205,7 @@ upstream::Reply ClientCall::suspend_request(std::string_view method, json::Docum
   std::unique_lock lk(mu_);
   if (const json::Value* known = json::find(preloaded_, key)) {
     json::set(given_, key, json::Value(*known, given_.GetAllocator()), given_.GetAllocator());
-    return {false, json::clone(*known)};
+    return given(*known);
   }
   auto pending = asked.pending;
   asked_.push_back(std::move(asked));
@@ -299,13 +313,13 @@ std::vector<std::string> ClientCall::answer_pending(const json::Value& answers) 
   std::lock_guard lk(mu_);
   std::vector<std::string> missing;
   for (auto& a : asked_) {
-    const json::Value* given = answers.IsObject() ? json::find(answers, a.q.key) : nullptr;
-    if (!given) {
+    const json::Value* value = answers.IsObject() ? json::find(answers, a.q.key) : nullptr;
+    if (!value) {
       missing.push_back(a.q.key);
       continue;
     }
-    json::set(given_, a.q.key, json::Value(*given, given_.GetAllocator()), given_.GetAllocator());
-    a.pending->answer = upstream::Reply{false, json::clone(*given)};
+    json::set(given_, a.q.key, json::Value(*value, given_.GetAllocator()), given_.GetAllocator());
+    a.pending->answer = given(*value);
   }
   // Answered questions are no longer pending, even before their askers wake.
   std::erase_if(asked_, [](const Asked& a) { return a.pending->answer.has_value(); });

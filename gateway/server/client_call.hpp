@@ -34,8 +34,12 @@ struct Question {
 
 class ClientCall final : public upstream::ClientChannel, public std::enable_shared_from_this<ClientCall> {
  public:
-  /// `suspends`: the client speaks the stateless revision.
-  ClientCall(std::shared_ptr<McpSession> s, transport::Exchange& ex, std::atomic<std::uint64_t>& ids, bool suspends);
+  /// `suspends`: the client speaks the stateless revision or the saga
+  /// methods. `checks_capabilities`: a request the client did not declare
+  /// the capability for is refused (a saga client answers whatever steps it
+  /// is handed: it declared nothing for them).
+  ClientCall(std::shared_ptr<McpSession> s, transport::Exchange& ex, std::atomic<std::uint64_t>& ids, bool suspends,
+             bool checks_capabilities = true);
 
   const std::string& session() const override { return session_id_; }
   upstream::Reply request(std::string_view method, const json::Value* params,
@@ -93,6 +97,7 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
   transport::Exchange* ex_;  ///< only while !closed_
   std::atomic<std::uint64_t>& ids_;
   const bool suspends_;
+  const bool checks_capabilities_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool closed_ = false, gone_ = false;

@@ -27,7 +27,9 @@ std::string invalid_params(const jsonrpc::Message& m, const std::string& why) {
 /// upstream that connects later must not need a new session.
 constexpr std::string_view kServerCapabilities =
     R"({"tools":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},)"
-    R"("prompts":{"listChanged":true},"completions":{},"logging":{}})";
+    R"("prompts":{"listChanged":true},"completions":{},"logging":{},)"
+    R"("experimental":{"mcpgw/sagas":{"methods":["tools/callSaga","tools/resumeSaga"],)"
+    R"("stepTypes":["elicitation","sampling","roots"]}}})";
 
 json::Value server_info(json::Allocator& a) {
   json::Value info(rapidjson::kObjectType);
@@ -42,7 +44,8 @@ constexpr int kResourceNotFound = -32002;
 
 /// Methods that wait on an upstream and therefore run on the worker pool.
 bool blocks(std::string_view method) {
-  return method == "tools/call" || method == "resources/read" || method == "prompts/get" ||
+  return method == "tools/call" || method == "tools/callSaga" || method == "tools/resumeSaga" ||
+         method == "resources/read" || method == "prompts/get" ||
          method == "completion/complete" || method == "resources/subscribe" || method == "resources/unsubscribe";
 }
 
@@ -637,6 +640,8 @@ void Router::end_listen(const std::shared_ptr<McpSession>& s) {
 std::string Router::dispatch(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex) {
   std::string_view method = m.method();
   if (method == "tools/call") return call_tool(s, m, ex);
+  if (method == "tools/callSaga") return call_saga(s, m, ex);
+  if (method == "tools/resumeSaga") return resume_saga(s, m, ex);
   if (method == "tools/list") return list_tools(s, m);
   if (method == "initialize") return initialize(s, m);
   if (method == "server/discover" && s.stateless) return discover(s, m);
@@ -779,9 +784,16 @@ std::string Router::call_tool(McpSession& s, const jsonrpc::Message& m, transpor
   // everything it reads.
   auto arguments = std::make_shared<json::Document>();
   if (args) arguments->CopyFrom(*args, arguments->GetAllocator());
-  auto meta = upstream_meta(json::find(*p, "_meta"));
+  Work work = tool_work(s, snap, *mode, *tool, arguments, upstream_meta(json::find(*p, "_meta")));
+  return execute(s, m, ex, "tools/call " + tool->name, args, std::move(work));
+}
+
+Router::Work Router::tool_work(McpSession& s, std::shared_ptr<const catalog::Snapshot> snap, std::size_t mode,
+                              const catalog::ExposedTool& tool, std::shared_ptr<json::Document> arguments,
+                              std::shared_ptr<json::Document> meta) {
   auto cfg = config();
-  Work work = [this, snap, mode = *mode, tool, arguments, meta, cfg, caller = caller_of(s), session = s.id()](
+  const catalog::ExposedTool* t = &tool;
+  return [this, snap, mode, tool = t, arguments, meta, cfg, caller = caller_of(s), session = s.id()](
                   const std::shared_ptr<ClientCall>& client, CancelSignal& cancel,
                   const std::shared_ptr<Progress>& progress) -> upstream::Reply {
     const json::Value* args = arguments->IsNull() ? nullptr : &*arguments;
@@ -817,7 +829,98 @@ std::string Router::call_tool(McpSession& s, const jsonrpc::Message& m, transpor
     };
     return upstream::Reply{false, chain::resolve(ctx, *tool, args, std::move(reply.body), ms)};
   };
-  return execute(s, m, ex, "tools/call " + tool->name, args, std::move(work));
+}
+
+std::string Router::execute(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex,
+                            const std::string& target, const json::Value* args, Work work) {
+  const json::Value* meta = m.params() ? json::find(*m.params(), "_meta") : nullptr;
+  const json::Value* token = meta ? json::find(*meta, "progressToken") : nullptr;
+  if (!s.stateless) {
+    auto client = std::make_shared<ClientCall>(s.shared_from_this(), ex, next_forwarded_id_, false);
+    struct CloseAtEnd {
+      ClientCall& c;
+      ~CloseAtEnd() { c.close(); }
+    } close_at_end{*client};
+    std::shared_ptr<Progress> progress;
+    if (token) {
+      progress = std::make_shared<Progress>(client);
+      progress->retarget(token);
+    }
+    return relay(m, work(client, ex.cancel_signal(), progress));
+  }
+  return suspendable(s, m, ex, target, args, std::move(work));
+}
+
+std::shared_ptr<Router::Parked> Router::take_parked(const json::Value& state) {
+  auto park = json::get_string(state, "park");
+  if (!park) return nullptr;
+  std::lock_guard lk(parked_mu_);
+  auto it = parked_.find(std::string(*park));
+  if (it == parked_.end()) return nullptr;
+  auto p = std::move(it->second);
+  parked_.erase(it);
+  return p;
+}
+
+Router::Outcome Router::drive(McpSession& s, transport::Exchange& ex, std::shared_ptr<Parked>& parked,
+                              const json::Value& answers, const json::Value* progress_token, Work work, bool sagas) {
+  auto session = std::static_pointer_cast<McpSession>(s.shared_from_this());
+  if (parked) {
+    // Progress from now on is this request's.
+    parked->progress->retarget(progress_token);
+    parked->client->attach(session, ex);
+    parked->client->answer_pending(answers);
+  } else {
+    // Not suspended here (a first call, another gateway process, a
+    // restart): run it, answering whatever it asks that the client has
+    // already answered.
+    parked = std::make_shared<Parked>();
+    parked->id = random_hex(12);
+    parked->client = std::make_shared<ClientCall>(session, ex, next_forwarded_id_, true, !sagas);
+    parked->client->preload(answers);
+    parked->progress = std::make_shared<Progress>(parked->client);
+    parked->progress->retarget(progress_token);
+    bool queued = bridge_pool_ && bridge_pool_->submit([parked, work = std::move(work)] {
+      parked->result = work(parked->client, parked->cancel, parked->progress);
+      parked->done.store(true);
+      parked->client->wake();
+    });
+    if (!queued) return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw is shutting down");
+  }
+  std::vector<Question> questions;
+  {
+    auto stop = ex.cancel_signal().on_cancel([&parked] { parked->cancel.cancel(); });
+    questions = parked->client->wait([&] { return parked->done.load(); }, ex.cancel_signal());
+  }
+  parked->client->detach();
+  if (parked->done.load()) return std::move(parked->result);
+  if (ex.cancelled()) {
+    parked->client->abandon();
+    return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the call was cancelled");
+  }
+  return questions;
+}
+
+void Router::park(const std::shared_ptr<Parked>& parked, std::chrono::seconds ttl, std::string& error) {
+  parked->expires = Clock::now() + ttl;
+  std::lock_guard lk(parked_mu_);
+  // Calls never resumed give up their upstream request at expiry.
+  for (auto it = parked_.begin(); it != parked_.end();) {
+    if (it->second->expires < Clock::now() || it->second->done.load()) {
+      it->second->cancel.cancel();
+      it->second->client->abandon();
+      it = parked_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (parked_.size() >= kMaxParked) {
+    parked->cancel.cancel();
+    parked->client->abandon();
+    error = "mcpgw: too many calls are waiting for client input; try again later";
+    return;
+  }
+  parked_[parked->id] = parked;
 }
 
 std::string Router::suspendable(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex,
@@ -849,55 +952,18 @@ std::string Router::suspendable(McpSession& s, const jsonrpc::Message& m, transp
     const saga::Claims& c = std::get<saga::Claims>(opened);
     if (const json::Value* a = json::find(c.state, "answers"); a && a->IsObject())
       answers.CopyFrom(*a, answers.GetAllocator());
-    if (auto park = json::get_string(c.state, "park")) {
-      std::lock_guard lk(parked_mu_);
-      if (auto it = parked_.find(std::string(*park)); it != parked_.end()) {
-        parked = std::move(it->second);
-        parked_.erase(it);
-      }
-    }
+    parked = take_parked(c.state);
   }
   if (responses)
     for (const auto& r : responses->GetObject())
       json::set(answers, std::string_view(r.name.GetString(), r.name.GetStringLength()),
                 json::Value(r.value, answers.GetAllocator()), answers.GetAllocator());
 
-  auto session = std::static_pointer_cast<McpSession>(s.shared_from_this());
   const json::Value* meta = json::find(*p, "_meta");
-  const json::Value* token = meta ? json::find(*meta, "progressToken") : nullptr;
-  if (parked) {
-    // Progress from now on is this request's.
-    parked->progress->retarget(token);
-    parked->client->attach(session, ex);
-    parked->client->answer_pending(answers);
-  } else {
-    // Not suspended here (a first call, another gateway process, a
-    // restart): run it, answering whatever it asks that the client has
-    // already answered.
-    parked = std::make_shared<Parked>();
-    parked->id = random_hex(12);
-    parked->client = std::make_shared<ClientCall>(session, ex, next_forwarded_id_, true);
-    parked->client->preload(answers);
-    parked->progress = std::make_shared<Progress>(parked->client);
-    parked->progress->retarget(token);
-    bool queued = bridge_pool_ && bridge_pool_->submit([parked, work = std::move(work)] {
-      parked->result = work(parked->client, parked->cancel, parked->progress);
-      parked->done.store(true);
-      parked->client->wake();
-    });
-    if (!queued) return jsonrpc::make_error(m.id(), jsonrpc::kInternalError, "mcpgw is shutting down");
-  }
-  std::vector<Question> questions;
-  {
-    auto stop = ex.cancel_signal().on_cancel([&parked] { parked->cancel.cancel(); });
-    questions = parked->client->wait([&] { return parked->done.load(); }, ex.cancel_signal());
-  }
-  parked->client->detach();
-  if (parked->done.load()) return relay(m, parked->result);
-  if (ex.cancelled()) {
-    parked->client->abandon();
-    return jsonrpc::make_error(m.id(), jsonrpc::kInternalError, "mcpgw: the call was cancelled");
-  }
+  Outcome outcome = drive(s, ex, parked, answers, meta ? json::find(*meta, "progressToken") : nullptr, std::move(work),
+                          false);
+  if (auto* done = std::get_if<upstream::Reply>(&outcome)) return relay(m, *done);
+  auto& questions = std::get<std::vector<Question>>(outcome);
 
   // The upstream asks the client something: hand the questions out.
   json::Document result(rapidjson::kObjectType);
@@ -922,48 +988,142 @@ std::string Router::suspendable(McpSession& s, const jsonrpc::Message& m, transp
     return jsonrpc::make_error(m.id(), jsonrpc::kInternalError, "mcpgw: cannot suspend the call: " + sealed.error());
   }
   result.AddMember("requestState", json::str(*sealed, a), a);
-  parked->expires = Clock::now() + keys->ttl();
-  {
-    std::lock_guard lk(parked_mu_);
-    // Calls never resumed give up their upstream request at expiry.
-    for (auto it = parked_.begin(); it != parked_.end();) {
-      if (it->second->expires < Clock::now() || it->second->done.load()) {
-        it->second->cancel.cancel();
-        it->second->client->abandon();
-        it = parked_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    if (parked_.size() >= kMaxParked) {
-      parked->cancel.cancel();
-      parked->client->abandon();
-      return jsonrpc::make_error(m.id(), jsonrpc::kInternalError,
-                                 "mcpgw: too many calls are waiting for client input; try again later");
-    }
-    parked_[parked->id] = parked;
-  }
+  std::string error;
+  park(parked, keys->ttl(), error);
+  if (!error.empty()) return jsonrpc::make_error(m.id(), jsonrpc::kInternalError, error);
   return jsonrpc::make_result(m.id(), result);
 }
 
-std::string Router::execute(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex,
-                            const std::string& target, const json::Value* args, Work work) {
-  const json::Value* meta = m.params() ? json::find(*m.params(), "_meta") : nullptr;
-  const json::Value* token = meta ? json::find(*meta, "progressToken") : nullptr;
-  if (!s.stateless) {
-    auto client = std::make_shared<ClientCall>(s.shared_from_this(), ex, next_forwarded_id_, false);
-    struct CloseAtEnd {
-      ClientCall& c;
-      ~CloseAtEnd() { c.close(); }
-    } close_at_end{*client};
-    std::shared_ptr<Progress> progress;
-    if (token) {
-      progress = std::make_shared<Progress>(client);
-      progress->retarget(token);
-    }
-    return relay(m, work(client, ex.cancel_signal(), progress));
+std::string Router::call_saga(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex) {
+  const json::Value* p = m.params();
+  if (!p || !p->IsObject()) return invalid_params(m, "tools/callSaga needs params");
+  auto name = json::get_string(*p, "name");
+  if (!name) return invalid_params(m, "name must be a string");
+  const json::Value* args = json::find(*p, "arguments");
+  if (args && !args->IsObject() && !args->IsNull()) return invalid_params(m, "arguments must be an object");
+  auto snap = catalog_.snapshot();
+  auto mode = snap->mode_index(s.mode);
+  const catalog::ExposedTool* tool = mode ? snap->find_tool(*name, *mode) : nullptr;
+  if (!tool) return jsonrpc::make_error(m.id(), jsonrpc::kInvalidParams, "Unknown tool: " + std::string(*name));
+  auto arguments = std::make_shared<json::Document>(rapidjson::kObjectType);
+  if (args && args->IsObject()) arguments->CopyFrom(*args, arguments->GetAllocator());
+  std::shared_ptr<Parked> parked;
+  const json::Value* meta = json::find(*p, "_meta");
+  Outcome outcome = drive(s, ex, parked, json::Value(rapidjson::kObjectType),
+                          meta ? json::find(*meta, "progressToken") : nullptr,
+                          tool_work(s, snap, *mode, *tool, arguments, nullptr), true);
+  return saga_reply(s, m, std::move(outcome), parked, tool->name, *arguments);
+}
+
+std::string Router::resume_saga(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex) {
+  const json::Value* p = m.params();
+  if (!p || !p->IsObject()) return invalid_params(m, "tools/resumeSaga needs params");
+  auto token = json::get_string(*p, "sagaToken");
+  if (!token) return invalid_params(m, "sagaToken must be the string of the last suspended result");
+  const json::Value* steps = json::find(*p, "completedSteps");
+  if (!steps || !steps->IsArray()) return invalid_params(m, "completedSteps must be an array");
+  // Every step the client completed so far, by id: its result, or
+  // {"error": ...} for a step that failed on the client's side.
+  json::Document answers(rapidjson::kObjectType);
+  auto& a = answers.GetAllocator();
+  for (const auto& step : steps->GetArray()) {
+    auto id = json::get_string(step, "stepId");
+    const json::Value* result = json::find(step, "result");
+    const json::Value* error = json::find(step, "error");
+    if (!id) return invalid_params(m, "every completed step needs a stepId string");
+    if ((result && error) || (!result && !error))
+      return invalid_params(m, "completed step " + std::string(*id) + " needs exactly one of result and error");
+    if ((result && !result->IsObject()) || (error && !error->IsObject()))
+      return invalid_params(m, "completed step " + std::string(*id) + ": result or error must be an object");
+    json::Value answer(rapidjson::kObjectType);
+    if (result) answer.CopyFrom(*result, a);
+    else answer.AddMember("error", json::Value(*error, a), a);
+    json::set(answers, *id, std::move(answer), a);
   }
-  return suspendable(s, m, ex, target, args, std::move(work));
+
+  std::shared_ptr<const saga::Keyring> keys = keyring();
+  saga::Claims expect;
+  expect.kind = "saga";
+  expect.principal = s.context().principal;
+  auto opened = keys->open(*token, expect);
+  if (auto* r = std::get_if<saga::Refusal>(&opened))
+    return jsonrpc::make_error(m.id(), jsonrpc::kInvalidParams, "Invalid sagaToken: " + r->message);
+  const saga::Claims& c = std::get<saga::Claims>(opened);
+  // Nothing runs until the whole resume is known to be acceptable.
+  if (const json::Value* pending = json::find(c.state, "steps"); pending && pending->IsArray())
+    for (const auto& step : pending->GetArray())
+      if (step.IsString() && !json::find(answers, step.GetString()))
+        return invalid_params(m, "completedSteps has no result or error for step " + std::string(step.GetString()));
+  auto name = json::get_string(c.state, "tool");
+  const json::Value* args = json::find(c.state, "arguments");
+  if (!name || !args || !args->IsObject() || saga::digest(args) != c.args_digest)
+    return jsonrpc::make_error(m.id(), jsonrpc::kInvalidParams, "Invalid sagaToken: it names no call");
+  auto snap = catalog_.snapshot();
+  auto mode = snap->mode_index(s.mode);
+  const catalog::ExposedTool* tool = mode ? snap->find_tool(*name, *mode) : nullptr;
+  if (!tool)
+    return jsonrpc::make_error(m.id(), jsonrpc::kInvalidParams,
+                               "Invalid sagaToken: its tool " + std::string(*name) + " is not available to this client");
+  {
+    // A token resumes once; a second resume of it is refused before it runs.
+    std::lock_guard lk(resumed_mu_);
+    auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    std::erase_if(resumed_, [&](const auto& e) { return e.second < now; });
+    if (!resumed_.emplace(c.id, c.expires).second)
+      return jsonrpc::make_error(m.id(), jsonrpc::kInvalidParams, "Invalid sagaToken: it was already resumed");
+  }
+  auto arguments = std::make_shared<json::Document>(json::clone(*args));
+  std::shared_ptr<Parked> parked = take_parked(c.state);
+  const json::Value* meta = json::find(*p, "_meta");
+  Outcome outcome = drive(s, ex, parked, answers, meta ? json::find(*meta, "progressToken") : nullptr,
+                          parked ? Work() : tool_work(s, snap, *mode, *tool, arguments, nullptr), true);
+  return saga_reply(s, m, std::move(outcome), parked, tool->name, *arguments);
+}
+
+std::string Router::saga_reply(McpSession& s, const jsonrpc::Message& m, Outcome outcome,
+                               std::shared_ptr<Parked>& parked, const std::string& tool, const json::Value& arguments) {
+  if (auto* done = std::get_if<upstream::Reply>(&outcome)) return relay(m, *done);
+  auto& questions = std::get<std::vector<Question>>(outcome);
+  json::Document result(rapidjson::kObjectType);
+  auto& a = result.GetAllocator();
+  result.AddMember("state", "suspended", a);
+  json::Value steps(rapidjson::kArrayType);
+  saga::Claims claims;
+  claims.kind = "saga";
+  claims.principal = s.context().principal;
+  claims.target = "tools/call " + tool;
+  claims.args_digest = saga::digest(&arguments);
+  auto& ca = claims.state.GetAllocator();
+  json::Value pending(rapidjson::kArrayType);
+  for (auto& q : questions) {
+    json::Value step(rapidjson::kObjectType);
+    // The seed's step types, and roots for what it did not foresee.
+    std::string_view type = q.method == "elicitation/create"      ? "elicitation"
+                            : q.method == "sampling/createMessage" ? "sampling"
+                                                                   : "roots";
+    step.AddMember("type", json::str(type, a), a);
+    step.AddMember("stepId", json::str(q.key, a), a);
+    step.AddMember("params", json::Value(q.params, a), a);
+    steps.PushBack(step, a);
+    pending.PushBack(json::str(q.key, ca), ca);
+  }
+  claims.state.AddMember("park", json::str(parked->id, ca), ca);
+  claims.state.AddMember("tool", json::str(tool, ca), ca);
+  claims.state.AddMember("arguments", json::Value(arguments, ca), ca);
+  claims.state.AddMember("steps", pending, ca);
+  std::shared_ptr<const saga::Keyring> keys = keyring();
+  auto sealed = keys->seal(std::move(claims));
+  if (!sealed) {
+    parked->cancel.cancel();
+    parked->client->abandon();
+    return jsonrpc::make_error(m.id(), jsonrpc::kInternalError, "mcpgw: cannot suspend the saga: " + sealed.error());
+  }
+  result.AddMember("sagaToken", json::str(*sealed, a), a);
+  result.AddMember("steps", steps, a);
+  std::string error;
+  park(parked, keys->ttl(), error);
+  if (!error.empty()) return jsonrpc::make_error(m.id(), jsonrpc::kInternalError, error);
+  return jsonrpc::make_result(m.id(), result);
 }
 
 std::string Router::read_resource(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex) {

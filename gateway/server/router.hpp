@@ -7,9 +7,11 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <variant>
 
 #include "catalog/catalog.hpp"
 #include "saga/token.hpp"
+#include "server/client_call.hpp"
 #include "server/session.hpp"
 #include "config/config.hpp"
 #include "server/metrics.hpp"
@@ -81,6 +83,32 @@ class Router final : public transport::Handler {
                       const json::Value* args, Work work);
   std::string suspendable(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex,
                           const std::string& target, const json::Value* args, Work work);
+  /// What a suspendable call came to: its final reply, or the questions its
+  /// client must answer first.
+  using Outcome = std::variant<upstream::Reply, std::vector<Question>>;
+  /// Runs `work` (when `parked` is null: a fresh call, or a replay answered
+  /// from `answers`) or resumes `parked` with `answers`, until it ends or
+  /// asks; `parked` is then the call to park. `sagas`: the client answers
+  /// whatever it is asked (no capability check).
+  Outcome drive(McpSession& s, transport::Exchange& ex, std::shared_ptr<Parked>& parked, const json::Value& answers,
+                const json::Value* progress_token, Work work, bool sagas);
+  /// The suspended call a token's state names, taken out of the registry;
+  /// null when this process has none (another process, a restart, expiry).
+  std::shared_ptr<Parked> take_parked(const json::Value& state);
+  /// Keeps `parked` until resumed or `ttl`; sets `error` when full.
+  void park(const std::shared_ptr<Parked>& parked, std::chrono::seconds ttl, std::string& error);
+  /// The work of a tools/call of `tool` by `s` (chain resolution included);
+  /// it owns everything it reads, so it may outlive the request.
+  Work tool_work(McpSession& s, std::shared_ptr<const catalog::Snapshot> snap, std::size_t mode,
+                 const catalog::ExposedTool& tool, std::shared_ptr<json::Document> arguments,
+                 std::shared_ptr<json::Document> meta);
+  /// tools/callSaga and tools/resumeSaga (seed 004).
+  std::string call_saga(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex);
+  std::string resume_saga(McpSession& s, const jsonrpc::Message& m, transport::Exchange& ex);
+  /// The saga answer for `outcome`: the final CallToolResult, or the
+  /// suspended state with a new sagaToken and the steps.
+  std::string saga_reply(McpSession& s, const jsonrpc::Message& m, Outcome outcome, std::shared_ptr<Parked>& parked,
+                         const std::string& tool, const json::Value& arguments);
   /// Registers `msg` in `parent`'s requests in flight (for cancellation)
   /// and answers it for `s`, on this thread or the pool.
   void run(const std::shared_ptr<McpSession>& parent, const std::shared_ptr<McpSession>& s, jsonrpc::Message msg,
@@ -129,6 +157,10 @@ class Router final : public transport::Handler {
   std::unique_ptr<WorkerPool> bridge_pool_;
   std::mutex parked_mu_;
   std::map<std::string, std::shared_ptr<Parked>> parked_;
+  /// Ids of the saga tokens resumed, until they expire: a token resumes
+  /// once (see README, "Sagas").
+  std::mutex resumed_mu_;
+  std::map<std::string, std::int64_t> resumed_;
   std::mutex listeners_mu_;
   std::set<std::shared_ptr<McpSession>> listeners_;
   Hooks hooks_;
