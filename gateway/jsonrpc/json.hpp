@@ -1,6 +1,10 @@
 #pragma once
 // Small helpers over RapidJSON shared by every module.
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <cmath>
 
 #include <optional>
 #include <string>
@@ -16,6 +20,15 @@ using Allocator = rapidjson::Document::AllocatorType;
 
 /// Parses `text` into a new document; the error names offset and reason.
 Result<Document> parse(std::string_view text);
+
+/// The writer of every serialisation. RapidJSON's stops at a non-finite
+/// number and leaves the text cut short; such a number (a parsed 2e308 is
+/// infinite) is written as null, so what the gateway sends is always JSON.
+class Writer : public rapidjson::Writer<rapidjson::StringBuffer> {
+ public:
+  using rapidjson::Writer<rapidjson::StringBuffer>::Writer;
+  bool Double(double d) { return std::isfinite(d) ? rapidjson::Writer<rapidjson::StringBuffer>::Double(d) : Null(); }
+};
 
 /// Compact serialisation of any value.
 std::string write(const Value& v);

@@ -8,7 +8,7 @@ namespace {
 
 const json::Value kNull;
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+using Writer = json::Writer;
 
 void write_head(Writer& w, const json::Value& id) {
   w.StartObject();

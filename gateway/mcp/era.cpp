@@ -173,7 +173,7 @@ std::string x_mcp_header_problem(const json::Value& tool) {
     const json::Value* h = json::find(prop, "x-mcp-header");
     if (!h || !problem.empty()) return;
     ++reached;
-    if (!h->IsString() || !is_token(h->GetString())) {
+    if (!h->IsString() || !is_token(std::string_view(h->GetString(), h->GetStringLength()))) {
       problem = "property " + path + ": x-mcp-header " + json::write(*h) + " is not an HTTP header token";
       return;
     }

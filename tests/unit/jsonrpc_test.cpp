@@ -144,3 +144,22 @@ TEST_CASE("json: hostile nesting is refused, not recursed into") {
   REQUIRE(p.errors.size() == 1);
   CHECK(error_code(p.errors[0]) == jsonrpc::kParseError);
 }
+
+TEST_CASE("json: numbers that RapidJSON's full-precision path misread or crashed on parse safely") {
+  // Found by tests/fuzz: under kParseFullPrecisionFlag these crashed the
+  // process or came back as other numbers.
+  auto crash = json::parse(R"({"a":128.74836467836484838364836483643636483648e-336})");
+  REQUIRE(crash);
+  CHECK((*crash)["a"].GetDouble() >= 0.0);
+  CHECK((*crash)["a"].GetDouble() < 1e-300);
+  auto zero = json::parse(R"({"a":0e100})");
+  REQUIRE(zero);
+  CHECK((*zero)["a"].GetDouble() == 0.0);
+  auto big = json::parse(R"({"a":1844674407370955161580})");
+  REQUIRE(big);
+  CHECK((*big)["a"].GetDouble() == doctest::Approx(1.844674407370955e21));
+  // Rounded to infinity: written as null, never as cut-short text.
+  auto inf = json::parse(R"({"a":2e308,"b":1})");
+  REQUIRE(inf);
+  CHECK(json::write(*inf) == R"({"a":null,"b":1})");
+}
