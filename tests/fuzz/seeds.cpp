@@ -1,0 +1,132 @@
+// Seed corpora for the fuzz targets: `fuzz_seeds DIR` writes DIR/fuzz_token
+// and DIR/fuzz_era, one input per file, mode byte first (fuzz_common.hpp).
+// The token seeds include real tokens sealed by saga::Keyring with the
+// targets' keys, so the raw mode starts from tokens that open, and payloads
+// with every claim right, so the signing mode starts past every check.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fuzz_common.hpp"
+#include "mcp/era.hpp"
+
+using namespace mcpgw;
+namespace fs = std::filesystem;
+
+namespace {
+
+int written = 0;
+
+void put(const fs::path& dir, std::uint8_t mode, std::string_view body) {
+  fs::create_directories(dir);
+  std::ofstream out(dir / ("seed-" + std::to_string(written++)), std::ios::binary);
+  out.put(static_cast<char>(mode));
+  out.write(body.data(), static_cast<std::streamsize>(body.size()));
+}
+
+const char* kStates[] = {
+    R"({})",
+    R"({"call":{"name":"bank:transfer","arguments":{"accountId":"A-1","amount":5}},"inputRequests":{"confirm":{"method":"elicitation/create","params":{"message":"Send 5 USD?","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}}}}}}})",
+    R"({"n":[1,-2,3.5,0.25,-0.0,123456789012345678,-123456789012345678,123456.789012345,true,false,null,"\u00e9\ud83d\ude00\u0000"]})",
+    R"([[[{"a":[{"b":{}}]}]]])",
+};
+
+void token_seeds(const fs::path& dir) {
+  // Raw tokens sealed by the keyring under test (and by a keyring holding
+  // only the rotated-out key), valid for ten years.
+  for (int kind = 0; kind < 2; ++kind) {
+    const saga::Claims& want = fuzz::expected(kind == 1);
+    const std::uint8_t mode = kind == 1 ? fuzz::kSagaKind : 0;
+    for (const char* state : kStates) {
+      for (const auto& key : fuzz::kKeys) {
+        saga::Keyring ring({key}, std::chrono::hours(24 * 3650));
+        saga::Claims c;
+        c.kind = want.kind;
+        c.principal = want.principal;
+        c.target = want.target;
+        c.args_digest = want.args_digest;
+        auto s = json::parse(state);
+        c.state.CopyFrom(*s, c.state.GetAllocator());
+        auto token = ring.seal(std::move(c));
+        if (token) put(dir, mode, *token);
+      }
+    }
+  }
+  put(dir, 0, "mcpgw1.e30.AAAA");
+  put(dir, 0, "mcpgw1..");
+  put(dir, 0, "mcpgw2.e30.e30");
+
+  // Payloads for the harness to sign: every claim right, then each one wrong.
+  const saga::Claims& m = fuzz::expected(false);
+  auto payload = [&](std::string_view k, std::string_view p, std::string_view t, std::string_view a,
+                     std::string_view e, std::string_view s) {
+    return R"({"k":)" + json::quote(k) + R"(,"p":)" + json::quote(p) + R"(,"t":)" + json::quote(t) + R"(,"a":)" +
+           json::quote(a) + R"(,"i":"0123456789abcdef01234567","e":)" + std::string(e) + R"(,"s":)" + std::string(s) +
+           "}";
+  };
+  const std::string later = "4102444800";  // 2100-01-01
+  for (const char* state : kStates) {
+    put(dir, fuzz::kSignPayload, payload("mrtr", m.principal, m.target, m.args_digest, later, state));
+    put(dir, fuzz::kSignPayload | fuzz::kOldKey | fuzz::kSagaKind,
+        payload("saga", m.principal, m.target, m.args_digest, later, state));
+  }
+  put(dir, fuzz::kSignPayload, payload("saga", m.principal, m.target, m.args_digest, later, "{}"));
+  put(dir, fuzz::kSignPayload | fuzz::kSagaKind | fuzz::kAnyTarget,
+      payload("saga", m.principal, "tools/call bank:close", "", later, kStates[1]));
+  put(dir, fuzz::kSignPayload, payload("mrtr", "mallory", m.target, m.args_digest, later, "{}"));
+  put(dir, fuzz::kSignPayload, payload("mrtr", m.principal, "tools/call bank:close", m.args_digest, later, "{}"));
+  put(dir, fuzz::kSignPayload, payload("mrtr", m.principal, m.target, std::string(64, '0'), later, "{}"));
+  put(dir, fuzz::kSignPayload, payload("mrtr", m.principal, m.target, m.args_digest, "1", "{}"));
+  put(dir, fuzz::kSignPayload, payload("mrtr", m.principal, m.target, m.args_digest, "\"4102444800\"", "{}"));
+  put(dir, fuzz::kSignPayload, payload("mrtr", m.principal, m.target, m.args_digest, "4102444800.5", "null"));
+  put(dir, fuzz::kSignPayload, R"({"k":"mrtr"})");
+  put(dir, fuzz::kSignPayload, R"([1,2,3])");
+  put(dir, fuzz::kSignPayload, R"({"k":)");
+  put(dir, fuzz::kSignPayload, std::string(300, '[') + std::string(300, ']'));
+}
+
+void era_seeds(const fs::path& dir) {
+  for (const char* h : {"bank:transfer", "  =?base64?w6lsw6k=?=\t", "=?base64?!!?=", "=?base64?" "?=", "",
+                        "file:///tmp/a%20b.txt"})
+    put(dir, fuzz::kHeaderValue, h);
+  put(dir, fuzz::kHeaderValue, mcp::encode_header_value("caf\xc3\xa9 \x01 "));
+
+  const std::string meta =
+      R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},"io.modelcontextprotocol/clientInfo":{"name":"fuzz","version":"1"},"io.modelcontextprotocol/logLevel":"warning"})";
+  const std::string call = R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bank:transfer","arguments":{"accountId":"A-1","amount":5,"memo":"caf\u00e9"},)" + meta + "}}";
+  const std::string tool =
+      R"({"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"t","inputSchema":{"type":"object","properties":{"accountId":{"type":"string","x-mcp-header":"Account"},"opts":{"type":"object","properties":{"fast":{"type":"boolean","x-mcp-header":"Fast"}}},"n":{"type":"integer","x-mcp-header":"N"}}},"arguments":{"accountId":" A-1 ","opts":{"fast":true},"n":7},)" + meta + "}}";
+  for (const std::string& body : {call, tool}) {
+    put(dir, fuzz::kMessage, body);
+    put(dir, fuzz::kMessage | fuzz::kWithHeader, "2026-07-28\n" + body);
+    put(dir, fuzz::kMessage | fuzz::kWithHeader, "2025-11-25\n" + body);
+  }
+  put(dir, fuzz::kMessage, "[" + call + "," + tool + R"(,{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}},{"id":2},7])");
+  put(dir, fuzz::kMessage, R"({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}})");
+  put(dir, fuzz::kMessage, R"({"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"file:///a","_meta":{"io.modelcontextprotocol/protocolVersion":5,"io.modelcontextprotocol/clientCapabilities":[]}}})");
+  put(dir, fuzz::kMessage, R"({"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"p","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"loud"}}})");
+  put(dir, fuzz::kMessage, R"({"jsonrpc":"2.0","id":5,"method":"initialize","params":{}})");
+  put(dir, fuzz::kMessage, "[]");
+  put(dir, fuzz::kMessage, "{");
+
+  for (const char* b : {"", "QQ==", "QUI=", "QUJD", "QR==", "QUJ", "QUI", "-_-_", "+/+/", "A===", "AAAA====", "\xff\x7f"})
+    put(dir, fuzz::kBase64, b);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s DIR   (writes DIR/fuzz_token and DIR/fuzz_era)\n", argv[0]);
+    return 2;
+  }
+  const fs::path root = argv[1];
+  token_seeds(root / "fuzz_token");
+  era_seeds(root / "fuzz_era");
+  std::printf("fuzz_seeds: %d seeds in %s\n", written, root.c_str());
+  return 0;
+}
