@@ -1094,7 +1094,10 @@ std::string Router::saga_reply(McpSession& s, const jsonrpc::Message& m, Outcome
   claims.target = "tools/call " + tool;
   claims.args_digest = saga::digest(&arguments);
   auto& ca = claims.state.GetAllocator();
+  // Every step so far, answered or not: each resume must carry them all.
   json::Value pending(rapidjson::kArrayType);
+  json::Document earlier = parked->client->answers();
+  for (const auto& e : earlier.GetObject()) pending.PushBack(json::Value(e.name, ca), ca);
   for (auto& q : questions) {
     json::Value step(rapidjson::kObjectType);
     // The seed's step types, and roots for what it did not foresee.

@@ -626,6 +626,14 @@ transport::Response Upstream::send_rounds(std::string_view method, const json::D
                     std::to_string(kMaxInputRounds) + " times in one call");
 }
 
+json::Document Upstream::own_result(const json::Value& result) const {
+  json::Document out = json::clone(result);
+  // A stateless server's "complete" is the revision's framing, not content:
+  // the gateway frames its own answers for each client's revision.
+  if (modern() && json::get_string(out, "resultType") == "complete") out.RemoveMember("resultType");
+  return out;
+}
+
 transport::Response Upstream::failed(const json::Value& id, int code, const std::string& message) {
   auto msg = jsonrpc::parse(jsonrpc::make_error(id, code, message));
   return {std::move(msg.messages.front()), transport::Failure::Transport, {}};
@@ -728,7 +736,7 @@ Reply Upstream::call_tool(std::string_view tool, const json::Value* arguments, c
   const auto* res = r.message->result();
   if (!res || !res->IsObject())
     return Reply{false, mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object")};
-  return Reply{false, json::clone(*res)};
+  return Reply{false, own_result(*res)};
 }
 
 Reply Upstream::request(std::string_view method, const json::Value& params, const CallOptions& opts) {
@@ -742,7 +750,7 @@ Reply Upstream::request(std::string_view method, const json::Value& params, cons
   const auto* res = r.message->result();
   if (!res || !res->IsObject())
     return Reply::error(jsonrpc::kInternalError, "mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object");
-  return Reply{false, json::clone(*res)};
+  return Reply{false, own_result(*res)};
 }
 
 }  // namespace mcpgw::upstream

@@ -108,6 +108,9 @@ class Upstream final : public ToolOrigin {
   transport::Response send_rounds(std::string_view method, const json::Document& params, const CallOptions& opts,
                                   const std::vector<std::pair<std::string, std::string>>& headers = {});
   static transport::Response failed(const json::Value& id, int code, const std::string& message);
+  /// A copy of a final result of this server, without the framing of its
+  /// revision.
+  json::Document own_result(const json::Value& result) const;
   Result<json::Document> drain(transport::Connection& c, const char* method, const char* key);
   Result<std::shared_ptr<Listing>> list_all(transport::Connection& c);
   /// The connection calls of `opts` use: for a per_client server, the
