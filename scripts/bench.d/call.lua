@@ -1,12 +1,21 @@
--- wrk script: one MCP request, repeated, on an initialised session.
--- Environment: MCP_SESSION (session id), MCP_BODY (the JSON-RPC request),
--- MCP_EXPECT (a substring every answer must contain).
-local session = os.getenv("MCP_SESSION")
+-- wrk script: one MCP request, repeated, on an initialised session, or
+-- statelessly (MCP 2026-07-28).
+-- Environment: MCP_SESSION (session id; empty for a stateless request),
+-- MCP_BODY (the JSON-RPC request), MCP_EXPECT (a substring every answer must
+-- contain); for a stateless request MCP_METHOD and MCP_NAME (the Mcp-Method
+-- and Mcp-Name headers).
+local session = os.getenv("MCP_SESSION") or ""
 local expect = os.getenv("MCP_EXPECT") or ""
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "application/json, text/event-stream"
-wrk.headers["Mcp-Session-Id"] = session
+if session ~= "" then
+  wrk.headers["Mcp-Session-Id"] = session
+else
+  wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
+  wrk.headers["Mcp-Method"] = os.getenv("MCP_METHOD")
+  wrk.headers["Mcp-Name"] = os.getenv("MCP_NAME")
+end
 wrk.body = os.getenv("MCP_BODY")
 
 local bad = 0
