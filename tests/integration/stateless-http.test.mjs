@@ -44,6 +44,7 @@ const SERVER_CAPABILITIES = {
   prompts: { listChanged: true },
   completions: {},
   logging: {},
+  experimental: { 'mcpgw/sagas': { methods: ['tools/callSaga', 'tools/resumeSaga'], stepTypes: ['elicitation', 'sampling', 'roots'] } },
 };
 
 let gw; // talker (fx) + toolbox alpha with a welcome tool; no auth
