@@ -212,15 +212,21 @@ upstream::Reply ClientCall::suspend_request(std::string_view method, json::Docum
   batch_ = std::max(batch_, batch);
   cv_.notify_all();
   lk.unlock();
-  auto withdrawn = cancel.on_cancel([this] {
-    std::lock_guard g(mu_);
-    cv_.notify_all();
-  });
-  lk.lock();
-  cv_.wait_until(lk, deadline, [&] { return pending->answer || cancel.cancelled() || gone_; });
-  std::erase_if(asked_, [&](const Asked& a) { return a.pending == pending; });
+  bool gone;
+  {
+    // The subscription is released after our lock: its callback runs under
+    // the signal's lock and takes ours.
+    auto withdrawn = cancel.on_cancel([this] {
+      std::lock_guard g(mu_);
+      cv_.notify_all();
+    });
+    std::unique_lock wait_lk(mu_);
+    cv_.wait_until(wait_lk, deadline, [&] { return pending->answer || cancel.cancelled() || gone_; });
+    std::erase_if(asked_, [&](const Asked& a) { return a.pending == pending; });
+    gone = gone_;
+  }
   if (pending->answer) return std::move(*pending->answer);
-  if (gone_) return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the client's call was abandoned");
+  if (gone) return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the client's call was abandoned");
   if (cancel.cancelled())
     return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the server withdrew " + std::string(method));
   return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the client did not retry with an answer to " +
