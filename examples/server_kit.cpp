@@ -44,11 +44,11 @@ constexpr std::array<std::string_view, 8> kLogLevels = {
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
 
 // The `_meta` keys of the stateless era.
-constexpr std::string_view kMetaVersion = "io.modelcontextprotocol/protocolVersion";
-constexpr std::string_view kMetaCapabilities = "io.modelcontextprotocol/clientCapabilities";
-constexpr std::string_view kMetaLogLevel = "io.modelcontextprotocol/logLevel";
-constexpr std::string_view kMetaServerInfo = "io.modelcontextprotocol/serverInfo";
-constexpr std::string_view kMetaSubscriptionId = "io.modelcontextprotocol/subscriptionId";
+using mcp::kMetaCapabilities;
+using mcp::kMetaLogLevel;
+using mcp::kMetaServerInfo;
+using mcp::kMetaSubscriptionId;
+using mcp::kMetaVersion;
 /// Name a stateful-era request to the client the way the stateless era's
 /// inputRequests would, and say how many go out together, so a gateway
 /// bridging the call to a stateless client keeps the handler's keys and

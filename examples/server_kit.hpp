@@ -37,6 +37,7 @@
 
 #include "jsonrpc/json.hpp"
 #include "jsonrpc/message.hpp"
+#include "mcp/era.hpp"
 #include "mcp/protocol.hpp"
 
 namespace mcpgw::examples {
@@ -69,16 +70,12 @@ struct RpcError {
 /// server/resources, "Error Handling"); stateless requests get -32602 with
 /// `data.uri` instead (SEP-2164).
 inline constexpr int kResourceNotFound = -32002;
-/// Stateless-era error codes (2026-07-28): HTTP headers that disagree with
-/// the body, a client capability the request needs but the client did not
-/// declare (`data.requiredCapabilities`), a protocol version the server
-/// does not speak (`data.supported`, `data.requested`).
-inline constexpr int kHeaderMismatch = -32020;
-inline constexpr int kMissingClientCapability = -32021;
-inline constexpr int kUnsupportedProtocolVersion = -32022;
-
-/// The stateless protocol revision this kit speaks.
-inline constexpr std::string_view kStatelessVersion = "2026-07-28";
+/// Stateless-era error codes and revision (2026-07-28), as the gateway
+/// defines them.
+using mcp::kHeaderMismatch;
+using mcp::kMissingClientCapability;
+using mcp::kStatelessVersion;
+inline constexpr int kUnsupportedProtocolVersion = mcp::kUnsupportedVersion;
 
 /// What a handler produces: a result document or a JSON-RPC error.
 using Outcome = std::variant<json::Document, RpcError>;

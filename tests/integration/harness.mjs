@@ -78,6 +78,52 @@ export function withTimeout(promise, ms, what) {
   return Promise.race([promise, t]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * The messages a fixture appended to `file`, one JSON document a line, as
+ * they are now ([] before the file exists). A line that does not parse is
+ * kept as {unparsable: line}.
+ */
+export function readJsonLines(file) {
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      try {
+        return JSON.parse(l);
+      } catch {
+        return { unparsable: l };
+      }
+    });
+}
+
+/**
+ * Resolves with the first item of `seen` (past, or pushed later with every
+ * function of `listeners` called on it) for which `pred` is true.
+ */
+export function waitForItem(seen, listeners, pred, timeoutMs, what) {
+  const hit = seen.find(pred);
+  if (hit) return Promise.resolve(hit);
+  return withTimeout(
+    new Promise((resolve) => {
+      const l = (item) => {
+        if (pred(item)) {
+          listeners.splice(listeners.indexOf(l), 1);
+          resolve(item);
+        }
+      };
+      listeners.push(l);
+    }),
+    timeoutMs,
+    what,
+  );
+}
+
 /** A TCP port that was free a moment ago and now has nobody listening. */
 export async function closedPort() {
   const srv = net.createServer();
@@ -901,21 +947,7 @@ export async function startTap(targetUrl) {
     seen,
     /** Resolves with the first (past or future) request body for which `pred` is true. */
     waitFor(pred, timeoutMs = 10000) {
-      const hit = seen.find(pred);
-      if (hit) return Promise.resolve(hit);
-      return withTimeout(
-        new Promise((resolve) => {
-          const l = (b) => {
-            if (pred(b)) {
-              listeners.splice(listeners.indexOf(l), 1);
-              resolve(b);
-            }
-          };
-          listeners.push(l);
-        }),
-        timeoutMs,
-        'tap: upstream request',
-      );
+      return waitForItem(seen, listeners, pred, timeoutMs, 'tap: upstream request');
     },
   };
 }

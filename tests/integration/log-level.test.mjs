@@ -6,11 +6,10 @@
 // server-to-client.test.mjs cover the filtering).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { startGateway, connectHttp, pollUntil, tempDir } from './harness.mjs';
+import { startGateway, connectHttp, pollUntil, readJsonLines, tempDir } from './harness.mjs';
 
 const TALKER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'talker-fixture.mjs');
 
@@ -19,10 +18,7 @@ test('logging/setLevel reaches the upstream as the most verbose level of the liv
   const log = path.join(tempDir(), 'talker.log');
   const gw = await startGateway({ servers: [{ name: 'talk', transport: 'stdio', command: process.execPath, args: [TALKER, log] }] });
   const levels = () =>
-    readFileSync(log, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l))
+    readJsonLines(log)
       .filter((m) => m.method === 'logging/setLevel')
       .map((m) => m.params.level);
 

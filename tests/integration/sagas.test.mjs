@@ -20,7 +20,7 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import {
   BUILD,
@@ -34,6 +34,7 @@ import {
   startUpstreamHttp,
   tempDir,
   withDiagnostics,
+  readJsonLines,
 } from './harness.mjs';
 import { srpc } from './stateless.mjs';
 
@@ -188,13 +189,7 @@ const confAnswers = (marker) => tapConf.seen.filter((b) => isResponse(b) && JSON
 
 /** Every message talker `name` has received. */
 function saw(name) {
-  let t = '';
-  try {
-    t = readFileSync(logs[name], 'utf8');
-  } catch {
-    return [];
-  }
-  return t.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return readJsonLines(logs[name]);
 }
 const talkerCalls = (name, tool) => saw(name).filter((m) => m.method === 'tools/call' && (tool === undefined || m.params?.name === tool));
 

@@ -15,7 +15,6 @@
 // receives to a file the tests poll), plus a toolbox with a welcome tool.
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -33,6 +32,7 @@ import {
   textOf,
   toolboxStdio,
   withDiagnostics,
+  readJsonLines,
 } from './harness.mjs';
 import { META_SERVER, META_SUB, MODERN, headerValue, notificationsOf, openPost, srpc, statelessRequest } from './stateless.mjs';
 
@@ -81,18 +81,7 @@ function talkerSaw(log = talkerLog) {
   return readLog(log);
 }
 
-function readLog(log) {
-  let text = '';
-  try {
-    text = readFileSync(log, 'utf8');
-  } catch {
-    return [];
-  }
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
-}
+const readLog = readJsonLines;
 
 /** Asserts an envelope-stage refusal: HTTP `status`, JSON body, the request's id, `code`. */
 function assertRefused(r, status, code, what) {

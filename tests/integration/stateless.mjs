@@ -4,7 +4,7 @@
 // SSE answer's notifications, a subscriptions/listen stream, a call the test
 // aborts). Shared by tests/integration/stateless-http.test.mjs and
 // tests/interop/mrtr-bridge.test.mjs.
-import { SseParser, newId, withTimeout } from './harness.mjs';
+import { SseParser, newId, waitForItem, withTimeout } from './harness.mjs';
 
 export const MODERN = '2026-07-28';
 export const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
@@ -123,23 +123,8 @@ export async function openPost(url, body, headers, { id, timeoutMs = 60000 } = {
       finish();
     }
   })();
-  s.waitFor = (pred, ms = 10000) => {
-    const hit = s.messages.find(pred);
-    if (hit) return Promise.resolve(hit);
-    return withTimeout(
-      new Promise((resolve) => {
-        const l = (m) => {
-          if (pred(m)) {
-            listeners.splice(listeners.indexOf(l), 1);
-            resolve(m);
-          }
-        };
-        listeners.push(l);
-      }),
-      ms,
-      `message on the POST answer (have: ${JSON.stringify(s.messages).slice(0, 800)})`,
-    );
-  };
+  s.waitFor = (pred, ms = 10000) =>
+    waitForItem(s.messages, listeners, pred, ms, `message on the POST answer (have: ${JSON.stringify(s.messages).slice(0, 800)})`);
   s.close = () => {
     clearTimeout(timer);
     ac.abort();

@@ -19,7 +19,6 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   BUILD,
@@ -32,6 +31,7 @@ import {
   startUpstreamHttp,
   tempDir,
   withDiagnostics,
+  readJsonLines,
 } from '../integration/harness.mjs';
 import { notificationsOf, openPost, srpc, statelessRequest } from '../integration/stateless.mjs';
 
@@ -186,13 +186,7 @@ const text = (result) => (result.content || []).filter((c) => c.type === 'text')
 
 /** Every message `name` (a talker) has received. */
 function saw(name) {
-  let t = '';
-  try {
-    t = readFileSync(logs[name], 'utf8');
-  } catch {
-    return [];
-  }
-  return t.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return readJsonLines(logs[name]);
 }
 
 const isResponse = (b) => b && typeof b === 'object' && !Array.isArray(b) && !('method' in b) && ('result' in b || 'error' in b);

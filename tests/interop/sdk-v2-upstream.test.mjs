@@ -18,13 +18,12 @@
 // The fixture appends what reaches it to an events file the tests poll.
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as V2Client, StreamableHTTPClientTransport as V2HttpTransport } from '@modelcontextprotocol/client';
-import { Proc, REPO, descendants, pollUntil, requireBinaries, startGateway, tempDir, waitGone, withDiagnostics } from '../integration/harness.mjs';
+import { Proc, REPO, descendants, pollUntil, requireBinaries, startGateway, tempDir, waitGone, withDiagnostics, readJsonLines } from '../integration/harness.mjs';
 import { srpc } from '../integration/stateless.mjs';
 
 const FIXTURE = path.join(REPO, 'tests', 'interop', 'fixtures', 'v2-server.mjs');
@@ -59,16 +58,7 @@ before(async () => {
 
 /** What has reached the upstream so far (the fixture's events file). */
 function upstreamEvents(transport) {
-  let text = '';
-  try {
-    text = readFileSync(setups[transport].events, 'utf8');
-  } catch {
-    return [];
-  }
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
+  return readJsonLines(setups[transport].events);
 }
 
 /** How many events the upstream has recorded so far (to look only at what follows). */

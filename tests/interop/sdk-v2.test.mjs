@@ -12,7 +12,6 @@
 //   - the same client launching `mcpgw --stdio` itself, modern there too.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -31,6 +30,7 @@ import {
   waitGone,
   withDiagnostics,
   writeConfig,
+  readJsonLines,
 } from '../integration/harness.mjs';
 
 const TAP = path.join(REPO, 'tests', 'interop', 'stdio-tap.mjs');
@@ -70,22 +70,7 @@ after(async () => {
 
 /** What the gateway has sent server-everything so far. */
 function upstreamSaw(log = tapLog) {
-  let text = '';
-  try {
-    text = readFileSync(log, 'utf8');
-  } catch {
-    return [];
-  }
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => {
-      try {
-        return JSON.parse(l);
-      } catch {
-        return { unparsable: l };
-      }
-    });
+  return readJsonLines(log);
 }
 
 /** A v2 client with handlers for every kind of upstream request; `asked` records them. */
