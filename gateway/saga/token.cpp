@@ -88,8 +88,10 @@ std::variant<Claims, Refusal> Keyring::open(std::string_view token, const Claims
   auto dot = token.rfind('.');
   if (dot < kPrefix.size()) return refuse(W::Malformed, "not a token issued by mcpgw");
   std::string_view signed_part = token.substr(0, dot);
+  // A signature that does not even decode is as wrong as one that does not
+  // match: one refusal for both, whichever byte was changed.
   auto sig = unbase64url(token.substr(dot + 1));
-  if (!sig) return refuse(W::Malformed, "token signature is not base64url");
+  if (!sig) return refuse(W::Signature, "token signature does not verify (tampered, or signed with another secret)");
   bool good = false;
   // Every key is tried, whatever matched: the time taken says nothing.
   for (const auto& k : keys_) {
