@@ -448,7 +448,7 @@ using ModeCheck = std::function<bool(const std::string&)>;
 Listen read_listen(const Value& v, bool auth_enabled) {
   Listen l;
   Fields f = v.fields({"host", "port", "path", "allowed_origins", "allowed_hosts", "max_body_bytes",
-                       "heartbeat_ms", "page_size", "session_idle_s"});
+                       "heartbeat_ms", "page_size", "session_idle_s", "tls", "reuse_port"});
   if (auto host = f.get("host")) {
     l.host = host->non_empty_text();
     if (!auth_enabled && !is_loopback(l.host)) host->fail("serving a non-loopback address requires auth");
@@ -467,6 +467,12 @@ Listen read_listen(const Value& v, bool auth_enabled) {
   f.read("heartbeat_ms", l.heartbeat_ms, 1);
   f.read("page_size", l.page_size, 1);
   f.read("session_idle_s", l.session_idle_s, 0);
+  if (auto tls = f.get("tls"); tls && !tls->is_null()) {
+    Fields t = tls->fields({"cert_file", "key_file"});
+    l.tls.cert_file = t.required("cert_file").non_empty_text();
+    l.tls.key_file = t.required("key_file").non_empty_text();
+  }
+  f.read("reuse_port", l.reuse_port);
   return l;
 }
 
@@ -584,7 +590,7 @@ Server read_server(const Value& v, const Naming& naming, std::map<std::string, i
   Server s;
   Fields f = v.fields({"name", "transport", "command", "args", "env", "cwd", "url", "headers",
                        "forward_headers", "proxy_tools", "prefix", "slices", "filters", "welcome_priority",
-                       "timeout_ms", "session", "required"});
+                       "timeout_ms", "session", "required", "tls", "max_response_bytes"});
   Value name = f.required("name");
   s.name = name.text();
   if (!is_identifier(s.name)) name.fail("expected a server name of [A-Za-z0-9_-]+, got " + quote(s.name));
@@ -614,6 +620,15 @@ Server read_server(const Value& v, const Naming& naming, std::map<std::string, i
   }
   if (auto headers = f.get("headers")) s.headers = headers->string_map();
   f.read("forward_headers", s.forward_headers);
+  if (auto tls = f.get("tls"); tls && !tls->is_null()) {
+    if (s.transport != T::Http) tls->fail("tls applies to transport: http servers");
+    Fields t = tls->fields({"ca_file", "verify"});
+    t.read("ca_file", s.tls.ca_file);
+    t.read("verify", s.tls.verify);
+  }
+  if (auto bytes = f.get("max_response_bytes")) {
+    s.max_response_bytes = static_cast<std::size_t>(bytes->integer(1024));
+  }
   f.read("proxy_tools", s.proxy_tools);
   f.read("prefix", s.prefix);
   if (auto slices = f.get("slices")) {

@@ -14,6 +14,14 @@
 
 namespace mcpgw::config {
 
+/// `listen.tls`: serve HTTPS with this certificate chain and key (PEM).
+struct ListenTls {
+  std::string cert_file;
+  std::string key_file;
+  bool enabled() const { return !cert_file.empty(); }
+  bool operator==(const ListenTls&) const = default;
+};
+
 /// `listen:` — where and how the Streamable HTTP endpoint is served.
 struct Listen {
   std::string host = "127.0.0.1";
@@ -32,6 +40,10 @@ struct Listen {
   int page_size = 500;
   /// Sessions idle for longer than this are ended (0 = never).
   int session_idle_s = 3600;
+  ListenTls tls;
+  /// SO_REUSEPORT: several processes share the port (the kernel splits
+  /// connections between them). Off by default: a port in use is an error.
+  bool reuse_port = false;
   bool operator==(const Listen&) const = default;
 };
 
@@ -88,6 +100,13 @@ struct Sagas {
   int ttl_s = 900;
 };
 
+/// `servers[].tls`: how an https:// upstream is verified.
+struct UpstreamTls {
+  std::string ca_file;  ///< empty = the system's CA store
+  bool verify = true;   ///< false = no certificate check (logged at start)
+  bool operator==(const UpstreamTls&) const = default;
+};
+
 struct Server {
   std::string name;
   enum class Transport { Stdio, Http } transport = Transport::Stdio;
@@ -100,6 +119,7 @@ struct Server {
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;
   std::vector<std::string> forward_headers;
+  UpstreamTls tls;
 
   bool proxy_tools = true;
   bool prefix = true;
@@ -108,6 +128,9 @@ struct Server {
   std::optional<Filters> filters;     // replaces the top-level filters
   int welcome_priority = 0;
   int timeout_ms = 30000;
+  /// Largest answer accepted from this server (one message, or an HTTP
+  /// body); a larger one fails the request with an error naming the server.
+  std::size_t max_response_bytes = 64 * 1024 * 1024;
   enum class Session { Shared, PerClient } session = Session::Shared;
   /// Counted by /readyz.
   bool required = true;
