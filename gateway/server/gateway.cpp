@@ -6,8 +6,9 @@
 
 namespace mcpgw::server {
 
-Gateway::Gateway(config::Config cfg)
-    : cfg_(std::make_shared<const config::Config>(std::move(cfg))),
+Gateway::Gateway(config::Config cfg, unsigned io_threads)
+    : io_(io_threads),
+      cfg_(std::make_shared<const config::Config>(std::move(cfg))),
       plugin_host_(std::make_shared<plugin::Host>([this](std::string_view name) { return find_upstream(name); })),
       router_(cfg_, catalog_, metrics_, make_keyring(*cfg_),
               Router::Hooks{[this](const std::string& session) {

@@ -11,13 +11,15 @@
 #include "server/metrics.hpp"
 #include "server/router.hpp"
 #include "transport/http_server.hpp"
+#include "transport/io.hpp"
 #include "transport/stdio_server.hpp"
 
 namespace mcpgw::server {
 
 class Gateway final : public upstream::Listener {
  public:
-  explicit Gateway(config::Config cfg);
+  /// `io_threads`: threads of the I/O loop; 0 = one per core.
+  explicit Gateway(config::Config cfg, unsigned io_threads = 0);
   ~Gateway() override;
 
   /// Loads the plugins, starts every upstream and waits (bounded by their
@@ -62,6 +64,9 @@ class Gateway final : public upstream::Listener {
 
   std::shared_ptr<const config::Config> config() const;
 
+  // First member: every socket, pipe and timer below lives on it, so it is
+  // destroyed last.
+  transport::Io io_;
   mutable std::mutex state_mu_;  // guards cfg_, upstreams_, plugins_ and plugin_errors_
   std::shared_ptr<const config::Config> cfg_;
   std::vector<std::shared_ptr<upstream::Upstream>> upstreams_;

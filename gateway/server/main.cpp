@@ -78,9 +78,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("mcpgw ") + MCPGW_VERSION);
   std::string config_path, mode, log_level = "info", log_format = "text";
   bool stdio = false, as_json = false;
+  unsigned threads = 0;
   app.add_option("--config", config_path, "gateway YAML file");
   app.add_flag("--stdio", stdio, "serve one MCP client on stdin/stdout");
   app.add_option("--mode", mode, "with --stdio: the mode this client uses");
+  app.add_option("--threads", threads, "I/O threads (default: one per core)")->check(CLI::Range(0u, 256u));
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error")->capture_default_str();
   app.add_option("--log-format", log_format, "text|json")->capture_default_str();
   auto* check = app.add_subcommand("check", "validate the configuration, connect every upstream, print the catalog");
@@ -129,7 +131,7 @@ int main(int argc, char** argv) {
   if (check->parsed()) return server::run_check(std::move(*cfg), as_json, std::cout);
 
   int grace = cfg->shutdown_grace_ms;
-  server::Gateway gw(std::move(*cfg));
+  server::Gateway gw(std::move(*cfg), threads);
   SignalThread signals(gw, config_path, grace);
   if (auto started = gw.start_upstreams(); !started) {
     spdlog::error("{}: {}", config_path, started.error());
