@@ -697,6 +697,78 @@ Config read_config(const Value& root, const std::string& source) {
   return c;
 }
 
+/// Where the second YAML document of `text` starts (1-based line; 0 = there
+/// is none) and how many documents there are. A document after the first
+/// needs a marker at column 0 (YAML 1.2, 9.2): `---` after content, or
+/// content after `...`; no scalar may hold one there.
+struct Documents {
+  int first_line = 0;   ///< of the first node
+  int second_line = 0;  ///< of the second document's first node
+  int count = 0;
+};
+Documents count_documents(std::string_view text) {
+  Documents d;
+  bool content = false;
+  int line = 0;
+  // The second document is reported where its first node is, as yaml-cpp
+  // reports any other error; at its marker when it is empty.
+  int marker_line = 0;
+  auto start = [&] {
+    if (++d.count == 2) marker_line = line;
+  };
+  auto node = [&] {
+    if (d.count == 1 && !d.first_line) d.first_line = line;
+    if (d.count == 2 && !d.second_line) d.second_line = line;
+  };
+  for (std::size_t pos = 0; pos <= text.size();) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view l = text.substr(pos, end - pos);
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    ++line;
+    pos = end + 1;
+    auto marker = [&](std::string_view m) {
+      return l.starts_with(m) && (l.size() == 3 || l[3] == ' ' || l[3] == '\t');
+    };
+    if (marker("---")) {
+      start();  // an explicit start: what follows belongs to a new document
+      content = true;
+      std::size_t rest = l.find_first_not_of(" \t", 3);
+      if (rest != std::string_view::npos && l[rest] != '#') node();
+      continue;
+    }
+    if (marker("...")) {
+      content = false;
+      continue;
+    }
+    std::size_t first = l.find_first_not_of(" \t");
+    bool blank = first == std::string_view::npos || l[first] == '#';
+    if (blank || (!content && l.starts_with('%'))) continue;  // comments; directives before a document
+    if (!content) start();
+    content = true;
+    node();
+  }
+  if (d.count > 1 && !d.second_line) d.second_line = marker_line;
+  return d;
+}
+
+/// An error is one line whatever the file holds: yaml-cpp's messages quote
+/// the offending character as is, and key paths hold the keys as written,
+/// so a control character (a newline, a NUL) is written as \xNN.
+std::string one_line(const std::string& msg) {
+  std::string out;
+  for (char c : msg) {
+    if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) {
+      out += c;
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+      out += buf;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<std::string> process_env(const std::string& name) {
@@ -704,22 +776,34 @@ std::optional<std::string> process_env(const std::string& name) {
   return std::nullopt;
 }
 
-Result<Config> parse(const std::string& yaml_text, const std::string& source, EnvLookup env) {
+namespace {
+
+Result<Config> parse_text(const std::string& yaml_text, const std::string& source, EnvLookup env) {
   try {
-    std::vector<YAML::Node> docs;
+    // One document only. yaml-cpp 0.7's LoadAll never returns on some
+    // inputs after the first document (",;\n -ab\n": found by fuzz_config),
+    // so the first is loaded alone and a second is found by its marker.
+    Documents docs = count_documents(yaml_text);
+    if (docs.count > 1) {
+      return Error{source + ":" + std::to_string(docs.second_line) + ": invalid YAML: expected one document, found " +
+                   std::to_string(docs.count)};
+    }
+    YAML::Node doc;
     try {
-      docs = YAML::LoadAll(yaml_text);
+      doc = YAML::Load(yaml_text);
     } catch (const YAML::ParserException& e) {
       std::string line = e.mark.is_null() ? "" : ":" + std::to_string(e.mark.line + 1);
       return Error{source + line + ": invalid YAML: " + e.msg};
     }
-    if (docs.size() > 1) {
-      return Error{source + ":" + std::to_string(docs[1].Mark().line + 1) +
-                   ": invalid YAML: expected one document, found " + std::to_string(docs.size())};
+    if (doc.IsNull() && docs.count > 0) {
+      // Text that yaml-cpp reads as no value at all (",;\n -ab\n"), unlike
+      // an empty file or a file of comments.
+      return Error{source + ":" + std::to_string(docs.first_line) +
+                   ": expected a mapping of settings at the top level, got text that is not YAML"};
     }
     if (!env) env = process_env;
     Context ctx{source, env};
-    return read_config(Value(ctx, docs.empty() ? YAML::Node() : docs[0], "", 1), source);
+    return read_config(Value(ctx, doc, "", 1), source);
   } catch (const Invalid& e) {
     return Error{e.message};
   } catch (const YAML::Exception& e) {
@@ -727,6 +811,14 @@ Result<Config> parse(const std::string& yaml_text, const std::string& source, En
   } catch (const std::exception& e) {  // e.g. thrown by the caller's EnvLookup
     return Error{source + ": cannot load: " + e.what()};
   }
+}
+
+}  // namespace
+
+Result<Config> parse(const std::string& yaml_text, const std::string& source, EnvLookup env) {
+  auto r = parse_text(yaml_text, source, std::move(env));
+  if (!r) return Error{one_line(r.error())};
+  return r;
 }
 
 Result<Config> load(const std::string& path, EnvLookup env) {

@@ -1,5 +1,6 @@
-// Seed corpora for the fuzz targets: `fuzz_seeds DIR` writes DIR/fuzz_token
-// and DIR/fuzz_era, one input per file, mode byte first (fuzz_common.hpp).
+// Seed corpora for the fuzz targets: `fuzz_seeds DIR` writes DIR/<target>,
+// one input per file; fuzz_token and fuzz_era inputs start with a mode byte
+// (fuzz_common.hpp), fuzz_jsonrpc and fuzz_config inputs are bare texts.
 // The token seeds include real tokens sealed by saga::Keyring with the
 // targets' keys, so the raw mode starts from tokens that open, and payloads
 // with every claim right, so the signing mode starts past every check.
@@ -21,11 +22,14 @@ namespace {
 
 int written = 0;
 
-void put(const fs::path& dir, std::uint8_t mode, std::string_view body) {
+void put_raw(const fs::path& dir, std::string_view body) {
   fs::create_directories(dir);
   std::ofstream out(dir / ("seed-" + std::to_string(written++)), std::ios::binary);
-  out.put(static_cast<char>(mode));
   out.write(body.data(), static_cast<std::streamsize>(body.size()));
+}
+
+void put(const fs::path& dir, std::uint8_t mode, std::string_view body) {
+  put_raw(dir, std::string(1, static_cast<char>(mode)) + std::string(body));
 }
 
 const char* kStates[] = {
@@ -117,16 +121,48 @@ void era_seeds(const fs::path& dir) {
     put(dir, fuzz::kBase64, b);
 }
 
+void jsonrpc_seeds(const fs::path& dir) {
+  for (const char* body : {
+           R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"f","version":"1"}}})",
+           R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+           R"({"jsonrpc":"2.0","id":"a-1","result":{"content":[{"type":"text","text":"ok"}],"isError":false}})",
+           R"({"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"Method not found","data":{"x":[1,2.5,null]}}})",
+           R"([{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","method":"n"},{"id":2},3,[]])",
+           R"({"jsonrpc":"2.0","id":1.5,"method":"ping"})",
+           R"({"jsonrpc":"2.0","id":null,"method":"ping"})",
+           R"({"jsonrpc":"1.0","id":1,"method":"ping"})",
+           R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a:b","arguments":{"s":"\u00e9\ud83d\ude00","n":-9223372036854775808,"f":1e308}}})",
+           "[]", "{", "", "null", "\"x\""})
+    put_raw(dir, body);
+}
+
+void config_seeds(const fs::path& dir) {
+  for (const char* yaml : {
+           "servers:\n  - name: bank\n    command: ./bank\n    args: [--x]\n    slices: {read: [\"get_*\"]}\n",
+           "listen: {host: 127.0.0.1, port: ${PORT}, path: /mcp, tls: {cert_file: c.pem, key_file: k.pem}}\n"
+           "servers:\n  - {name: web, transport: http, url: \"https://h/mcp\", headers: {A: \"${TOKEN}\"}, "
+           "tls: {ca_file: ca.pem, verify: false}, max_response_bytes: 4096}\n",
+           "auth:\n  bearer_tokens:\n    - {token: \"${TOKEN}\", name: ci, modes: [ro]}\n"
+           "modes:\n  ro: {description: r, include_slices: [read]}\ndefault_mode: ro\nservers: []\n",
+           "chain: {resolve: true, max_depth: 3, merge: last}\nwelcome: {strategy: tool, tool: \"a:b\", arguments: {x: 1}}\n"
+           "sagas: {secret: [\"${EMPTY:-k1}\", k2], ttl_s: 60}\nnaming: {separator: \"__\", max_length: 64}\nservers: []\n",
+           "plugins:\n  - path: ./p.so\n    config: ${YAML}\nservers: []\n", "servers: [", "{}", "- a\n- b\n",
+           "listen: {port: 99999}\n"})
+    put_raw(dir, yaml);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: %s DIR   (writes DIR/fuzz_token and DIR/fuzz_era)\n", argv[0]);
+    std::fprintf(stderr, "usage: %s DIR   (writes DIR/<target> for each fuzz target)\n", argv[0]);
     return 2;
   }
   const fs::path root = argv[1];
   token_seeds(root / "fuzz_token");
   era_seeds(root / "fuzz_era");
+  jsonrpc_seeds(root / "fuzz_jsonrpc");
+  config_seeds(root / "fuzz_config");
   std::printf("fuzz_seeds: %d seeds in %s\n", written, root.c_str());
   return 0;
 }

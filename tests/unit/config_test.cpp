@@ -576,6 +576,14 @@ TEST_CASE("config: invalid YAML and bad documents") {
         "gw.yaml:1: expected a mapping of settings at the top level, got a list");
   CHECK(parse_error("servers: []\n---\nservers: []\n") ==
         "gw.yaml:3: invalid YAML: expected one document, found 2");
+  CHECK(parse_error("servers: []\n...\n# c\nlisten: {}\n") ==
+        "gw.yaml:4: invalid YAML: expected one document, found 2");
+  CHECK(parse_ok("%YAML 1.2\n---\nservers: []\n...\n# the end\n").servers.empty());
+  // yaml-cpp quotes the bad escape as is (found by fuzz_config).
+  CHECK(parse_error("a: \"\\\x01\"\n") == "gw.yaml:1: invalid YAML: unknown escape character: \\x01");
+  // yaml-cpp 0.7's LoadAll never returned on this text (found by fuzz_config).
+  CHECK(parse_error(",;\n -ab\n") ==
+        "gw.yaml:1: expected a mapping of settings at the top level, got text that is not YAML");
 }
 
 TEST_CASE("config: load reads the file or says why it cannot") {
