@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <set>
 
 #include "chain/merge.hpp"
@@ -183,11 +182,13 @@ json::Document resolve(const Context& ctx, const catalog::ExposedTool& first, co
     break;
   }
 
-  std::optional<Refusal> stopped;
-  if (!refusal.empty()) stopped = Refusal{std::move(refusal), std::move(refused)};
+  const Refusal stopped{std::move(refusal), std::move(refused)};
+  // The result is the called tool's: its outputSchema decides the
+  // structuredContent (merge.hpp).
   auto def = json::parse(first.definition);
   const json::Value* schema = def ? json::find(*def, "outputSchema") : nullptr;
-  return merge(calls, stopped ? &*stopped : nullptr, schema && schema->IsObject() ? schema : nullptr, ctx.config.merge);
+  return merge(calls, stopped.text.empty() ? nullptr : &stopped, schema && schema->IsObject() ? schema : nullptr,
+               ctx.config.merge);
 }
 
 }  // namespace mcpgw::chain

@@ -129,7 +129,7 @@ json::Document merge(const std::vector<Call>& calls, const Refusal* refusal,
       // A client that shows only structuredContent would hide the other
       // calls' text: carry it inside, where the schema allows one more key.
       const bool alone = !show_all && *chosen == calls.size() - 1;
-      if (!alone && sc.IsObject() && admits_extra_property(*output_schema, kHopsKey)) {
+      if (!alone && sc.IsObject() && !sc.HasMember(kHopsKey) && admits_extra_property(*output_schema, kHopsKey)) {
         json::Value with_hops(sc, a);
         with_hops.AddMember(json::str(kHopsKey, a), hops, a);
         if (conforms(*output_schema, with_hops)) sc = std::move(with_hops);
