@@ -17,6 +17,8 @@
 #include <memory>
 #include <string_view>
 
+#include "config/paths.hpp"
+
 namespace mcpgw::config {
 namespace {
 
@@ -124,6 +126,7 @@ bool is_loopback(std::string host) {
 struct Context {
   const std::string& source;
   const EnvLookup& env;
+  std::string base_dir;  // the file's directory: relative paths in it start here
 };
 
 class Fields;
@@ -160,6 +163,16 @@ class Value {
     if (!node_.IsScalar()) fail("expected a string, got " + found());
     return interpolate(node_.Scalar());
   }
+
+  /// A file the configuration names (after interpolation), absolute:
+  /// relative to the file's directory (resolve_path). Null reads as "".
+  std::string path() const { return resolve_path(ctx_->base_dir, text()); }
+
+  /// A command or shared library: with a slash, a path(); without, left
+  /// for the search at start (PATH, ld.so).
+  std::string program() const { return resolve_command(ctx_->base_dir, non_empty_text()); }
+
+  const std::string& base_dir() const { return ctx_->base_dir; }
 
   std::string non_empty_text() const {
     std::string s = text();
@@ -409,6 +422,10 @@ class Fields {
     missing.fail("required key is missing");
   }
 
+  /// Reads a key that names a file (Value::path).
+  void read_path(std::string_view key, std::string& out) const {
+    if (auto v = get(key)) out = v->path();
+  }
   void read(std::string_view key, std::string& out) const {
     if (auto v = get(key)) out = v->text();
   }
@@ -469,8 +486,11 @@ Listen read_listen(const Value& v, bool auth_enabled) {
   f.read("session_idle_s", l.session_idle_s, 0);
   if (auto tls = f.get("tls"); tls && !tls->is_null()) {
     Fields t = tls->fields({"cert_file", "key_file"});
-    l.tls.cert_file = t.required("cert_file").non_empty_text();
-    l.tls.key_file = t.required("key_file").non_empty_text();
+    Value cert = t.required("cert_file"), key = t.required("key_file");
+    cert.non_empty_text();
+    key.non_empty_text();
+    l.tls.cert_file = cert.path();
+    l.tls.key_file = key.path();
   }
   f.read("reuse_port", l.reuse_port);
   return l;
@@ -602,10 +622,12 @@ Server read_server(const Value& v, const Naming& naming, std::map<std::string, i
               std::to_string(it->second) + ")");
   }
   if (auto t = f.get("transport")) s.transport = t->one_of<T>({{"stdio", T::Stdio}, {"http", T::Http}});
-  if (s.transport == T::Stdio) s.command = f.required("command").non_empty_text();
+  if (s.transport == T::Stdio) s.command = f.required("command").program();
   f.read("args", s.args);
   if (auto env = f.get("env")) s.env = env->string_map();
-  f.read("cwd", s.cwd);
+  f.read_path("cwd", s.cwd);
+  // The file's directory, not mcpgw's: the same child whoever starts mcpgw.
+  if (s.transport == T::Stdio && s.cwd.empty()) s.cwd = v.base_dir();
   if (s.transport == T::Http) {
     Value url = f.required("url");
     s.url = url.text();
@@ -623,7 +645,7 @@ Server read_server(const Value& v, const Naming& naming, std::map<std::string, i
   if (auto tls = f.get("tls"); tls && !tls->is_null()) {
     if (s.transport != T::Http) tls->fail("tls applies to transport: http servers");
     Fields t = tls->fields({"ca_file", "verify"});
-    t.read("ca_file", s.tls.ca_file);
+    t.read_path("ca_file", s.tls.ca_file);
     t.read("verify", s.tls.verify);
   }
   if (auto bytes = f.get("max_response_bytes")) {
@@ -651,7 +673,7 @@ Server read_server(const Value& v, const Naming& naming, std::map<std::string, i
 Plugin read_plugin(const Value& v) {
   Plugin p;
   Fields f = v.fields({"path", "config"});
-  p.path = f.required("path").non_empty_text();
+  p.path = f.required("path").program();
   if (auto config = f.get("config"); config && !config->is_null()) {
     if (!config->is_map()) config->fail("expected a mapping (handed to the plugin as a JSON object), got " + config->found());
     p.config_json = config->json();
@@ -802,7 +824,7 @@ Result<Config> parse_text(const std::string& yaml_text, const std::string& sourc
                    ": expected a mapping of settings at the top level, got text that is not YAML"};
     }
     if (!env) env = process_env;
-    Context ctx{source, env};
+    Context ctx{source, env, base_dir_of(source)};
     return read_config(Value(ctx, doc, "", 1), source);
   } catch (const Invalid& e) {
     return Error{e.message};
