@@ -80,10 +80,12 @@ export function runCli(command, args, { env, cwd, timeoutMs = RUN_MS } = {}) {
     killGroup(child.pid, 'SIGKILL');
   }, timeoutMs);
   return new Promise((resolve) => {
-    const finish = (code, signal, error) => {
+    const finish = async (code, signal, error) => {
       clearTimeout(timer);
-      // Anything the CLI left behind in its group (an MCP server it launched).
-      killGroup(child.pid, 'SIGKILL');
+      // Anything the CLI left behind in its group (an MCP server it
+      // launched): asked to stop (mcpgw then stops its own upstreams), killed
+      // if still there after a deadline.
+      await stopGroup(child.pid);
       running.delete(child.pid);
       resolve({ code, signal, error, stdout, stderr, timedOut, ms: Date.now() - started });
     };
@@ -91,6 +93,25 @@ export function runCli(command, args, { env, cwd, timeoutMs = RUN_MS } = {}) {
     // 'close': the process exited and its output pipes are drained.
     child.on('close', (code, signal) => finish(code, signal));
   });
+}
+
+/** Whether any process of group `pgid` is left (a zombie counts until reaped). */
+function groupAlive(pgid) {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** SIGTERM to the group, then SIGKILL if any member is left after `graceMs` (polled). */
+async function stopGroup(pgid, graceMs = 5000) {
+  if (!groupAlive(pgid)) return;
+  killGroup(pgid, 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (groupAlive(pgid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  killGroup(pgid, 'SIGKILL');
 }
 
 /** A one-line account of a run for assertion messages. */
@@ -334,7 +355,10 @@ export function gatewayConfig({ bankCommand, toolboxCommand, tapLog, withShop = 
     { name: 'toolbox', transport: 'stdio', command: toolboxCommand, args: ['--chain-tool', 'chain'] },
   ];
   if (withShop) servers.push({ name: 'shop', transport: 'stdio', command: 'node', args: [SHOP] });
-  return { instructions: INSTRUCTIONS, servers };
+  // After a Claude Code session over HTTP, SIGTERM finds "calls still
+  // running" and waits the whole grace period (10 s by default), longer than
+  // the harness waits before SIGKILL, which would orphan the upstreams.
+  return { instructions: INSTRUCTIONS, shutdown_grace_ms: 500, servers };
 }
 
 /** The elicitation answers the bank received from the client (through the gateway), from the tap log. */
