@@ -17,6 +17,8 @@
 #include <memory>
 #include <string_view>
 
+#include "config/paths.hpp"
+
 namespace mcpgw::config {
 namespace {
 
@@ -124,6 +126,7 @@ bool is_loopback(std::string host) {
 struct Context {
   const std::string& source;
   const EnvLookup& env;
+  std::string base_dir;  // the file's directory: relative paths in it start here
 };
 
 class Fields;
@@ -160,6 +163,16 @@ class Value {
     if (!node_.IsScalar()) fail("expected a string, got " + found());
     return interpolate(node_.Scalar());
   }
+
+  /// A file the configuration names (after interpolation), absolute:
+  /// relative to the file's directory (resolve_path). Null reads as "".
+  std::string path() const { return resolve_path(ctx_->base_dir, text()); }
+
+  /// A command or shared library: with a slash, a path(); without, left
+  /// for the search at start (PATH, ld.so).
+  std::string program() const { return resolve_command(ctx_->base_dir, non_empty_text()); }
+
+  const std::string& base_dir() const { return ctx_->base_dir; }
 
   std::string non_empty_text() const {
     std::string s = text();
@@ -409,6 +422,10 @@ class Fields {
     missing.fail("required key is missing");
   }
 
+  /// Reads a key that names a file (Value::path).
+  void read_path(std::string_view key, std::string& out) const {
+    if (auto v = get(key)) out = v->path();
+  }
   void read(std::string_view key, std::string& out) const {
     if (auto v = get(key)) out = v->text();
   }
@@ -596,10 +613,12 @@ Server read_server(const Value& v, const Naming& naming, std::map<std::string, i
               std::to_string(it->second) + ")");
   }
   if (auto t = f.get("transport")) s.transport = t->one_of<T>({{"stdio", T::Stdio}, {"http", T::Http}});
-  if (s.transport == T::Stdio) s.command = f.required("command").non_empty_text();
+  if (s.transport == T::Stdio) s.command = f.required("command").program();
   f.read("args", s.args);
   if (auto env = f.get("env")) s.env = env->string_map();
-  f.read("cwd", s.cwd);
+  f.read_path("cwd", s.cwd);
+  // The file's directory, not mcpgw's: the same child whoever starts mcpgw.
+  if (s.transport == T::Stdio && s.cwd.empty()) s.cwd = v.base_dir();
   if (s.transport == T::Http) {
     Value url = f.required("url");
     s.url = url.text();
@@ -636,7 +655,7 @@ Server read_server(const Value& v, const Naming& naming, std::map<std::string, i
 Plugin read_plugin(const Value& v) {
   Plugin p;
   Fields f = v.fields({"path", "config"});
-  p.path = f.required("path").non_empty_text();
+  p.path = f.required("path").program();
   if (auto config = f.get("config"); config && !config->is_null()) {
     if (!config->is_map()) config->fail("expected a mapping (handed to the plugin as a JSON object), got " + config->found());
     p.config_json = config->json();
@@ -703,7 +722,7 @@ Result<Config> parse(const std::string& yaml_text, const std::string& source, En
                    ": invalid YAML: expected one document, found " + std::to_string(docs.size())};
     }
     if (!env) env = process_env;
-    Context ctx{source, env};
+    Context ctx{source, env, base_dir_of(source)};
     return read_config(Value(ctx, docs.empty() ? YAML::Node() : docs[0], "", 1), source);
   } catch (const Invalid& e) {
     return Error{e.message};

@@ -92,10 +92,10 @@ struct Server {
   std::string name;
   enum class Transport { Stdio, Http } transport = Transport::Stdio;
   // stdio
-  std::string command;
+  std::string command;                // absolute when it has a slash, else looked up in PATH
   std::vector<std::string> args;
   std::vector<std::pair<std::string, std::string>> env;
-  std::string cwd;                    // empty = the gateway's working directory
+  std::string cwd;                    // absolute; default (stdio): the file's directory
   // http
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;
@@ -115,8 +115,9 @@ struct Server {
 };
 
 struct Plugin {
-  /// Shared library; a path with a slash is relative to the directory mcpgw
-  /// runs in, one without is searched like any library (ld.so rules).
+  /// Shared library: absolute when the file gave a path with a slash
+  /// (resolved against the file's directory), else searched like any
+  /// library (ld.so rules).
   std::string path;
   std::string config_json = "{}";     // compact JSON object, handed to the plugin
   bool operator==(const Plugin&) const = default;
@@ -150,7 +151,9 @@ std::optional<std::string> process_env(const std::string& name);
 
 /// Parses and validates YAML text. `source` names the file in messages, which
 /// have the form `FILE:LINE: KEY: what is wrong` (KEY as a path like
-/// `servers[1].timeout_ms`).
+/// `servers[1].timeout_ms`), and its directory is where the relative paths
+/// of the file start (config/paths.hpp): every path in the result is
+/// absolute.
 Result<Config> parse(const std::string& yaml_text, const std::string& source,
                      EnvLookup env = process_env);
 

@@ -4,7 +4,8 @@
 // errors, a crashing server, noise on stdout, large payloads and `_meta`
 // pass-through. Flags add fixtures for the gateway's own features:
 // `--chain-tool NAME` a tool whose result asks for a next tool (nextTool
-// chains), `--welcome-tool NAME` a tool flagged `_meta.welcomeTool` (plus
+// chains; `--typed-chain-tool` / `--closed-chain-tool` the same with an
+// outputSchema), `--welcome-tool NAME` a tool flagged `_meta.welcomeTool` (plus
 // `welcome_calls`, which counts their calls).
 #include <unistd.h>
 
@@ -176,7 +177,14 @@ void add_generated(ex::Server& server, std::size_t count) {
 //   {next: "chain", next_arguments: {text: "b", next: "echo", next_arguments: {text: "c"}}}
 // Without next_arguments, the arguments of the next tool are this call's own
 // arguments: {next: "chain"} asks for itself again (a cycle).
-void add_chain_tool(ex::Server& server, const std::string& name) {
+// `output_schema`, when given, is declared as the tool's outputSchema (the
+// result conforms to both below): the typed chains validating clients check.
+constexpr const char* kChainSchema =
+    R"({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]})";
+constexpr const char* kClosedChainSchema =
+    R"({"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false})";
+
+void add_chain_tool(ex::Server& server, const std::string& name, const char* output_schema = "") {
   server.add_tool({
       .name = name,
       .title = "Chain",
@@ -186,6 +194,7 @@ void add_chain_tool(ex::Server& server, const std::string& name) {
                       R"("next_arguments":{"type":"object"},"is_error":{"type":"boolean"},)"
                       R"("use_name_key":{"type":"boolean"},"sleep_ms":{"type":"integer","minimum":0}},)"
                       R"("additionalProperties":false})",
+      .output_schema = output_schema,
       .handler = [](const json::Value& args) -> ex::ToolOutcome {
         if (auto ms = ex::get_int(args, "sleep_ms"); ms && *ms > 0)
           std::this_thread::sleep_for(std::chrono::milliseconds(*ms));
@@ -285,6 +294,18 @@ int main(int argc, char** argv) {
        [&](std::string_view v) {
          if (v.empty()) return false;
          add_chain_tool(server, std::string(v));
+         return true;
+       }},
+      {"--typed-chain-tool", "the chain fixture with an outputSchema {text: string} open to more properties",
+       [&](std::string_view v) {
+         if (v.empty()) return false;
+         add_chain_tool(server, std::string(v), kChainSchema);
+         return true;
+       }},
+      {"--closed-chain-tool", "the chain fixture with an outputSchema {text: string} and no other property",
+       [&](std::string_view v) {
+         if (v.empty()) return false;
+         add_chain_tool(server, std::string(v), kClosedChainSchema);
          return true;
        }},
       {"--welcome-tool", "add a tool of this name flagged _meta.welcomeTool, and welcome_calls (repeatable)",

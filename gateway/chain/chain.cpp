@@ -5,9 +5,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
+#include <optional>
 #include <set>
 
+#include "chain/merge.hpp"
 #include "mcp/protocol.hpp"
 
 namespace mcpgw::chain {
@@ -48,15 +49,6 @@ void canonical_into(const json::Value& v, std::string& out) {
     out += json::write(v);
   }
 }
-
-/// One call of the chain, for the trace and the merge.
-struct Call {
-  std::string tool;
-  json::Document arguments{rapidjson::kObjectType};
-  json::Document result;
-  bool is_error = false;
-  double ms = 0;
-};
 
 bool is_error_result(const json::Value& r) {
   const json::Value* e = json::find(r, "isError");
@@ -191,44 +183,11 @@ json::Document resolve(const Context& ctx, const catalog::ExposedTool& first, co
     break;
   }
 
-  // One result: the content of every call (or the last), the last call's
-  // structuredContent and _meta without nextTool, and the trace.
-  json::Document out(rapidjson::kObjectType);
-  auto& a = out.GetAllocator();
-  json::Value content(rapidjson::kArrayType);
-  std::size_t from = ctx.config.merge == config::Chain::Merge::All || !refusal.empty() ? 0 : calls.size() - 1;
-  for (std::size_t i = from; i < calls.size(); ++i)
-    if (const json::Value* c = json::find(calls[i].result, "content"); c && c->IsArray())
-      for (const auto& item : c->GetArray()) content.PushBack(json::Value(item, a), a);
-  bool any_error = !refusal.empty();
-  for (const auto& c : calls) any_error |= c.is_error;
-  if (!refusal.empty()) {
-    json::Value item(rapidjson::kObjectType);
-    item.AddMember("type", "text", a);
-    item.AddMember("text", json::str(refusal, a), a);
-    content.PushBack(item, a);
-  }
-  out.AddMember("content", content, a);
-  const json::Document& last = calls.back().result;
-  if (const json::Value* s = json::find(last, "structuredContent")) out.AddMember("structuredContent", json::Value(*s, a), a);
-  if (any_error) out.AddMember("isError", true, a);
-  json::Value meta(rapidjson::kObjectType);
-  if (const json::Value* m = json::find(last, "_meta"); m && m->IsObject()) meta.CopyFrom(*m, a);
-  meta.RemoveMember("nextTool");
-  json::Value trace(rapidjson::kArrayType);
-  auto add = [&](const Call& c, bool error) {
-    json::Value e(rapidjson::kObjectType);
-    e.AddMember("tool", json::str(c.tool, a), a);
-    e.AddMember("arguments", json::Value(c.arguments, a), a);
-    e.AddMember("isError", error, a);
-    e.AddMember("ms", std::round(c.ms * 1000) / 1000, a);  // microsecond precision is plenty
-    trace.PushBack(e, a);
-  };
-  for (const auto& c : calls) add(c, c.is_error);
-  if (!refusal.empty()) add(refused, true);
-  meta.AddMember("mcpgw/chain", trace, a);
-  out.AddMember("_meta", meta, a);
-  return out;
+  std::optional<Refusal> stopped;
+  if (!refusal.empty()) stopped = Refusal{std::move(refusal), std::move(refused)};
+  auto def = json::parse(first.definition);
+  const json::Value* schema = def ? json::find(*def, "outputSchema") : nullptr;
+  return merge(calls, stopped ? &*stopped : nullptr, schema && schema->IsObject() ? schema : nullptr, ctx.config.merge);
 }
 
 }  // namespace mcpgw::chain

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 
 #include "server/gateway.hpp"
 
@@ -30,6 +31,13 @@ std::vector<std::string> modes_of(const catalog::Snapshot& s, const catalog::Exp
 int run_check(config::Config cfg, bool as_json, std::ostream& out) {
   std::string source = cfg.source;
   std::string default_mode = cfg.default_mode;
+  // What each stdio server runs, as resolved against the file's directory.
+  std::map<std::string, config::Server> by_name;
+  for (const auto& s : cfg.servers) by_name.emplace(s.name, s);
+  auto stdio = [&](const std::string& name) -> const config::Server* {
+    auto it = by_name.find(name);
+    return it != by_name.end() && it->second.transport == config::Server::Transport::Stdio ? &it->second : nullptr;
+  };
   Gateway gw(std::move(cfg));
   gw.start_upstreams();  // a failure shows as errors in the snapshot
   auto snap = gw.snapshot();
@@ -69,6 +77,10 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out) {
       s.AddMember("name", json::str(u->name(), a), a);
       s.AddMember("connected", u->ready(), a);
       s.AddMember("status", json::str(u->status(), a), a);
+      if (const config::Server* c = stdio(u->name())) {
+        s.AddMember("command", json::str(c->command, a), a);
+        s.AddMember("cwd", json::str(c->cwd, a), a);
+      }
       s.AddMember("tools", l->tools.Size(), a);
       s.AddMember("resources", l->resources.Size(), a);
       s.AddMember("prompts", l->prompts.Size(), a);
@@ -108,6 +120,7 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out) {
     auto l = u->listing();
     out << "  " << u->name() << ": " << u->status() << " (" << l->tools.Size() << " tools, " << l->resources.Size()
         << " resources, " << l->prompts.Size() << " prompts)\n";
+    if (const config::Server* c = stdio(u->name())) out << "    command: " << c->command << " (in " << c->cwd << ")\n";
   }
   if (!plugins.empty()) out << "\nplugins:\n";
   for (const auto& p : plugins)

@@ -99,19 +99,23 @@ test(
       assert.equal(typeof h.ms, 'number', JSON.stringify(h));
       assert.ok(h.ms >= 0, JSON.stringify(h));
     }
-    // structuredContent is the last call's: echo has none, so the result has none.
-    assert.equal(r.structuredContent, undefined, `structuredContent not from the last call (echo): ${JSON.stringify(r.structuredContent)}`);
+    // toolbox:chain declares no outputSchema: a result showing several calls
+    // carries no structuredContent (a client showing only that would hide
+    // the other calls); each call's own is in the trace.
+    assert.equal(r.structuredContent, undefined, `structuredContent in a merged result: ${JSON.stringify(r.structuredContent)}`);
+    assert.deepEqual(trace.map((h) => h.structuredContent), [{ text: 'a' }, { text: 'b' }, undefined]);
     await c.close();
   }),
 );
 
 test(
-  'structuredContent comes from the last call (chain → chain: {text: "b"})',
+  'no outputSchema: no structuredContent in the merged result, every call\'s in the trace (chain → chain)',
   withDiagnostics(async () => {
     const c = await connect();
     const r = await call(c, 'toolbox:chain', { text: 'a', next: 'chain', next_arguments: { text: 'b' } });
     assert.deepEqual(texts(r), ['a', 'b']);
-    assert.deepEqual(r.structuredContent, { text: 'b' });
+    assert.equal(r.structuredContent, undefined, JSON.stringify(r));
+    assert.deepEqual(hopsOf(r).map((h) => h.structuredContent), [{ text: 'a' }, { text: 'b' }]);
     await c.close();
   }),
 );
@@ -137,8 +141,9 @@ test(
     assert.equal(r.content.length, 2, JSON.stringify(r.content));
     assert.deepEqual(r.content[0], { type: 'text', text: 'to the bank' });
     assert.match(r.content[1].text, /^You have 3 accounts:/);
+    assert.equal(r.structuredContent, undefined, 'toolbox:chain declares no outputSchema');
     assert.deepEqual(
-      r.structuredContent.accounts.map((a) => a.accountId),
+      hopsOf(r)[1].structuredContent.accounts.map((a) => a.accountId),
       ['acc_checking_001', 'acc_savings_001', 'acc_credit_001'],
     );
     assert.deepEqual(toolsOf(r), ['toolbox:chain', 'bank:list_accounts']);
@@ -171,9 +176,13 @@ test(
     assert.match(r.content[0].text, /Primary Checking account \(acc_checking_001\) is currently locked/);
     assert.deepEqual(r.content[0].annotations, { audience: ['user'] }, 'content items pass through unchanged');
     assert.match(r.content[1].text, /^I've requested a handoff to a customer service agent \(ticket HO-\d+\)/);
-    assert.equal(r.structuredContent.status, 'queued');
-    assert.equal(r.structuredContent.reason, LOCKED_REASON);
-    assert.match(r.structuredContent.ticketId, /^HO-\d+$/);
+    // prepare_money_transfer declares no outputSchema: the handoff's
+    // structured result is in the trace, its text in the content.
+    assert.equal(r.structuredContent, undefined, JSON.stringify(r.structuredContent));
+    const handoff = hopsOf(r)[1].structuredContent;
+    assert.equal(handoff.status, 'queued');
+    assert.equal(handoff.reason, LOCKED_REASON);
+    assert.match(handoff.ticketId, /^HO-\d+$/);
     assertNoNextTool(r);
     assert.deepEqual(toolsOf(r), ['bank:prepare_money_transfer', 'bank:request_agent_handoff']);
     assert.deepEqual(hopsOf(r)[0].arguments, args);

@@ -282,7 +282,10 @@ test(
     assert.equal(texts[0], 'Transfers over USD 1000 need a customer service agent.');
     assert.match(texts[1], /^I've requested a handoff to a customer service agent \(ticket HO-\d+\)/);
     const reason = `Transfer of USD 5000 from ${SAVINGS} exceeds the USD 1000 limit for assistant-initiated transfers`;
-    assert.equal(r.structuredContent.reason, reason);
+    // safe_transfer declares no outputSchema: the handoff's structured
+    // result is in the trace, not in place of the plugin's own answer.
+    assert.equal(r.structuredContent, undefined, JSON.stringify(r.structuredContent));
+    assert.equal(r._meta['mcpgw/chain'][1].structuredContent.reason, reason);
     assert.deepEqual(
       r._meta['mcpgw/chain'].map(({ tool, arguments: a }) => ({ tool, arguments: a })),
       [
@@ -304,7 +307,11 @@ test(
     const texts = textsOf(r);
     assert.match(texts[0], /Primary Checking account \(acc_checking_001\) is currently locked/);
     assert.match(texts[1], /^I've requested a handoff/);
-    assert.equal(r.structuredContent.reason, 'Customer attempted to transfer from locked account: Primary Checking (acc_checking_001)');
+    assert.equal(r.structuredContent, undefined, JSON.stringify(r.structuredContent));
+    assert.equal(
+      r._meta['mcpgw/chain'][1].structuredContent.reason,
+      'Customer attempted to transfer from locked account: Primary Checking (acc_checking_001)',
+    );
     assert.deepEqual(r._meta['mcpgw/chain'].map((h) => h.tool), ['safe_transfer', 'bank:request_agent_handoff']);
     await c.close();
   }),

@@ -1,9 +1,11 @@
 #include "config/config.hpp"
+#include "config/paths.hpp"
 
 #include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
@@ -26,6 +28,9 @@ Config parse_ok(const std::string& yaml, const EnvLookup& env = env_of({})) {
   REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error()));
   return std::move(r.value());
 }
+
+/// `name` in the current directory: where the relative paths of "gw.yaml" go.
+std::string here(const std::string& name) { return (std::filesystem::current_path() / name).string(); }
 
 std::string parse_error(const std::string& yaml, const EnvLookup& env = env_of({})) {
   auto r = parse(yaml, "gw.yaml", env);
@@ -237,7 +242,7 @@ TEST_CASE("config: a file with every key lands in the struct") {
   const Server& bank = c.servers[0];
   CHECK(bank.name == "bank");
   CHECK(bank.transport == Server::Transport::Stdio);
-  CHECK(bank.command == "./bank-server");
+  CHECK(bank.command == here("bank-server"));
   CHECK(bank.args == std::vector<std::string>{"--fast", "-v"});
   using Pairs = std::vector<std::pair<std::string, std::string>>;
   CHECK(bank.env == Pairs{{"B", "2"}, {"A", "1"}});
@@ -266,7 +271,7 @@ TEST_CASE("config: a file with every key lands in the struct") {
   CHECK(crm.required);
 
   REQUIRE(c.plugins.size() == 2);
-  CHECK(c.plugins[0].path == "./libbanking.so");
+  CHECK(c.plugins[0].path == here("libbanking.so"));
   CHECK(c.plugins[0].config_json == R"({"limit":10,"name":"x"})");
   CHECK(c.plugins[1].config_json == "{}");
   CHECK(c.instructions == "Be nice.");
@@ -279,7 +284,9 @@ TEST_CASE("config: the contract's example file is valid") {
   CHECK(c.modes.size() == 1);
   CHECK(c.sagas.secrets == std::vector<std::string>{"s"});
   REQUIRE(c.servers.size() == 1);
-  CHECK(c.servers[0].cwd == ".");
+  CHECK(c.servers[0].cwd == std::filesystem::current_path().string());
+  CHECK(c.servers[0].command == here("build/examples/bank-server"));
+  CHECK(c.plugins[0].path == here("build/plugins/libbanking_composites.so"));
   CHECK(c.servers[0].filters.has_value());
   CHECK(c.plugins.size() == 1);
 }
@@ -318,7 +325,8 @@ TEST_CASE("config: defaults when keys are absent") {
   const Server& a = s.servers[0];
   CHECK(a.transport == Server::Transport::Stdio);
   CHECK(a.args.empty());
-  CHECK(a.cwd.empty());
+  CHECK(a.command == "run");
+  CHECK(a.cwd == std::filesystem::current_path().string());  // the file's directory
   CHECK(a.proxy_tools);
   CHECK(a.prefix);
   CHECK_FALSE(a.filters.has_value());
@@ -605,4 +613,91 @@ TEST_CASE("config: load reads the file or says why it cannot") {
 TEST_CASE("config: process_env reads the environment") {
   CHECK(process_env("PATH").has_value());
   CHECK_FALSE(process_env("MCPGW_SURELY_UNSET_VARIABLE_4711").has_value());
+}
+
+TEST_CASE("config: resolve_path makes a path absolute against a directory, lexically") {
+  CHECK(resolve_path("/etc/mcpgw", "bin/srv") == "/etc/mcpgw/bin/srv");
+  CHECK(resolve_path("/etc/mcpgw", "./bin/../lib//x.so") == "/etc/mcpgw/lib/x.so");
+  CHECK(resolve_path("/etc/mcpgw", "../shared") == "/etc/shared");
+  CHECK(resolve_path("/etc/mcpgw", ".") == "/etc/mcpgw");
+  CHECK(resolve_path("/etc/mcpgw", "data/") == "/etc/mcpgw/data");
+  CHECK(resolve_path("/etc/mcpgw", "/opt/x/./y") == "/opt/x/y");
+  CHECK(resolve_path("/etc/mcpgw", "") == "");
+  CHECK(resolve_command("/etc/mcpgw", "npx") == "npx");
+  CHECK(resolve_command("/etc/mcpgw", "./npx") == "/etc/mcpgw/npx");
+  CHECK(base_dir_of("/etc/mcpgw/gw.yaml") == "/etc/mcpgw");
+  CHECK(base_dir_of("/etc/mcpgw/../mcpgw/./gw.yaml") == "/etc/mcpgw");
+  CHECK(base_dir_of("conf/gw.yaml") == here("conf"));
+  CHECK(base_dir_of("gw.yaml") == std::filesystem::current_path().string());
+}
+
+TEST_CASE("config: paths in the file are relative to the file's directory, after interpolation") {
+  auto parse_at = [](const std::string& source, const std::string& yaml, const EnvLookup& env = env_of({})) {
+    auto r = parse(yaml, source, env);
+    INFO(yaml);
+    REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error()));
+    return std::move(r.value());
+  };
+  const char* yaml =
+      "servers:\n"
+      "  - {name: rel, command: ./bin/server}\n"
+      "  - {name: up, command: ../tools/srv, cwd: data}\n"
+      "  - {name: abs, command: /usr/bin/srv, cwd: /var/lib/x}\n"
+      "  - {name: path, command: npx, args: [-y, ./not-a-path-mcpgw-knows]}\n"
+      "  - {name: dot, command: bin/srv, cwd: .}\n"
+      "  - {name: web, transport: http, url: http://127.0.0.1:1/mcp}\n"
+      "plugins:\n"
+      "  - path: ./build/plugins/libx.so\n"
+      "  - path: libsearched.so\n"
+      "  - path: /opt/lib/liby.so\n";
+  Config c = parse_at("/etc/mcpgw/gateway.yaml", yaml);
+  REQUIRE(c.servers.size() == 6);
+  CHECK(c.servers[0].command == "/etc/mcpgw/bin/server");
+  CHECK(c.servers[0].cwd == "/etc/mcpgw");  // no cwd: the file's directory
+  // A command is relative to the file, not to the server's cwd.
+  CHECK(c.servers[1].command == "/etc/tools/srv");
+  CHECK(c.servers[1].cwd == "/etc/mcpgw/data");
+  CHECK(c.servers[2].command == "/usr/bin/srv");
+  CHECK(c.servers[2].cwd == "/var/lib/x");
+  CHECK(c.servers[3].command == "npx");  // PATH lookup
+  CHECK(c.servers[3].args == std::vector<std::string>{"-y", "./not-a-path-mcpgw-knows"});
+  CHECK(c.servers[4].command == "/etc/mcpgw/bin/srv");
+  CHECK(c.servers[4].cwd == "/etc/mcpgw");
+  CHECK(c.servers[5].cwd.empty());
+  REQUIRE(c.plugins.size() == 3);
+  CHECK(c.plugins[0].path == "/etc/mcpgw/build/plugins/libx.so");
+  CHECK(c.plugins[1].path == "libsearched.so");  // ld.so search
+  CHECK(c.plugins[2].path == "/opt/lib/liby.so");
+  CHECK(c.source == "/etc/mcpgw/gateway.yaml");
+
+  // ${VAR} first, then the path is resolved.
+  const char* interpolated = "servers:\n  - {name: s, command: \"${BIN:-./bin}/srv\", cwd: \"${DIR:-}\"}\n";
+  CHECK(parse_at("/srv/gw.yaml", interpolated).servers[0].command == "/srv/bin/srv");
+  CHECK(parse_at("/srv/gw.yaml", interpolated).servers[0].cwd == "/srv");
+  Config abs = parse_at("/srv/gw.yaml", interpolated, env_of({{"BIN", "/opt"}, {"DIR", "/tmp"}}));
+  CHECK(abs.servers[0].command == "/opt/srv");
+  CHECK(abs.servers[0].cwd == "/tmp");
+  Config rel = parse_at("/srv/gw.yaml", interpolated, env_of({{"BIN", "tools"}, {"DIR", "work"}}));
+  CHECK(rel.servers[0].command == "/srv/tools/srv");
+  CHECK(rel.servers[0].cwd == "/srv/work");
+
+  // A relative file name: its directory is taken from the current one.
+  CHECK(parse_at("conf/gw.yaml", yaml).servers[0].command == here("conf/bin/server"));
+}
+
+TEST_CASE("config: load resolves against the directory of the file it reads") {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("mcpgw_config_paths_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "sub");
+  fs::path file = dir / "sub" / "gw.yaml";
+  {
+    std::ofstream out(file);
+    out << "servers:\n  - name: s\n    command: ../bin/srv\nplugins:\n  - path: ./p.so\n";
+  }
+  auto c = load(file.string(), env_of({}));
+  REQUIRE(c.ok());
+  CHECK(c->servers[0].command == (dir / "bin" / "srv").string());
+  CHECK(c->servers[0].cwd == (dir / "sub").string());
+  CHECK(c->plugins[0].path == (dir / "sub" / "p.so").string());
+  fs::remove_all(dir);
 }
