@@ -340,6 +340,7 @@ export const CASES = {
     input: { text: 'cart checked', next: 'chain', next_arguments: { text: 'card charged', next: 'chain', next_arguments: { text: 'parcel booked' } } },
   },
   typed: { tool: 'shop:checkout', input: { cartId: 'cart-42' } },
+  typedClosed: { tool: 'shop:checkout_strict', input: { cartId: 'cart-42' } },
   asksUser: { tool: 'bank:transfer_money', input: { fromAccountId: 'acc_savings_001', toAccountId: 'acc_checking_001', amount: 10 } },
 };
 

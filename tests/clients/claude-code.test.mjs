@@ -2,8 +2,8 @@
 // its model replaced by the scripted stand-in (ANTHROPIC_BASE_URL on
 // loopback), so the tests read what the model would see of the gateway:
 // the welcome text in the system prompt, and the tool results of seed 003's
-// locked-account transfer, a 3-hop chain, a typed (outputSchema) tool that
-// chains and a tool that asks the user (elicitation).
+// locked-account transfer, a 3-hop chain, typed (outputSchema, open and
+// closed) tools that chain and a tool that asks the user (elicitation).
 //
 // Two CLI runs: over Streamable HTTP (every case in one conversation), and
 // over `mcpgw --stdio` launched by Claude Code from another working
@@ -114,7 +114,7 @@ describe('Claude Code over Streamable HTTP', () => {
     s = await session(Object.entries(CASES), { type: 'http', url: gw.url });
   });
 
-  test('the conversation runs to its end (ToolSearch, four MCP calls, a final answer)', withDiagnostics(() => assertRanToTheEnd(s)));
+  test('the conversation runs to its end (ToolSearch, five MCP calls, a final answer)', withDiagnostics(() => assertRanToTheEnd(s)));
 
   test('the welcome text is in the system prompt under "MCP Server Instructions"', withDiagnostics((t) => assertWelcome(t, s)));
 
@@ -123,7 +123,7 @@ describe('Claude Code over Streamable HTTP', () => {
   test('a 3-hop chain: the model sees every hop', withDiagnostics((t) => assertThreeHops(t, s)));
 
   test(
-    'a typed tool (outputSchema) that chains: no schema error, the model sees the order, the payment and the receipt',
+    'a typed tool (open outputSchema) that chains: no schema error, the model sees the order, the payment and the receipt',
     withDiagnostics((t) => {
       const r = seen(s, 'typed');
       t.diagnostic(`model sees: ${r.text}`);
@@ -131,6 +131,19 @@ describe('Claude Code over Streamable HTTP', () => {
       assert.equal(r.isError, false, r.text);
       // Something of every hop: the order (its cart), the payment (its status), the receipt.
       for (const bit of ['cart-42', 'captured', 'RCPT-7']) assert.ok(r.text.includes(bit), `${bit} missing: ${r.text}`);
+    }),
+  );
+
+  test(
+    'a typed tool (closed outputSchema) that chains: no schema error, the model sees the tool\'s own result',
+    withDiagnostics((t) => {
+      const r = seen(s, 'typedClosed');
+      // The later hops' text has no room in a closed schema (README's
+      // trade-off): it stays in content, which Claude Code drops.
+      t.diagnostic(`model sees: ${r.text}`);
+      assert.doesNotMatch(r.text, /does not match the tool's output schema/);
+      assert.equal(r.isError, false, r.text);
+      assert.deepEqual(JSON.parse(r.text), { orderId: 'ORD-7', cartId: 'cart-42', total: 42.5, currency: 'EUR' });
     }),
   );
 

@@ -5,7 +5,8 @@
 // read what the model would see: the gateway's instructions (with the
 // welcome text) as the description of Codex's namespace mcp__gw, and the
 // function_call_output of seed 003's locked-account transfer, a 3-hop chain,
-// a typed (outputSchema) tool that chains and a tool that asks the user.
+// typed (outputSchema, open and closed) tools that chain and a tool that
+// asks the user.
 //
 // Two CLI runs: over Streamable HTTP (every case in one conversation), and
 // over `mcpgw --stdio` launched by Codex from another working directory,
@@ -111,7 +112,7 @@ describe('Codex over Streamable HTTP', () => {
     s = await session(Object.entries(CASES), `url = ${toml(gw.url)}`);
   });
 
-  test('the conversation runs to its end (four MCP calls, a final answer)', withDiagnostics(() => assertRanToTheEnd(s)));
+  test('the conversation runs to its end (five MCP calls, a final answer)', withDiagnostics(() => assertRanToTheEnd(s)));
 
   test('the welcome text is the description of the namespace mcp__gw', withDiagnostics((t) => assertWelcome(t, s)));
 
@@ -120,12 +121,24 @@ describe('Codex over Streamable HTTP', () => {
   test('a 3-hop chain: the model sees every hop', withDiagnostics((t) => assertThreeHops(t, s)));
 
   test(
-    'a typed tool (outputSchema) that chains: the model sees the order, the payment and the receipt',
+    'a typed tool (open outputSchema) that chains: the model sees the order, the payment and the receipt',
     withDiagnostics((t) => {
       const r = seen(s, 'typed');
       t.diagnostic(`model sees: ${r.text}`);
       // Something of every hop: the order (its cart), the payment (its status), the receipt.
       for (const bit of ['cart-42', 'captured', 'RCPT-7']) assert.ok(r.text.includes(bit), `${bit} missing: ${r.text}`);
+    }),
+  );
+
+  test(
+    'a typed tool (closed outputSchema) that chains: the model sees the tool\'s own result',
+    withDiagnostics((t) => {
+      const r = seen(s, 'typedClosed');
+      // The later hops' text has no room in a closed schema (README's
+      // trade-off): it stays in content, which Codex drops.
+      t.diagnostic(`model sees: ${r.text}`);
+      const json = r.text.slice(r.text.indexOf('{'));
+      assert.deepEqual(JSON.parse(json), { orderId: 'ORD-7', cartId: 'cart-42', total: 42.5, currency: 'EUR' });
     }),
   );
 

@@ -7,8 +7,12 @@
 //   issue_receipt {orderId, paymentId} -> the receipt
 //
 // so a client calling shop:checkout through the gateway gets one merged
-// result of three hops, every one of them typed. Ids are fixed (the test
-// asserts on them): order ORD-7, payment PAY-7, receipt RCPT-7.
+// result of three hops, every one of them typed. checkout's outputSchema is
+// open (JSON Schema's default: other properties allowed); checkout_strict
+// is the same tool with a closed one (additionalProperties: false), which
+// leaves the gateway no room to add the later hops' text to the
+// structuredContent (README, "nextTool chains"). Ids are fixed (the tests
+// assert on them): order ORD-7, payment PAY-7, receipt RCPT-7.
 //
 //   node tests/clients/shop-server.mjs
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -16,6 +20,9 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const obj = (properties, required) => ({ type: 'object', properties, required, additionalProperties: false });
+const open = (properties, required) => ({ type: 'object', properties, required });
+
+const ORDER = { orderId: { type: 'string' }, cartId: { type: 'string' }, total: { type: 'number' }, currency: { type: 'string' } };
 
 export const TOOLS = [
   {
@@ -23,10 +30,14 @@ export const TOOLS = [
     title: 'Checkout',
     description: 'Places the order for a cart, then charges the card and issues the receipt.',
     inputSchema: obj({ cartId: { type: 'string' } }, ['cartId']),
-    outputSchema: obj(
-      { orderId: { type: 'string' }, cartId: { type: 'string' }, total: { type: 'number' }, currency: { type: 'string' } },
-      ['orderId', 'cartId', 'total', 'currency'],
-    ),
+    outputSchema: open(ORDER, Object.keys(ORDER)),
+  },
+  {
+    name: 'checkout_strict',
+    title: 'Checkout (closed output schema)',
+    description: 'Places the order for a cart, then charges the card and issues the receipt.',
+    inputSchema: obj({ cartId: { type: 'string' } }, ['cartId']),
+    outputSchema: obj(ORDER, Object.keys(ORDER)),
   },
   {
     name: 'charge_payment',
@@ -58,6 +69,7 @@ export const TOOLS = [
 function handle(name, args) {
   switch (name) {
     case 'checkout':
+    case 'checkout_strict':
       return {
         content: [{ type: 'text', text: `Order ORD-7 placed for cart ${args.cartId}: 42.50 EUR.` }],
         structuredContent: { orderId: 'ORD-7', cartId: String(args.cartId), total: 42.5, currency: 'EUR' },
