@@ -117,16 +117,28 @@ void era_seeds(const fs::path& dir) {
     put(dir, fuzz::kBase64, b);
 }
 
+void sse_seeds(const fs::path& dir) {
+  // Mode byte: chunking seed in the low bits, event limit in the top three.
+  const char* streams[] = {
+      "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n",
+      "id: 0\nretry: 100\ndata:\n\n: ping\n\nid: 1\r\ndata: a\r\ndata: b\r\n\r\n",
+      "data: x\r\rdata: yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\ndata: z\n\nid\nevent: e\ndata\n\n",
+  };
+  for (const char* s : streams)
+    for (std::uint8_t mode : {0x00, 0x07, 0x40, 0x83}) put(dir, mode, s);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: %s DIR   (writes DIR/fuzz_token and DIR/fuzz_era)\n", argv[0]);
+    std::fprintf(stderr, "usage: %s DIR   (writes DIR/fuzz_token, DIR/fuzz_era and DIR/fuzz_sse)\n", argv[0]);
     return 2;
   }
   const fs::path root = argv[1];
   token_seeds(root / "fuzz_token");
   era_seeds(root / "fuzz_era");
+  sse_seeds(root / "fuzz_sse");
   std::printf("fuzz_seeds: %d seeds in %s\n", written, root.c_str());
   return 0;
 }
