@@ -23,6 +23,7 @@ namespace mcpgw::transport {
 
 namespace asio = boost::asio;
 
+/// What to run.
 struct ChildSpec {
   std::string command;   ///< looked up in PATH when it has no slash
   std::vector<std::string> args;

@@ -102,6 +102,7 @@ struct HttpResult {
   HttpHead head;
 };
 
+/// The connections to one origin, and the exchanges over them.
 class HttpClient {
  public:
   /// Gets the head once; false stops reading (the body is not wanted).

@@ -353,7 +353,12 @@ void HttpConnection::on_stream_event(std::string_view data) {
   auto doc = json::parse(data);
   if (!doc) return;
   auto m = jsonrpc::Message::from(std::move(*doc));
-  if (m && handlers_.on_message) handlers_.on_message(*m);
+  try {
+    if (m && handlers_.on_message) handlers_.on_message(*m);
+  } catch (const std::exception& e) {
+    // The stream goes on: one message must not end the session's stream.
+    spdlog::error("upstream {}: handling a message of its stream failed: {}", target_.name, e.what());
+  }
 }
 
 asio::awaitable<void> HttpConnection::listen_loop() {

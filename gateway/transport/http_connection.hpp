@@ -26,6 +26,7 @@ struct HttpTarget {
   std::size_t max_response_bytes = 64 * 1024 * 1024;
 };
 
+/// One MCP session with a Streamable HTTP server.
 class HttpConnection final : public Connection, public std::enable_shared_from_this<HttpConnection> {
  public:
   /// Validates the URL and the TLS settings and prepares the pool; connects lazily.

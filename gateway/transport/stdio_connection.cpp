@@ -125,9 +125,17 @@ void StdioConnection::begin() {
         self->stdout_ended(ec == asio::error::eof ? "closed its stdout" : "stdout read failed: " + ec.message());
         co_return;
       }
-      lines.feed(
-          std::string_view(buf.data(), n), [&](std::string_view l) { self->on_line(l); },
-          [&](std::string_view head, std::string_view tail, std::size_t size) { self->on_oversized(head, tail, size); });
+      try {
+        lines.feed(
+            std::string_view(buf.data(), n), [&](std::string_view l) { self->on_line(l); },
+            [&](std::string_view head, std::string_view tail, std::size_t size) {
+              self->on_oversized(head, tail, size);
+            });
+      } catch (const std::exception& e) {
+        // Whatever a message made throw, the reader goes on: a lost reader
+        // would leave every later call to time out.
+        spdlog::error("upstream {}: handling its output failed: {}", self->name_, e.what());
+      }
     }
   }, asio::detached);
   asio::co_spawn(strand_, [self]() -> asio::awaitable<void> {

@@ -16,6 +16,7 @@
 
 namespace mcpgw::transport {
 
+/// One MCP session with a child process speaking over its stdio.
 class StdioConnection final : public Connection, public std::enable_shared_from_this<StdioConnection> {
  public:
   /// Spawns the child and starts reading. `name` labels log lines and
