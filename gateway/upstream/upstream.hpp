@@ -169,7 +169,8 @@ class Upstream final : public ToolOrigin {
   /// server's notifications/cancelled reaches them.
   std::map<std::string, std::shared_ptr<CancelSignal>> forwarded_;
   /// Forwarded requests wait for a person (elicitation) or a model
-  /// (sampling); they must not hold the connection's reader thread.
+  /// (sampling); they must not hold an I/O thread (where the connection
+  /// delivers the server's messages).
   WorkerPool relay_{0, 64};
 };
 
