@@ -17,7 +17,7 @@ Gateway::Gateway(config::Config cfg, unsigned io_threads)
                             [this](const std::string& level) {
                               for (const auto& u : upstreams()) u->set_log_level(level);
                             }}) {
-  for (const auto& s : cfg_->servers) upstreams_.push_back(std::make_shared<upstream::Upstream>(s, *this));
+  for (const auto& s : cfg_->servers) upstreams_.push_back(std::make_shared<upstream::Upstream>(s, io_, *this));
 }
 
 std::shared_ptr<const saga::Keyring> Gateway::make_keyring(const config::Config& cfg) {
@@ -230,7 +230,7 @@ Result<void> Gateway::reload(const std::string& path) {
     if (same != old.end()) {
       kept.push_back(*same);
     } else {
-      kept.push_back(std::make_shared<upstream::Upstream>(s, *this));
+      kept.push_back(std::make_shared<upstream::Upstream>(s, io_, *this));
       started.push_back(kept.back());
     }
   }

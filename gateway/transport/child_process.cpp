@@ -1,12 +1,13 @@
 #include "transport/child_process.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <boost/asio/post.hpp>
 
 #include <cerrno>
 #include <cstring>
@@ -38,9 +39,28 @@ std::string describe(int status) {
   return "status " + std::to_string(status);
 }
 
+/// The executable paths to try for `spec`, in order: a command with a slash
+/// as is, else each directory of the PATH the child will have.
+std::vector<std::string> candidates(const ChildSpec& spec, const std::vector<std::string>& env) {
+  if (spec.command.find('/') != std::string::npos) return {spec.command};
+  // execvpe would search the parent's PATH; the configured one must apply.
+  std::string path_env = "/usr/local/bin:/usr/bin:/bin";
+  for (const auto& e : env)
+    if (e.rfind("PATH=", 0) == 0) path_env = e.substr(5);
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (;;) {
+    auto end = path_env.find(':', start);
+    std::string dir = path_env.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    out.push_back((dir.empty() ? "." : dir) + "/" + spec.command);
+    if (end == std::string::npos) return out;
+    start = end + 1;
+  }
+}
+
 }  // namespace
 
-Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const ChildSpec& spec) {
+Result<std::shared_ptr<ChildProcess>> ChildProcess::spawn(asio::any_io_executor ex, const ChildSpec& spec) {
   if (spec.command.empty()) return Error{"empty command"};
   // Everything the child needs is prepared before fork: between fork and exec
   // only async-signal-safe calls are allowed in a threaded process.
@@ -62,25 +82,7 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const ChildSpec& spec)
   std::vector<char*> envp;
   for (auto& e : env_s) envp.push_back(e.data());
   envp.push_back(nullptr);
-
-  // execvpe searches the PATH of the environment we give it only through
-  // the parent's PATH; resolve it ourselves so a configured PATH applies.
-  std::string path_env = "/usr/local/bin:/usr/bin:/bin";
-  for (auto& e : env_s)
-    if (e.rfind("PATH=", 0) == 0) path_env = e.substr(5);
-  std::vector<std::string> candidates;
-  if (spec.command.find('/') != std::string::npos) {
-    candidates.push_back(spec.command);
-  } else {
-    std::size_t start = 0;
-    while (start <= path_env.size()) {
-      auto end = path_env.find(':', start);
-      std::string dir = path_env.substr(start, end == std::string::npos ? std::string::npos : end - start);
-      candidates.push_back((dir.empty() ? "." : dir) + "/" + spec.command);
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
-  }
+  const std::vector<std::string> paths = candidates(spec, env_s);
 
   Pipe in, out, err, status;
   if (!in.open() || !out.open() || !err.open() || !status.open()) {
@@ -99,7 +101,7 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const ChildSpec& spec)
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
-    // Undo the parent's signal set-up (httplib ignores SIGPIPE, we block some).
+    // Undo the parent's signal set-up (it ignores SIGPIPE, blocks some).
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -111,7 +113,7 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const ChildSpec& spec)
     if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0) {
       e = errno;
     } else {
-      for (auto& c : candidates) {
+      for (const auto& c : paths) {
         execve(c.c_str(), argv.data(), envp.data());
         if (errno != ENOENT || e == 0) e = errno;
       }
@@ -123,94 +125,97 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const ChildSpec& spec)
   ::close(out.w);
   ::close(err.w);
   ::close(status.w);
+  // The status pipe closes on exec (CLOEXEC) or carries exec's errno: a
+  // wait of the order of a fork, not of the child's work.
   int child_errno = 0;
   ssize_t n;
   do n = read(status.r, &child_errno, sizeof child_errno);
   while (n < 0 && errno == EINTR);
   ::close(status.r);
-  if (n == sizeof child_errno) {
+  int pidfd = n == sizeof child_errno ? -1 : static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) {
+    std::string why = n == sizeof child_errno
+                          ? "cannot start " + spec.command + (spec.cwd.empty() ? "" : " in " + spec.cwd) + ": " +
+                                std::strerror(child_errno)
+                          : std::string("pidfd_open: ") + std::strerror(errno);
+    kill(-pid, SIGKILL);
     waitpid(pid, nullptr, 0);
     ::close(in.w);
     ::close(out.r);
     ::close(err.r);
-    return Error{"cannot start " + spec.command + (spec.cwd.empty() ? "" : " in " + spec.cwd) + ": " +
-                 std::strerror(child_errno)};
+    return Error{why};
   }
-  std::unique_ptr<ChildProcess> c(new ChildProcess());  // private constructor
-  c->pid_ = pid;
-  c->pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-  c->in_ = std::make_shared<Fd>(in.w);
-  c->out_ = out.r;
-  c->err_ = err.r;
+  // Private constructor, so make_shared cannot reach it.
+  std::shared_ptr<ChildProcess> c(new ChildProcess(std::move(ex), pid, pidfd, in.w, out.r, err.r));
+  c->watch();
   return c;
 }
 
+ChildProcess::ChildProcess(asio::any_io_executor ex, pid_t pid, int pidfd, int in, int out, int err)
+    : pid_(pid), in_(ex, in), out_(ex, out), err_(ex, err), pidfd_(ex, pidfd), kill_timer_(ex) {}
+
 ChildProcess::~ChildProcess() {
-  stop(std::chrono::milliseconds(2000));
-  for (int fd : {out_, err_, pidfd_})
-    if (fd >= 0) ::close(fd);
+  // Only when the loop stopped before the child exited: the watch holds a
+  // reference otherwise. A KILLed child is reaped at once.
+  if (status()) return;
+  kill(-pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
 }
 
-ChildProcess::Fd::~Fd() { ::close(fd); }
-
-std::shared_ptr<ChildProcess::Fd> ChildProcess::stdin_pipe() const {
-  std::lock_guard lk(mu_);
-  return in_;
+void ChildProcess::watch() {
+  pidfd_.async_wait(asio::posix::stream_descriptor::wait_read,
+                    [self = shared_from_this()](const boost::system::error_code& ec) {
+                      if (ec == asio::error::operation_aborted) return;
+                      int st = 0;
+                      pid_t r;
+                      do r = waitpid(self->pid_, &st, WNOHANG);
+                      while (r < 0 && errno == EINTR);
+                      if (r == 0 && !ec) return self->watch();  // woken without an exit
+                      self->reaped(r == self->pid_ ? describe(st) : "gone");
+                    });
 }
 
-bool ChildProcess::write_all(std::string_view data) {
-  auto in = stdin_pipe();
-  if (!in) return false;
-  while (!data.empty()) {
-    ssize_t n = ::write(in->fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
-void ChildProcess::close_stdin() {
-  std::lock_guard lk(mu_);
-  in_.reset();
-}
-
-std::optional<std::string> ChildProcess::wait_exit(std::chrono::milliseconds timeout) {
+void ChildProcess::reaped(const std::string& status) {
+  // Grandchildren left in the group go with it.
+  kill(-pid_, SIGKILL);
+  kill_timer_.cancel();
+  std::vector<ExitHandler> handlers;
   {
     std::lock_guard lk(mu_);
-    if (status_) return status_;
+    status_ = status;
+    handlers.swap(on_exit_);
   }
-  // The reader thread and stop() may both wait; the poll is shared, the
-  // reaping happens once under the lock.
-  if (pidfd_ >= 0) {
-    pollfd p{pidfd_, POLLIN, 0};
-    int r;
-    do r = poll(&p, 1, static_cast<int>(timeout.count()));
-    while (r < 0 && errno == EINTR);
-    if (r == 0) return std::nullopt;
+  for (auto& h : handlers) h(status);
+}
+
+void ChildProcess::on_exit(ExitHandler fn) {
+  std::unique_lock lk(mu_);
+  if (!status_) {
+    on_exit_.push_back(std::move(fn));
+    return;
   }
+  std::string st = *status_;
+  lk.unlock();
+  fn(st);
+}
+
+std::optional<std::string> ChildProcess::status() const {
   std::lock_guard lk(mu_);
-  if (status_) return status_;
-  int st = 0;
-  pid_t r = waitpid(pid_, &st, WNOHANG);
-  if (r == pid_) status_ = describe(st);
-  else if (r < 0) status_ = "gone";
   return status_;
 }
 
-std::string ChildProcess::stop(std::chrono::milliseconds grace) {
-  if (auto s = wait_exit(std::chrono::milliseconds(0))) return *s;
-  close_stdin();
-  kill(-pid_, SIGTERM);
-  if (auto s = wait_exit(grace)) {
-    kill(-pid_, SIGKILL);  // grandchildren left in the group
-    return *s;
-  }
-  kill(-pid_, SIGKILL);
-  if (auto s = wait_exit(std::chrono::milliseconds(5000))) return *s;
-  return "unreaped";
+void ChildProcess::stop(std::chrono::milliseconds grace) {
+  asio::post(kill_timer_.get_executor(), [self = shared_from_this(), grace] {
+    if (self->stopping_ || self->status()) return;
+    self->stopping_ = true;
+    boost::system::error_code ignored;
+    self->in_.close(ignored);
+    kill(-self->pid_, SIGTERM);
+    self->kill_timer_.expires_after(grace);
+    self->kill_timer_.async_wait([self](const boost::system::error_code& ec) {
+      if (!ec && !self->status()) kill(-self->pid_, SIGKILL);
+    });
+  });
 }
 
 }  // namespace mcpgw::transport

@@ -1,8 +1,15 @@
 #pragma once
-// A child process with pipes on stdin/stdout/stderr, in its own process group.
+// A child process with pipes on stdin/stdout/stderr, in its own process
+// group, watched on the I/O loop: its pipes are stream descriptors and its
+// exit is noticed through a pidfd, so no thread waits for it.
 #include <sys/types.h>
 
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -14,6 +21,9 @@
 
 namespace mcpgw::transport {
 
+namespace asio = boost::asio;
+
+/// What to run.
 struct ChildSpec {
   std::string command;   ///< looked up in PATH when it has no slash
   std::vector<std::string> args;
@@ -21,52 +31,55 @@ struct ChildSpec {
   std::string cwd;       ///< empty = ours
 };
 
-/// Owns a running child. Destruction stops the whole process group (TERM,
-/// then KILL after a grace period) and reaps it, so no child outlives us.
-class ChildProcess {
+/// Owns a running child. It is reaped on the loop as soon as it exits (the
+/// pidfd watch keeps this object alive until then), so no zombie is left
+/// while the loop runs; should the loop stop first, destruction kills the
+/// group and reaps synchronously.
+class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
  public:
-  /// Starts the child. It gets its own process group (so signals to us do not
-  /// reach it directly, and killing the group also kills its children) and
-  /// SIGKILL when the thread that spawned it dies: spawn from a thread that
-  /// lives as long as the child should.
-  static Result<std::unique_ptr<ChildProcess>> spawn(const ChildSpec& spec);
+  /// Called once with the exit status as text ("exit 3", "signal 9").
+  using ExitHandler = std::function<void(const std::string& status)>;
+
+  /// Starts the child, its pipes, pidfd and timer bound to `ex`, which
+  /// must be a strand: every handler of the child runs on it, and stop()
+  /// posts there. The child gets its own
+  /// process group (so signals to us do not reach it directly, and killing
+  /// the group also kills its children) and SIGKILL when the thread that
+  /// spawned it dies: spawn from a thread that lives as long as the child
+  /// should.
+  static Result<std::shared_ptr<ChildProcess>> spawn(asio::any_io_executor ex, const ChildSpec& spec);
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
   pid_t pid() const { return pid_; }
-  int stdout_fd() const { return out_; }
-  int stderr_fd() const { return err_; }
+  /// Our ends of the child's pipes. Use them from one strand at a time each.
+  asio::posix::stream_descriptor& in() { return in_; }
+  asio::posix::stream_descriptor& out() { return out_; }
+  asio::posix::stream_descriptor& err() { return err_; }
 
-  /// Writes all of `data` to the child's stdin; false when the pipe is closed.
-  bool write_all(std::string_view data);
-  /// Closes our end of the child's stdin (the child sees EOF once writes
-  /// already in progress have finished).
-  void close_stdin();
-  /// TERM to the group, wait up to `grace`, then KILL; reaps. Idempotent.
-  /// Returns the exit status as a readable string ("exit 3", "signal 9").
-  std::string stop(std::chrono::milliseconds grace);
-  /// Waits up to `timeout` for the child to exit on its own; reaps it.
-  std::optional<std::string> wait_exit(std::chrono::milliseconds timeout);
+  /// Runs `fn` with the exit status once the child has exited and been
+  /// reaped, at once (in this thread) when it already has.
+  void on_exit(ExitHandler fn);
+  /// The exit status once reaped.
+  std::optional<std::string> status() const;
+  /// Closes its stdin, TERMs the group and KILLs it after `grace` if the
+  /// child is still there; returns at once (on_exit tells when it is over).
+  /// Idempotent.
+  void stop(std::chrono::milliseconds grace);
 
  private:
-  ChildProcess() = default;
-  pid_t pid_ = -1;
-  int pidfd_ = -1;
-  /// Closes an fd when the last user lets go: a writer keeps stdin open
-  /// while close_stdin runs on another thread.
-  struct Fd {
-    explicit Fd(int f) : fd(f) {}
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    ~Fd();
-    int fd;
-  };
-  std::shared_ptr<Fd> stdin_pipe() const;
-  std::shared_ptr<Fd> in_;
-  int out_ = -1, err_ = -1;
+  ChildProcess(asio::any_io_executor ex, pid_t pid, int pidfd, int in, int out, int err);
+  void watch();
+  void reaped(const std::string& status);
+
+  pid_t pid_;
+  asio::posix::stream_descriptor in_, out_, err_, pidfd_;
+  asio::steady_timer kill_timer_;
   mutable std::mutex mu_;
   std::optional<std::string> status_;
+  std::vector<ExitHandler> on_exit_;
+  bool stopping_ = false;
 };
 
 }  // namespace mcpgw::transport

@@ -1,8 +1,11 @@
 #pragma once
 // The client side of one JSON-RPC connection to an upstream MCP server,
-// whatever carries it (a child's stdio, Streamable HTTP).
+// whatever carries it (a child's stdio, Streamable HTTP). Asynchronous
+// first: requests complete through handlers run on the I/O loop, and no
+// thread of the transport waits for anything.
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -17,7 +20,7 @@ namespace mcpgw::transport {
 struct RequestOptions {
   std::chrono::steady_clock::time_point deadline;
   /// Messages the server sends while this request runs that the transport
-  /// can tie to it (on its SSE stream). Optional.
+  /// can tie to it (on its SSE stream). Optional; runs on an I/O thread.
   std::function<void(jsonrpc::Message&)> on_related;
   /// Aborts the request when cancelled (the client gave up); may be null.
   CancelSignal* cancel = nullptr;
@@ -26,8 +29,9 @@ struct RequestOptions {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
-/// Why a request produced no response.
-enum class Failure { Timeout, Closed, Transport, Cancelled, SessionExpired };
+/// Why a request produced no response. TooLarge: the answer was over the
+/// server's max_response_bytes (it was discarded; the connection goes on).
+enum class Failure { Timeout, Closed, Transport, Cancelled, SessionExpired, TooLarge };
 
 /// A request's outcome: the response message, or why there is none.
 struct Response {
@@ -36,7 +40,8 @@ struct Response {
   std::string detail;  ///< readable reason when `message` is empty
 };
 
-/// Callbacks for what the server sends on its own.
+/// Callbacks for what the server sends on its own; they run on I/O threads
+/// and must not block.
 struct ConnectionHandlers {
   /// Server-initiated requests and notifications not tied to a request.
   std::function<void(jsonrpc::Message&)> on_message;
@@ -44,23 +49,40 @@ struct ConnectionHandlers {
   std::function<void(const std::string& reason)> on_close;
 };
 
+/// Completion of an asynchronous request; runs exactly once, on an I/O
+/// thread (it must not block).
+using ResponseHandler = std::function<void(Response)>;
+
+/// One connection to an upstream server. Implementations are held by
+/// shared_ptr and keep themselves alive while operations are in flight;
+/// call close() (or async_close) before letting go of one.
 class Connection {
  public:
   virtual ~Connection() = default;
-  /// Sends a request and waits for its response, the deadline, or cancellation.
-  virtual Response request(std::string_view method, const json::Value* params,
-                           const RequestOptions& opts) = 0;
-  /// Sends a notification; false when it could not be delivered.
+  /// Sends a request; `done` gets its response, or the failure at the
+  /// deadline, on cancellation or when the connection dies. Nothing waits in
+  /// a thread meanwhile. `opts.cancel`, when set, must outlive the request.
+  virtual void async_request(std::string_view method, const json::Value* params, RequestOptions opts,
+                             ResponseHandler done) = 0;
+  /// async_request, waited for in the calling thread: for the worker pool
+  /// (plugin handlers, blocking callers), never for an I/O thread.
+  Response request(std::string_view method, const json::Value* params, const RequestOptions& opts);
+  /// Queues a notification; false when the connection is closed. Delivery
+  /// is asynchronous (a failure is logged), in order with later requests.
   virtual bool notify(std::string_view method, const json::Value* params) = 0;
-  /// Sends a response to a server-initiated request.
+  /// Queues a response to a server-initiated request, like notify.
   virtual bool respond(std::string message) = 0;
   /// Records the negotiated protocol version (sent as a header over HTTP).
   virtual void set_protocol_version(std::string version) = 0;
   /// Starts taking messages the server sends outside any request (over
   /// HTTP, the session's GET stream); call after initialization.
   virtual void listen() {}
-  /// Ends the connection (stops the child, deletes the HTTP session).
-  virtual void close() = 0;
+  /// Ends the connection (stops the child, deletes the HTTP session): pending
+  /// requests fail at once; `done` runs on an I/O thread when it is over
+  /// (the child reaped, the DELETE answered or given up on). Idempotent.
+  virtual void async_close(std::function<void()> done) = 0;
+  /// async_close, waited for in the calling thread (never an I/O thread).
+  void close();
   /// False once the connection has died.
   virtual bool alive() const = 0;
 };

@@ -1,7 +1,14 @@
 #include "transport/http_connection.hpp"
 
-#include <httplib.h>
 #include <spdlog/spdlog.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
 
@@ -12,97 +19,157 @@ namespace mcpgw::transport {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr std::size_t kMaxBody = 64 * 1024 * 1024;
-constexpr std::size_t kMaxIdle = 32;
+using namespace std::chrono_literals;
+constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
+/// Notifications and responses queued for the server, at most.
+constexpr std::size_t kMaxOutbox = 1024;
+/// A GET stream silent this long is dead (servers send heartbeats far more often).
+constexpr auto kStreamSilence = 5min;
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
+bool starts_with_ci(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), s.begin(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+         });
 }
 
-/// httplib's error names are terse ("Connection"); say what happened.
-std::string describe(httplib::Error e) {
-  switch (e) {
-    case httplib::Error::Connection: return "cannot connect (connection refused or host unreachable)";
-    case httplib::Error::ConnectionTimeout: return "connection attempt timed out";
-    case httplib::Error::Read: return "connection closed while reading the response";
-    case httplib::Error::Write: return "connection closed while sending the request";
-    case httplib::Error::SSLConnection: return "TLS handshake failed";
-    case httplib::Error::SSLLoadingCerts: return "cannot load TLS certificates";
-    case httplib::Error::SSLServerVerification: return "TLS certificate verification failed";
-    case httplib::Error::Compression: return "cannot decompress the response";
-    default: return "HTTP client error (" + httplib::to_string(e) + ")";
-  }
+/// The headers a request of the stateless revision repeats for
+/// intermediaries that route on them (version, method, addressed name).
+Headers routing_headers(std::string_view method, const json::Value* params, const Headers& extra) {
+  Headers routing;
+  const json::Value* meta = params ? json::find(*params, "_meta") : nullptr;
+  auto version = meta ? json::get_string(*meta, mcp::kMetaVersion) : std::nullopt;
+  if (!version) return routing;
+  routing.emplace_back("MCP-Protocol-Version", std::string(*version));
+  routing.emplace_back("Mcp-Method", std::string(method));
+  if (const char* key = mcp::named_param(method))
+    if (auto name = json::get_string(*params, key)) routing.emplace_back("Mcp-Name", mcp::encode_header_value(*name));
+  routing.insert(routing.end(), extra.begin(), extra.end());
+  return routing;
+}
+
+std::string size_text(std::size_t bytes, std::size_t limit) {
+  return "sent an answer of " + std::to_string(bytes) + " bytes or more, over its max_response_bytes (" +
+         std::to_string(limit) + ")";
 }
 
 }  // namespace
 
-Result<std::unique_ptr<HttpConnection>> HttpConnection::create(
-    std::string name, const std::string& url, std::vector<std::pair<std::string, std::string>> headers,
-    ConnectionHandlers handlers) {
-  auto scheme = url.find("://");
-  if (scheme == std::string::npos || (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0))
-    return Error{"url must start with http:// or https://: " + url};
-  auto slash = url.find('/', scheme + 3);
-  std::unique_ptr<HttpConnection> c(new HttpConnection());  // private constructor: make_unique cannot reach it
-  c->name_ = std::move(name);
-  c->origin_ = url.substr(0, slash);
-  c->path_ = slash == std::string::npos ? "/" : url.substr(slash);
-  c->headers_ = std::move(headers);
-  c->handlers_ = std::move(handlers);
-  return c;
+Result<std::shared_ptr<HttpConnection>> HttpConnection::create(Io& io, HttpTarget target,
+                                                               ConnectionHandlers handlers) {
+  auto url = Url::parse(target.url);
+  if (!url) return Error{url.error()};
+  auto client = HttpClient::create(io, std::move(*url), target.tls);
+  if (!client) return Error{client.error()};
+  // Private constructor, so make_shared cannot reach it.
+  return std::shared_ptr<HttpConnection>(
+      new HttpConnection(io, std::move(target), std::move(*client), std::move(handlers)));
 }
 
-HttpConnection::~HttpConnection() { close(); }
-
-std::unique_ptr<httplib::Client> HttpConnection::acquire() {
-  {
-    std::lock_guard lk(mu_);
-    if (!idle_.empty()) {
-      auto c = std::move(idle_.back());
-      idle_.pop_back();
-      return c;
-    }
-  }
-  auto c = std::make_unique<httplib::Client>(origin_);
-  c->set_tcp_nodelay(true);
-  c->set_keep_alive(true);
-  c->set_connection_timeout(std::chrono::seconds(5));
-  return c;
-}
-
-void HttpConnection::release(std::unique_ptr<httplib::Client> c) {
-  std::lock_guard lk(mu_);
-  if (idle_.size() < kMaxIdle && !closed_.load()) idle_.push_back(std::move(c));
-}
+HttpConnection::HttpConnection(Io& io, HttpTarget target, std::shared_ptr<HttpClient> client,
+                               ConnectionHandlers handlers)
+    : io_(io), target_(std::move(target)), client_(std::move(client)), handlers_(std::move(handlers)) {}
 
 void HttpConnection::set_protocol_version(std::string version) {
   std::lock_guard lk(mu_);
   protocol_version_ = std::move(version);
 }
 
-Response HttpConnection::post(const std::string& body, std::optional<std::int64_t> id,
-                              const RequestOptions& opts,
-                              const std::vector<std::pair<std::string, std::string>>& routing) {
-  if (closed_.load()) return {std::nullopt, Failure::Closed, "connection closed"};
-  httplib::Request req;
-  req.method = "POST";
-  req.path = path_;
-  req.body = body;
-  req.set_header("Content-Type", "application/json");
-  req.set_header("Accept", "application/json, text/event-stream");
+std::shared_ptr<Abort> HttpConnection::new_abort(asio::any_io_executor strand, Clock::time_point deadline,
+                                                 CancelSignal* cancel) {
+  auto abort = Abort::start(std::move(strand), deadline, cancel);
+  std::lock_guard lk(mu_);
+  if (closed_.load()) {
+    abort->disarm();
+    return nullptr;
+  }
+  in_flight_.emplace(abort.get(), abort);
+  return abort;
+}
+
+void HttpConnection::forget(const std::shared_ptr<Abort>& abort) {
+  abort->disarm();
+  std::lock_guard lk(mu_);
+  in_flight_.erase(abort.get());
+}
+
+Headers HttpConnection::base_headers(const Headers& routing) {
+  Headers h;
+  {
+    std::lock_guard lk(mu_);
+    if (routing.empty()) {
+      if (!session_id_.empty()) h.emplace_back("Mcp-Session-Id", session_id_);
+      if (!protocol_version_.empty()) h.emplace_back("MCP-Protocol-Version", protocol_version_);
+    }
+  }
+  h.insert(h.end(), routing.begin(), routing.end());
+  h.insert(h.end(), target_.headers.begin(), target_.headers.end());
+  return h;
+}
+
+void HttpConnection::async_request(std::string_view method, const json::Value* params, RequestOptions opts,
+                                   ResponseHandler done) {
+  std::int64_t id = next_id_.fetch_add(1);
+  Headers routing = routing_headers(method, params, opts.headers);
+  auto start = [self = shared_from_this(), id, body = jsonrpc::make_request(id, method, params),
+                opts = std::move(opts), routing = std::move(routing), done = std::move(done)]() mutable {
+    auto strand = asio::make_strand(self->io_.executor());
+    auto run = self->run_request(id, std::move(body), std::move(opts), std::move(routing), std::move(done));
+    asio::co_spawn(strand, std::move(run), asio::detached);
+  };
+  {
+    // What was queued before this request reaches the server first
+    // (notifications/initialized before the first list, say).
+    std::lock_guard lk(mu_);
+    if (sending_) {
+      after_outbox_.push_back(std::move(start));
+      return;
+    }
+  }
+  start();
+}
+
+asio::awaitable<void> HttpConnection::run_request(std::int64_t id, std::string body, RequestOptions opts,
+                                                  Headers routing, ResponseHandler done) {
+  auto self = shared_from_this();
+  Response r;
+  auto abort = new_abort(co_await asio::this_coro::executor, opts.deadline, opts.cancel);
+  if (!abort) {
+    r = {std::nullopt, Failure::Closed, "connection closed"};
+  } else {
+    try {
+      r = co_await post(std::move(body), id, abort, std::move(opts.on_related), std::move(routing));
+    } catch (const std::exception& e) {
+      // A bug or an allocation failure fails this request only.
+      r = {std::nullopt, Failure::Transport, std::string("internal error: ") + e.what()};
+    }
+    forget(abort);
+  }
+  if (!r.message && (r.failure == Failure::Timeout || r.failure == Failure::Cancelled)) {
+    json::Document p(rapidjson::kObjectType);
+    p.AddMember("requestId", id, p.GetAllocator());
+    p.AddMember("reason", json::ref(r.failure == Failure::Timeout ? "timeout" : "cancelled by client"),
+                p.GetAllocator());
+    notify("notifications/cancelled", &p);
+  }
+  done(std::move(r));
+}
+
+asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<std::int64_t> id,
+                                               std::shared_ptr<Abort> abort,
+                                               std::function<void(jsonrpc::Message&)> on_related, Headers routing) {
+  const std::size_t limit = target_.max_response_bytes;
+  HttpRequest req{"POST", base_headers(routing), std::move(body)};
+  req.headers.emplace_back("Content-Type", "application/json");
+  req.headers.emplace_back("Accept", "application/json, text/event-stream");
   std::string had_session;
   {
     std::lock_guard lk(mu_);
     had_session = session_id_;
-    if (!session_id_.empty() && routing.empty()) req.set_header("Mcp-Session-Id", session_id_);
-    if (!protocol_version_.empty() && routing.empty()) req.set_header("MCP-Protocol-Version", protocol_version_);
   }
-  for (const auto& [k, v] : routing) req.set_header(k, v);
-  for (const auto& [k, v] : headers_) req.set_header(k, v);
 
   std::optional<jsonrpc::Message> answer;
-  bool sse = false, timed_out = false, cancelled = false;
+  bool sse = false;
+  std::optional<std::size_t> too_large;
   std::string json_body;
   auto deliver = [&](jsonrpc::Message& m) {
     if (m.is_response()) {
@@ -112,114 +179,91 @@ Response HttpConnection::post(const std::string& body, std::optional<std::int64_
       }
       return true;
     }
-    if (opts.on_related) opts.on_related(m);
+    if (on_related) on_related(m);
     else if (handlers_.on_message) handlers_.on_message(m);
     return true;
   };
-  sse::Parser parser([&](std::string_view, std::string_view data) {
-    // Servers prime a stream with an event without data (2025-11-25).
-    if (data.empty()) return true;
-    auto doc = json::parse(data);
-    if (!doc) {
-      spdlog::warn("upstream {}: ignoring an SSE event that is not JSON: {:.200}", name_, data);
-      return true;
-    }
-    auto m = jsonrpc::Message::from(std::move(*doc));
-    if (!m) {
-      spdlog::warn("upstream {}: ignoring an invalid JSON-RPC message: {:.200}", name_, data);
-      return true;
-    }
-    return deliver(*m);
-  });
-  req.response_handler = [&](const httplib::Response& r) {
-    sse = lower(r.get_header_value("Content-Type")).rfind("text/event-stream", 0) == 0;
-    // Read the session id from the headers: an SSE answer is taken before
-    // the response object is complete.
-    if (auto sid = r.get_header_value("Mcp-Session-Id"); !sid.empty()) {
+  sse::Parser parser(
+      [&](std::string_view, std::string_view data) {
+        // Servers prime a stream with an event without data (2025-11-25).
+        if (data.empty()) return true;
+        auto doc = json::parse(data);
+        if (!doc) {
+          spdlog::warn("upstream {}: ignoring an SSE event that is not JSON: {:.200}", target_.name, data);
+          return true;
+        }
+        auto m = jsonrpc::Message::from(std::move(*doc));
+        if (!m) {
+          spdlog::warn("upstream {}: ignoring an invalid JSON-RPC message: {:.200}", target_.name, data);
+          return true;
+        }
+        return deliver(*m);
+      },
+      limit,
+      [&](std::size_t bytes) {
+        // On a request's own stream, the event too large to keep is
+        // most likely its answer: fail the request rather than wait.
+        too_large = bytes;
+        return false;
+      });
+  auto on_head = [&](const HttpHead& h) {
+    sse = starts_with_ci(h.get("Content-Type"), "text/event-stream");
+    if (std::string sid = h.get("Mcp-Session-Id"); !sid.empty()) {
       std::lock_guard lk(mu_);
-      session_id_ = sid;
+      session_id_ = std::move(sid);
     }
     return true;
   };
-  req.content_receiver = [&](const char* data, size_t len, uint64_t, uint64_t) {
-    if (Clock::now() >= opts.deadline) {
-      timed_out = true;
+  auto on_data = [&](std::string_view data) {
+    if (sse) return parser.feed(data);
+    if (json_body.size() + data.size() > limit) {
+      too_large = json_body.size() + data.size();
       return false;
     }
-    if (opts.cancel && opts.cancel->cancelled()) {
-      cancelled = true;
-      return false;
-    }
-    if (sse) return parser.feed(std::string_view(data, len));
-    if (json_body.size() + len > kMaxBody) return false;
-    json_body.append(data, len);
+    json_body.append(data);
     return true;
   };
-
-  auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(opts.deadline - Clock::now());
-  if (remaining.count() <= 0) return {std::nullopt, Failure::Timeout, "timed out"};
-  auto cli = acquire();
-  cli->set_read_timeout(remaining);
-  cli->set_write_timeout(remaining);
-  httplib::Response res;
-  httplib::Error err = httplib::Error::Success;
-  // A cancel closes the socket the send is blocked on; the client is then
-  // not reused.
-  CancelSignal::Subscription abort;
-  if (opts.cancel) abort = opts.cancel->on_cancel([c = cli.get()] { c->stop(); });
-  bool sent = cli->send(req, res, err);
-  abort.reset();
-  if (opts.cancel && opts.cancel->cancelled()) cancelled = true;
-  // A connection we stopped reading mid-stream cannot be reused.
-  if (sent && !cancelled) release(std::move(cli));
+  HttpResult res = co_await client_->exchange(req, *abort, on_head, on_data);
 
   // Resumability (2025-11-25): a stream that ended before the answer, after
   // events with ids, goes on in a GET with Last-Event-ID once the delay the
   // server asked for has passed.
-  for (int attempt = 0; attempt < kMaxResumes && sent && sse && id && !answer && !cancelled &&
-                        res.status == 200 && !parser.last_event_id().empty() && Clock::now() < opts.deadline;
+  for (int attempt = 0; attempt < kMaxResumes && res.error.empty() && sse && id && !answer && !too_large &&
+                        res.head.status == 200 && !parser.last_event_id().empty() &&
+                        abort->why() == Abort::Why::None;
        ++attempt) {
-    auto delay = std::chrono::milliseconds(parser.retry_ms() >= 0 ? parser.retry_ms() : 1000);
-    if (!wait_resume(std::min<Clock::time_point>(Clock::now() + delay, opts.deadline), opts.cancel)) {
-      cancelled = opts.cancel && opts.cancel->cancelled();
-      break;
-    }
-    httplib::Headers h{{"Accept", "text/event-stream"}, {"Last-Event-ID", parser.last_event_id()}};
-    {
-      std::lock_guard lk(mu_);
-      if (!session_id_.empty()) h.emplace("Mcp-Session-Id", session_id_);
-      if (!protocol_version_.empty()) h.emplace("MCP-Protocol-Version", protocol_version_);
-    }
-    for (const auto& [k, v] : headers_) h.emplace(k, v);
-    httplib::Client resume(origin_);
-    resume.set_tcp_nodelay(true);
-    resume.set_read_timeout(std::chrono::duration_cast<std::chrono::milliseconds>(opts.deadline - Clock::now()));
-    CancelSignal::Subscription stop;
-    if (opts.cancel) stop = opts.cancel->on_cancel([&resume] { resume.stop(); });
-    int status = 0;
-    resume.Get(
-        path_, h, [&](const httplib::Response& r) { return (status = r.status) == 200; },
-        [&](const char* data, size_t len) {
-          if (Clock::now() >= opts.deadline) return false;
-          return parser.feed(std::string_view(data, len));
-        });
-    if (status != 200) break;
+    asio::steady_timer pause(co_await asio::this_coro::executor,
+                             std::chrono::milliseconds(parser.retry_ms() >= 0 ? parser.retry_ms() : 1000));
+    abort->on_fire([&pause] { pause.cancel(); });
+    co_await pause.async_wait(kAwait);
+    abort->on_fire({});
+    if (abort->why() != Abort::Why::None) break;
+    parser.restart();
+    HttpRequest resume{"GET", base_headers(), {}};
+    resume.headers.emplace_back("Accept", "text/event-stream");
+    resume.headers.emplace_back("Last-Event-ID", parser.last_event_id());
+    res = co_await client_->exchange(
+        resume, *abort, [](const HttpHead& h) { return h.status == 200; },
+        [&](std::string_view data) { return parser.feed(data); });
   }
-  if (answer) return {std::move(answer), Failure::Transport, {}};
-  if (timed_out || (err == httplib::Error::Read && Clock::now() >= opts.deadline))
-    return {std::nullopt, Failure::Timeout, "timed out"};
-  if (cancelled) return {std::nullopt, Failure::Cancelled, "cancelled"};
-  if (!sent) return {std::nullopt, Failure::Transport, origin_ + path_ + ": " + describe(err)};
-
-  if (res.status == 404 && !had_session.empty())
-    return {std::nullopt, Failure::SessionExpired, "session expired (HTTP 404)"};
+  if (answer) co_return Response{std::move(answer), Failure::Transport, {}};
+  if (too_large) co_return Response{std::nullopt, Failure::TooLarge, size_text(*too_large, limit)};
+  switch (abort->why()) {
+    case Abort::Why::Timeout: co_return Response{std::nullopt, Failure::Timeout, "timed out"};
+    case Abort::Why::Cancelled: co_return Response{std::nullopt, Failure::Cancelled, "cancelled"};
+    case Abort::Why::Closed: co_return Response{std::nullopt, Failure::Closed, "connection closed"};
+    case Abort::Why::None: break;
+  }
+  if (res.head.status == 0) co_return Response{std::nullopt, Failure::Transport, client_->url().text() + ": " + res.error};
+  int status = res.head.status;
+  if (status == 404 && !had_session.empty())
+    co_return Response{std::nullopt, Failure::SessionExpired, "session expired (HTTP 404)"};
   if (!id) {
-    if (res.status >= 200 && res.status < 300) return {std::nullopt, Failure::Transport, {}};
-    return {std::nullopt, Failure::Transport, "HTTP " + std::to_string(res.status)};
+    if (status >= 200 && status < 300) co_return Response{std::nullopt, Failure::Transport, {}};
+    co_return Response{std::nullopt, Failure::Transport, "HTTP " + std::to_string(status)};
   }
   if (!sse && !json_body.empty()) {
-    auto doc = json::parse(json_body);
-    if (doc) {
+    if (auto doc = json::parse(json_body)) {
       auto handle = [&](json::Document d) {
         if (auto m = jsonrpc::Message::from(std::move(d))) deliver(*m);
       };
@@ -228,141 +272,175 @@ Response HttpConnection::post(const std::string& body, std::optional<std::int64_
       } else if (doc->IsObject()) {
         // An HTTP error status with a JSON-RPC error body (null id) is still
         // the server's answer to us.
-        if (res.status >= 400 && json::find(*doc, "error")) {
+        if (status >= 400 && json::find(*doc, "error")) {
           json::Value* i = json::find(*doc, "id");
           if (!i) json::set(*doc, "id", json::Value(*id), doc->GetAllocator());
           else if (i->IsNull()) i->SetInt64(*id);
         }
         handle(std::move(*doc));
       }
-      if (answer) return {std::move(answer), Failure::Transport, {}};
+      if (answer) co_return Response{std::move(answer), Failure::Transport, {}};
     }
   }
-  std::string what = res.status >= 300 ? "HTTP " + std::to_string(res.status)
-                     : sse             ? "SSE stream ended without a response"
-                                       : "response was not the JSON-RPC answer";
-  return {std::nullopt, Failure::Transport, what};
-}
-
-bool HttpConnection::wait_resume(Clock::time_point until, CancelSignal* cancel) {
-  CancelSignal::Subscription woken;
-  if (cancel) woken = cancel->on_cancel([this] {
-    std::lock_guard g(mu_);
-    stream_cv_.notify_all();
-  });
-  std::unique_lock lk(mu_);
-  stream_cv_.wait_until(lk, until, [&] { return closed_.load() || (cancel && cancel->cancelled()); });
-  return !closed_.load() && !(cancel && cancel->cancelled());
-}
-
-Response HttpConnection::request(std::string_view method, const json::Value* params,
-                                 const RequestOptions& opts) {
-  std::int64_t id = next_id_.fetch_add(1);
-  // A request of the stateless revision repeats its version, method and
-  // addressed name in headers, for intermediaries that route on them.
-  std::vector<std::pair<std::string, std::string>> routing;
-  const json::Value* meta = params ? json::find(*params, "_meta") : nullptr;
-  if (auto version = meta ? json::get_string(*meta, mcp::kMetaVersion) : std::nullopt) {
-    routing.emplace_back("MCP-Protocol-Version", std::string(*version));
-    routing.emplace_back("Mcp-Method", std::string(method));
-    if (const char* key = mcp::named_param(method))
-      if (auto name = json::get_string(*params, key)) routing.emplace_back("Mcp-Name", mcp::encode_header_value(*name));
-    routing.insert(routing.end(), opts.headers.begin(), opts.headers.end());
-  }
-  Response r = post(jsonrpc::make_request(id, method, params), id, opts, routing);
-  if (!r.message && (r.failure == Failure::Timeout || r.failure == Failure::Cancelled)) {
-    json::Document p(rapidjson::kObjectType);
-    p.AddMember("requestId", id, p.GetAllocator());
-    p.AddMember("reason", json::ref(r.failure == Failure::Timeout ? "timeout" : "cancelled by client"),
-                p.GetAllocator());
-    notify("notifications/cancelled", &p);
-  }
-  return r;
+  std::string what = status >= 300   ? "HTTP " + std::to_string(status)
+                     : !res.error.empty() ? client_->url().text() + ": " + res.error
+                     : sse               ? "SSE stream ended without a response"
+                                         : "response was not the JSON-RPC answer";
+  co_return Response{std::nullopt, Failure::Transport, what};
 }
 
 bool HttpConnection::notify(std::string_view method, const json::Value* params) {
-  RequestOptions o;
-  o.deadline = Clock::now() + std::chrono::seconds(5);
-  Response r = post(jsonrpc::make_notification(method, params), std::nullopt, o);
-  return r.detail.empty();
+  return enqueue(jsonrpc::make_notification(method, params));
 }
 
-bool HttpConnection::respond(std::string message) {
-  RequestOptions o;
-  o.deadline = Clock::now() + std::chrono::seconds(5);
-  return post(message, std::nullopt, o).detail.empty();
+bool HttpConnection::respond(std::string message) { return enqueue(std::move(message)); }
+
+bool HttpConnection::enqueue(std::string message) {
+  {
+    std::lock_guard lk(mu_);
+    if (closed_.load()) return false;
+    if (outbox_.size() >= kMaxOutbox) {
+      spdlog::warn("upstream {}: {} messages wait to be sent already; dropping one", target_.name, kMaxOutbox);
+      return false;
+    }
+    outbox_.push_back(std::move(message));
+    if (sending_) return true;
+    sending_ = true;
+  }
+  asio::co_spawn(asio::make_strand(io_.executor()), drain_outbox(), asio::detached);
+  return true;
+}
+
+asio::awaitable<void> HttpConnection::drain_outbox() {
+  auto self = shared_from_this();
+  auto strand = co_await asio::this_coro::executor;
+  for (;;) {
+    std::string message;
+    std::vector<std::function<void()>> waiting;
+    {
+      std::lock_guard lk(mu_);
+      if (outbox_.empty()) {
+        sending_ = false;
+        waiting.swap(after_outbox_);
+      } else {
+        message = std::move(outbox_.front());
+        outbox_.pop_front();
+      }
+    }
+    if (message.empty()) {
+      for (auto& start : waiting) start();
+      co_return;
+    }
+    auto abort = new_abort(strand, Clock::now() + 5s, nullptr);
+    if (!abort) continue;  // closed: the rest is dropped
+    Response r;
+    try {
+      r = co_await post(std::move(message), std::nullopt, abort, {}, {});
+    } catch (const std::exception& e) {
+      r.detail = e.what();
+    }
+    forget(abort);
+    if (!r.detail.empty()) spdlog::warn("upstream {}: a notification or response was not delivered: {}", target_.name, r.detail);
+  }
 }
 
 void HttpConnection::listen() {
-  listening_ = true;
-  listener_ = std::thread([this] {
-    auto backoff = std::chrono::milliseconds(100);
-    while (!closed_.load()) {
-      httplib::Headers h{{"Accept", "text/event-stream"}};
-      {
-        std::lock_guard lk(mu_);
-        if (!session_id_.empty()) h.emplace("Mcp-Session-Id", session_id_);
-        if (!protocol_version_.empty()) h.emplace("MCP-Protocol-Version", protocol_version_);
-        stream_client_ = std::make_unique<httplib::Client>(origin_);
-        stream_client_->set_tcp_nodelay(true);
-        stream_client_->set_connection_timeout(std::chrono::seconds(5));
-        // Servers send heartbeats far more often than this; silence this
-        // long means the stream is dead.
-        stream_client_->set_read_timeout(std::chrono::minutes(5));
-      }
-      for (const auto& [k, v] : headers_) h.emplace(k, v);
-      int status = 0;
-      sse::Parser parser([&](std::string_view, std::string_view data) {
-        if (data.empty()) return true;
-        auto doc = json::parse(data);
-        if (!doc) return true;
-        auto m = jsonrpc::Message::from(std::move(*doc));
-        if (m && handlers_.on_message) handlers_.on_message(*m);
-        return !closed_.load();
-      });
-      stream_client_->Get(
-          path_, h, [&](const httplib::Response& r) { return (status = r.status) == 200; },
-          [&](const char* data, size_t len) { return parser.feed(std::string_view(data, len)); });
-      // 405: the server offers no stream (allowed by the spec); stop asking.
-      if (status == 405 || closed_.load()) break;
-      if (status == 200) backoff = std::chrono::milliseconds(100);
-      std::unique_lock lk(mu_);
-      stream_cv_.wait_for(lk, backoff, [&] { return closed_.load(); });
-      backoff = std::min(backoff * 2, std::chrono::milliseconds(30000));
-    }
-    std::lock_guard lk(mu_);
-    listening_ = false;
-    stream_cv_.notify_all();
-  });
+  asio::co_spawn(asio::make_strand(io_.executor()), listen_loop(), asio::detached);
 }
 
-void HttpConnection::close() {
-  if (closed_.exchange(true)) return;
+void HttpConnection::on_stream_event(std::string_view data) {
+  if (data.empty() || closed_.load()) return;
+  auto doc = json::parse(data);
+  if (!doc) return;
+  auto m = jsonrpc::Message::from(std::move(*doc));
+  try {
+    if (m && handlers_.on_message) handlers_.on_message(*m);
+  } catch (const std::exception& e) {
+    // The stream goes on: one message must not end the session's stream.
+    spdlog::error("upstream {}: handling a message of its stream failed: {}", target_.name, e.what());
+  }
+}
+
+asio::awaitable<void> HttpConnection::listen_loop() {
+  auto self = shared_from_this();
+  auto strand = co_await asio::this_coro::executor;
+  auto backoff = 100ms;
+  while (!closed_.load()) {
+    auto abort = new_abort(strand, Clock::now() + kStreamSilence, nullptr);
+    if (!abort) break;
+    HttpRequest get{"GET", base_headers(), {}};
+    get.headers.emplace_back("Accept", "text/event-stream");
+    sse::Parser parser(
+        [this](std::string_view, std::string_view data) {
+          on_stream_event(data);
+          return !closed_.load();
+        },
+        target_.max_response_bytes,
+        [this](std::size_t bytes) {
+          spdlog::warn("upstream {}: discarded an event of its stream: {}", target_.name,
+                       size_text(bytes, target_.max_response_bytes));
+          return true;
+        });
+    auto res = co_await client_->exchange(
+        get, *abort, [](const HttpHead& h) { return h.status == 200; },
+        [&](std::string_view data) {
+          abort->extend(Clock::now() + kStreamSilence);
+          return parser.feed(data);
+        });
+    forget(abort);
+    int status = res.head.status;
+    // 405: the server offers no stream (allowed by the spec); stop asking.
+    if (status == 405 || closed_.load()) break;
+    if (status == 200) backoff = 100ms;
+    auto pause = new_abort(strand, Clock::now() + backoff, nullptr);
+    if (!pause) break;
+    asio::steady_timer timer(strand, Clock::time_point::max());
+    pause->on_fire([&timer] { timer.cancel(); });
+    co_await timer.async_wait(kAwait);
+    forget(pause);
+    backoff = std::min<std::chrono::milliseconds>(backoff * 2, 30s);
+  }
+}
+
+void HttpConnection::async_close(std::function<void()> done) {
+  std::vector<std::shared_ptr<Abort>> aborts;
   std::string sid;
   {
     std::lock_guard lk(mu_);
-    sid = session_id_;
-    idle_.clear();
-  }
-  {
-    // stop() has no effect on a request that has not reached its socket
-    // yet, so repeat it until the listener has noticed.
-    std::unique_lock lk(mu_);
-    while (listening_) {
-      if (stream_client_) stream_client_->stop();
-      stream_cv_.notify_all();
-      stream_cv_.wait_for(lk, std::chrono::milliseconds(20));
+    if (closed_.exchange(true)) {
+      if (!close_over_) on_closed_.push_back(std::move(done));
+      else if (done) asio::post(io_.executor(), std::move(done));
+      return;
     }
+    if (done) on_closed_.push_back(std::move(done));
+    for (auto& [raw, weak] : in_flight_)
+      if (auto a = weak.lock()) aborts.push_back(std::move(a));
+    outbox_.clear();
+    sid = session_id_;
   }
-  if (listener_.joinable()) listener_.join();
-  if (sid.empty()) return;
-  // Tell the server the session is over so it can free it; best effort.
-  httplib::Client c(origin_);
-  c.set_connection_timeout(std::chrono::seconds(1));
-  c.set_read_timeout(std::chrono::seconds(1));
-  httplib::Headers h{{"Mcp-Session-Id", sid}};
-  for (const auto& [k, v] : headers_) h.emplace(k, v);
-  c.Delete(path_.c_str(), h);
+  for (auto& a : aborts) a->fire(Abort::Why::Closed);
+  client_->clear();
+  auto self = shared_from_this();
+  auto over = [self](std::exception_ptr) {
+    std::vector<std::function<void()>> waiting;
+    {
+      std::lock_guard lk(self->mu_);
+      self->close_over_ = true;
+      waiting.swap(self->on_closed_);
+    }
+    for (auto& w : waiting) w();
+  };
+  auto strand = asio::make_strand(io_.executor());
+  asio::co_spawn(strand, [self, sid, strand]() -> asio::awaitable<void> {
+    if (sid.empty()) co_return;
+    // Tell the server the session is over so it can free it; best effort.
+    auto abort = Abort::start(strand, Clock::now() + 1s, nullptr);
+    HttpRequest del{"DELETE", {{"Mcp-Session-Id", sid}}, {}};
+    del.headers.insert(del.headers.end(), self->target_.headers.begin(), self->target_.headers.end());
+    co_await self->client_->exchange(
+        del, *abort, [](const HttpHead&) { return true; }, [](std::string_view) { return true; });
+    abort->disarm();
+  }, over);
 }
 
 }  // namespace mcpgw::transport

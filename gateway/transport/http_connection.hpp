@@ -1,68 +1,84 @@
 #pragma once
 // Upstream over MCP Streamable HTTP: each request is a POST answered as JSON
-// or as an SSE stream; keep-alive connections are pooled so calls run in
-// parallel.
+// or as an SSE stream (resumed with Last-Event-ID when it breaks off), the
+// session's GET stream carries what the server sends on its own. All of it
+// runs as coroutines on the I/O loop, over an HttpClient pool.
 #include <atomic>
-#include <condition_variable>
+#include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
-#include <vector>
 
 #include "transport/connection.hpp"
-
-namespace httplib {
-class Client;
-}
+#include "transport/http_client.hpp"
+#include "transport/io.hpp"
 
 namespace mcpgw::transport {
 
-class HttpConnection final : public Connection {
- public:
-  /// Validates `url` (http:// or https://) and prepares the pool; connects lazily.
-  static Result<std::unique_ptr<HttpConnection>> create(
-      std::string name, const std::string& url, std::vector<std::pair<std::string, std::string>> headers,
-      ConnectionHandlers handlers);
-  ~HttpConnection() override;
+/// What an HttpConnection needs to know of its server.
+struct HttpTarget {
+  std::string name;  ///< the server's name, for logs and errors
+  std::string url;
+  Headers headers;   ///< sent with every request
+  TlsOptions tls;
+  /// Largest JSON body or SSE event accepted; a larger answer fails its
+  /// request (Failure::TooLarge).
+  std::size_t max_response_bytes = 64 * 1024 * 1024;
+};
 
-  Response request(std::string_view method, const json::Value* params,
-                   const RequestOptions& opts) override;
+/// One MCP session with a Streamable HTTP server.
+class HttpConnection final : public Connection, public std::enable_shared_from_this<HttpConnection> {
+ public:
+  /// Validates the URL and the TLS settings and prepares the pool; connects lazily.
+  static Result<std::shared_ptr<HttpConnection>> create(Io& io, HttpTarget target, ConnectionHandlers handlers);
+
+  void async_request(std::string_view method, const json::Value* params, RequestOptions opts,
+                     ResponseHandler done) override;
   bool notify(std::string_view method, const json::Value* params) override;
   bool respond(std::string message) override;
   void set_protocol_version(std::string version) override;
   void listen() override;
-  void close() override;
+  void async_close(std::function<void()> done) override;
   bool alive() const override { return !closed_.load(); }
 
  private:
-  HttpConnection() = default;
-  std::unique_ptr<httplib::Client> acquire();
-  void release(std::unique_ptr<httplib::Client> c);
-  /// POSTs `body`; for a request, waits for the response with `id`.
-  /// `routing`: the headers of a stateless-revision request (then sent
-  /// instead of the session's).
-  Response post(const std::string& body, std::optional<std::int64_t> id, const RequestOptions& opts,
-                const std::vector<std::pair<std::string, std::string>>& routing = {});
-
-  /// Waits until `until` before resuming a stream; false when the
-  /// connection closed or `cancel` fired meanwhile.
-  bool wait_resume(std::chrono::steady_clock::time_point until, CancelSignal* cancel);
+  HttpConnection(Io& io, HttpTarget target, std::shared_ptr<HttpClient> client, ConnectionHandlers handlers);
+  /// An Abort for one exchange on a new strand, fired by close(); null when closed already.
+  std::shared_ptr<Abort> new_abort(asio::any_io_executor strand, std::chrono::steady_clock::time_point deadline,
+                                   CancelSignal* cancel);
+  void forget(const std::shared_ptr<Abort>& abort);
+  /// The headers of every request: the session's (unless `routing`, a
+  /// stateless request's own, replaces them), then the configured ones.
+  Headers base_headers(const Headers& routing = {});
+  /// POSTs `body`; for a request (`id`), reads until its response.
+  asio::awaitable<Response> post(std::string body, std::optional<std::int64_t> id, std::shared_ptr<Abort> abort,
+                                 std::function<void(jsonrpc::Message&)> on_related, Headers routing);
+  asio::awaitable<void> run_request(std::int64_t id, std::string body, RequestOptions opts, Headers routing,
+                                    ResponseHandler done);
+  asio::awaitable<void> drain_outbox();
+  asio::awaitable<void> listen_loop();
+  /// Queues a notification or response; later requests wait for it.
+  bool enqueue(std::string message);
+  /// Handles one SSE event's data on the GET stream.
+  void on_stream_event(std::string_view data);
   /// Resumptions of one request's stream, at most.
   static constexpr int kMaxResumes = 5;
 
-  std::string name_, origin_, path_;
-  std::vector<std::pair<std::string, std::string>> headers_;
+  Io& io_;
+  HttpTarget target_;
+  std::shared_ptr<HttpClient> client_;
   ConnectionHandlers handlers_;
-  std::mutex mu_;
-  std::vector<std::unique_ptr<httplib::Client>> idle_;
-  std::string session_id_, protocol_version_;
   std::atomic<std::int64_t> next_id_{1};
   std::atomic<bool> closed_{false};
-  /// The GET stream: its thread, and the client it reads with (stopped by close()).
-  std::thread listener_;
-  std::unique_ptr<httplib::Client> stream_client_;
-  std::condition_variable stream_cv_;
-  bool listening_ = false;
+  std::mutex mu_;
+  std::string session_id_, protocol_version_;
+  std::map<const Abort*, std::weak_ptr<Abort>> in_flight_;
+  std::deque<std::string> outbox_;
+  bool sending_ = false;
+  /// Requests waiting for the outbox to drain, so they follow what was queued before them.
+  std::vector<std::function<void()>> after_outbox_;
+  bool close_over_ = false;
+  std::vector<std::function<void()>> on_closed_;
 };
 
 }  // namespace mcpgw::transport

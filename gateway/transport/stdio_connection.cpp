@@ -1,152 +1,304 @@
 #include "transport/stdio_connection.hpp"
 
-#include "transport/line_buffer.hpp"
-
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
-#include <cerrno>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include <charconv>
+
+#include "transport/line_buffer.hpp"
 
 namespace mcpgw::transport {
 namespace {
 
-// A line longer than this is not a message we can use; the connection is
-// dropped rather than growing without bound.
-constexpr std::size_t kMaxLine = 64 * 1024 * 1024;
+using namespace std::chrono_literals;
+constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
+/// Lines queued for stdin, at most: a child that stops reading must not
+/// make us buffer without bound.
+constexpr std::size_t kMaxQueued = 4096;
 
-/// Calls `on_line` for each line read from `fd` until EOF; returns why it stopped.
-template <typename F>
-std::string read_lines(int fd, F&& on_line) {
-  LineBuffer lines(kMaxLine);
-  char chunk[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return n == 0 ? "closed its stdout" : std::string("read failed: ") + std::strerror(errno);
-    if (!lines.feed(std::string_view(chunk, static_cast<std::size_t>(n)), on_line)) return "sent a line over 64 MiB";
+std::optional<std::int64_t> parse_int(std::string_view s) {
+  std::int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end == s.data()) return std::nullopt;
+  return v;
+}
+
+/// The id of the JSON-RPC response whose first bytes are `head`, when a
+/// top-level "id" comes before anything else that is large; nullopt when
+/// the head shows a request or notification ("method") or no id.
+std::optional<std::int64_t> id_in_head(std::string_view head) {
+  int depth = 0;
+  bool in_string = false, escaped = false, key = false;
+  std::size_t key_start = 0;
+  for (std::size_t i = 0; i < head.size(); ++i) {
+    char c = head[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') {
+        in_string = false;
+        if (!key) continue;
+        std::string_view name = head.substr(key_start, i - key_start);
+        std::size_t j = head.find_first_not_of(" \t\r", i + 1);
+        if (j == std::string_view::npos || head[j] != ':') continue;
+        if (name == "method") return std::nullopt;
+        if (name == "id") {
+          j = head.find_first_not_of(" \t\r", j + 1);
+          return j == std::string_view::npos ? std::nullopt : parse_int(head.substr(j));
+        }
+      }
+      continue;
+    }
+    if (c == '{' || c == '[') ++depth;
+    else if (c == '}' || c == ']') --depth;
+    else if (c == '"') {
+      in_string = true;
+      // A key is a string at the top level after '{' or ','.
+      std::size_t prev = head.find_last_not_of(" \t\r", i == 0 ? 0 : i - 1);
+      key = depth == 1 && i > 0 && prev != std::string_view::npos && (head[prev] == '{' || head[prev] == ',');
+      key_start = i + 1;
+    }
   }
+  return std::nullopt;
+}
+
+/// The id of a response that ends in `"id":N}`, as serializers that put the
+/// result first write it.
+std::optional<std::int64_t> id_in_tail(std::string_view tail) {
+  std::size_t end = tail.find_last_not_of(" \t\r");
+  if (end == std::string_view::npos || tail[end] != '}') return std::nullopt;
+  std::size_t digits_end = tail.find_last_not_of(" \t\r", end - 1);
+  if (digits_end == std::string_view::npos) return std::nullopt;
+  std::size_t digits = tail.find_last_not_of("0123456789", digits_end);
+  if (digits == std::string_view::npos || digits == digits_end) return std::nullopt;
+  std::size_t start = tail[digits] == '-' ? digits : digits + 1;
+  std::size_t colon = tail.find_last_not_of(" \t\r", start - 1);
+  if (colon == std::string_view::npos || tail[colon] != ':' || colon < 4) return std::nullopt;
+  std::size_t quote = tail.find_last_not_of(" \t\r", colon - 1);
+  if (quote == std::string_view::npos || quote < 3 || tail.substr(quote - 3, 4) != "\"id\"") return std::nullopt;
+  return parse_int(tail.substr(start, digits_end + 1 - start));
 }
 
 }  // namespace
 
-Result<std::unique_ptr<StdioConnection>> StdioConnection::start(std::string name, const ChildSpec& spec,
-                                                                ConnectionHandlers handlers) {
-  auto child = ChildProcess::spawn(spec);
+Result<std::shared_ptr<StdioConnection>> StdioConnection::start(Io& io, std::string name, const ChildSpec& spec,
+                                                                ConnectionHandlers handlers, std::size_t max_line) {
+  Strand strand = asio::make_strand(io.executor());
+  auto child = ChildProcess::spawn(strand, spec);
   if (!child) return Error{child.error()};
-  // Private constructor, so make_unique cannot reach it.
-  std::unique_ptr<StdioConnection> c(new StdioConnection(std::move(name), std::move(*child), std::move(handlers)));
-  c->out_thread_ = std::thread([p = c.get()] { p->read_stdout(); });
-  c->err_thread_ = std::thread([p = c.get()] { p->read_stderr(); });
+  // Private constructor, so make_shared cannot reach it.
+  std::shared_ptr<StdioConnection> c(
+      new StdioConnection(strand, std::move(name), std::move(*child), std::move(handlers), max_line));
+  c->begin();
   return c;
 }
 
-StdioConnection::StdioConnection(std::string name, std::unique_ptr<ChildProcess> child, ConnectionHandlers h)
-    : name_(std::move(name)), child_(std::move(child)), handlers_(std::move(h)) {}
+StdioConnection::StdioConnection(Strand strand, std::string name, std::shared_ptr<ChildProcess> child,
+                                 ConnectionHandlers h, std::size_t max_line)
+    : strand_(std::move(strand)),
+      name_(std::move(name)),
+      child_(std::move(child)),
+      handlers_(std::move(h)),
+      max_line_(max_line) {}
 
-StdioConnection::~StdioConnection() { close(); }
-
-void StdioConnection::close() {
-  closed_.store(true);
-  if (child_) child_->stop(std::chrono::milliseconds(2000));
-  if (out_thread_.joinable()) out_thread_.join();
-  if (err_thread_.joinable()) err_thread_.join();
-  fail_all("connection closed");
+StdioConnection::~StdioConnection() {
+  // The readers hold this object, so it goes only once both pipes closed;
+  // the child may still run (it closed them itself).
+  child_->stop(2000ms);
 }
 
-bool StdioConnection::write_line(std::string line) {
-  line.push_back('\n');
-  std::lock_guard lk(write_mu_);
-  return !closed_.load() && child_->write_all(line);
+void StdioConnection::begin() {
+  auto self = shared_from_this();
+  asio::co_spawn(strand_, [self]() -> asio::awaitable<void> {
+    SkippingLineBuffer lines(self->max_line_);
+    std::vector<char> buf(64 * 1024);
+    for (;;) {
+      auto [ec, n] = co_await self->child_->out().async_read_some(asio::buffer(buf), kAwait);
+      if (ec) {
+        self->stdout_ended(ec == asio::error::eof ? "closed its stdout" : "stdout read failed: " + ec.message());
+        co_return;
+      }
+      try {
+        lines.feed(
+            std::string_view(buf.data(), n), [&](std::string_view l) { self->on_line(l); },
+            [&](std::string_view head, std::string_view tail, std::size_t size) {
+              self->on_oversized(head, tail, size);
+            });
+      } catch (const std::exception& e) {
+        // Whatever a message made throw, the reader goes on: a lost reader
+        // would leave every later call to time out.
+        spdlog::error("upstream {}: handling its output failed: {}", self->name_, e.what());
+      }
+    }
+  }, asio::detached);
+  asio::co_spawn(strand_, [self]() -> asio::awaitable<void> {
+    SkippingLineBuffer lines(self->max_line_);
+    std::vector<char> buf(16 * 1024);
+    for (;;) {
+      auto [ec, n] = co_await self->child_->err().async_read_some(asio::buffer(buf), kAwait);
+      if (ec) co_return;
+      lines.feed(
+          std::string_view(buf.data(), n),
+          [&](std::string_view l) { spdlog::info("upstream {} stderr: {}", self->name_, l); },
+          [&](std::string_view head, std::string_view, std::size_t size) {
+            spdlog::info("upstream {} stderr: {:.200}... ({} bytes, cut)", self->name_, head, size);
+          });
+    }
+  }, asio::detached);
 }
 
-Response StdioConnection::request(std::string_view method, const json::Value* params,
-                                  const RequestOptions& opts) {
+void StdioConnection::async_request(std::string_view method, const json::Value* params, RequestOptions opts,
+                                    ResponseHandler done) {
   std::int64_t id = next_id_.fetch_add(1);
-  auto slot = std::make_shared<Slot>();
-  {
-    std::lock_guard lk(mu_);
-    if (closed_.load()) return {std::nullopt, Failure::Closed, close_reason_.empty() ? "not running" : close_reason_};
-    pending_.emplace(id, slot);
-  }
-  if (!write_line(jsonrpc::make_request(id, method, params))) {
-    std::lock_guard lk(mu_);
-    pending_.erase(id);
-    return {std::nullopt, Failure::Closed, close_reason_.empty() ? "stdin is closed" : close_reason_};
-  }
-  auto gone = [&] { return opts.cancel && opts.cancel->cancelled(); };
-  CancelSignal::Subscription wake;
-  if (opts.cancel)
-    wake = opts.cancel->on_cancel([this, slot] {
-      std::lock_guard lk(mu_);
-      slot->cv.notify_all();
+  asio::post(strand_, [self = shared_from_this(), id, line = jsonrpc::make_request(id, method, params),
+                       opts = std::move(opts), done = std::move(done)]() mutable {
+    if (self->closed_.load()) {
+      done({std::nullopt, Failure::Closed, self->close_reason_.empty() ? "not running" : self->close_reason_});
+      return;
+    }
+    Pending p{std::move(done), std::make_unique<asio::steady_timer>(self->strand_, opts.deadline), {}};
+    p.timer->async_wait([self, id](const boost::system::error_code& ec) {
+      if (!ec) self->finish(id, {std::nullopt, Failure::Timeout, "timed out"}, true);
     });
-  std::unique_lock lk(mu_);
-  slot->cv.wait_until(lk, opts.deadline, [&] { return slot->msg.has_value() || !pending_.count(id) || gone(); });
-  if (slot->msg) return {std::move(slot->msg), Failure::Transport, {}};
-  if (!pending_.count(id)) return {std::nullopt, Failure::Closed, close_reason_};
-  pending_.erase(id);
-  lk.unlock();
-  bool cancelled = gone();
-  json::Document p(rapidjson::kObjectType);
-  p.AddMember("requestId", id, p.GetAllocator());
-  p.AddMember("reason", json::ref(cancelled ? "cancelled by client" : "timeout"), p.GetAllocator());
-  notify("notifications/cancelled", &p);
-  return {std::nullopt, cancelled ? Failure::Cancelled : Failure::Timeout, cancelled ? "cancelled" : "timed out"};
+    if (opts.cancel)
+      p.cancel = opts.cancel->on_cancel([self, id] {
+        asio::post(self->strand_, [self, id] { self->finish(id, {std::nullopt, Failure::Cancelled, "cancelled"}, true); });
+      });
+    self->pending_.emplace(id, std::move(p));
+    self->write(std::move(line), id);
+  });
 }
 
 bool StdioConnection::notify(std::string_view method, const json::Value* params) {
-  return write_line(jsonrpc::make_notification(method, params));
+  return respond(jsonrpc::make_notification(method, params));
 }
 
-bool StdioConnection::respond(std::string message) { return write_line(std::move(message)); }
-
-void StdioConnection::read_stdout() {
-  std::string why = read_lines(child_->stdout_fd(), [&](std::string_view line) {
-    auto doc = json::parse(line);
-    if (!doc) {
-      spdlog::warn("upstream {}: ignoring a stdout line that is not JSON ({}): {:.200}", name_, doc.error(), line);
-      return;
-    }
-    auto msg = jsonrpc::Message::from(std::move(*doc));
-    if (!msg) {
-      spdlog::warn("upstream {}: ignoring an invalid JSON-RPC message ({}): {:.200}", name_, msg.error(), line);
-      return;
-    }
-    if (msg->is_response()) {
-      const auto& id = msg->id();
-      if (!id.IsInt64()) {
-        spdlog::warn("upstream {}: response with an id we never sent: {:.200}", name_, line);
-        return;
-      }
-      std::lock_guard lk(mu_);
-      auto it = pending_.find(id.GetInt64());
-      if (it == pending_.end()) return;  // timed out or cancelled already
-      it->second->msg = std::move(*msg);
-      it->second->cv.notify_one();
-      pending_.erase(it);
-      return;
-    }
-    if (handlers_.on_message) handlers_.on_message(*msg);
-  });
-  std::string status;
-  if (auto s = child_->wait_exit(std::chrono::milliseconds(500))) status = " (" + *s + ")";
-  std::string reason = "process " + why + status;
-  bool was_closed = closed_.exchange(true);
-  fail_all(reason);
-  if (!was_closed && handlers_.on_close) handlers_.on_close(reason);
+bool StdioConnection::respond(std::string message) {
+  if (closed_.load()) return false;
+  asio::post(strand_, [self = shared_from_this(), m = std::move(message)]() mutable { self->write(std::move(m)); });
+  return true;
 }
 
-void StdioConnection::read_stderr() {
-  read_lines(child_->stderr_fd(), [&](std::string_view line) {
-    spdlog::info("upstream {} stderr: {}", name_, line);
+void StdioConnection::write(std::string line, std::optional<std::int64_t> id) {
+  if (outbox_.size() >= kMaxQueued) {
+    spdlog::warn("upstream {}: {} messages wait for its stdin already; dropping one", name_, kMaxQueued);
+    if (id) finish(*id, {std::nullopt, Failure::Transport, "is not reading its stdin (write queue full)"}, false);
+    return;
+  }
+  line.push_back('\n');
+  outbox_.emplace_back(std::move(line), id);
+  if (!writing_) write_next();
+}
+
+void StdioConnection::write_next() {
+  if (outbox_.empty()) {
+    writing_ = false;
+    return;
+  }
+  writing_ = true;
+  asio::async_write(child_->in(), asio::buffer(outbox_.front().first),
+                    asio::bind_executor(strand_, [self = shared_from_this()](const boost::system::error_code& ec,
+                                                                             std::size_t) {
+                      auto id = self->outbox_.front().second;
+                      self->outbox_.pop_front();
+                      if (ec && id)
+                        self->finish(*id, {std::nullopt, Failure::Closed, "cannot write to its stdin: " + ec.message()},
+                                     false);
+                      self->write_next();
+                    }));
+}
+
+void StdioConnection::finish(std::int64_t id, Response r, bool tell_server) {
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return;  // answered, timed out or cancelled already
+  Pending p = std::move(it->second);
+  pending_.erase(it);
+  p.timer->cancel();
+  p.cancel.reset();
+  if (tell_server && !closed_.load()) {
+    json::Document n(rapidjson::kObjectType);
+    n.AddMember("requestId", id, n.GetAllocator());
+    n.AddMember("reason", json::ref(r.failure == Failure::Timeout ? "timeout" : "cancelled by client"),
+                n.GetAllocator());
+    write(jsonrpc::make_notification("notifications/cancelled", &n));
+  }
+  p.done(std::move(r));
+}
+
+void StdioConnection::on_line(std::string_view line) {
+  auto doc = json::parse(line);
+  if (!doc) {
+    spdlog::warn("upstream {}: ignoring a stdout line that is not JSON ({}): {:.200}", name_, doc.error(), line);
+    return;
+  }
+  auto msg = jsonrpc::Message::from(std::move(*doc));
+  if (!msg) {
+    spdlog::warn("upstream {}: ignoring an invalid JSON-RPC message ({}): {:.200}", name_, msg.error(), line);
+    return;
+  }
+  if (msg->is_response()) {
+    const auto& id = msg->id();
+    if (!id.IsInt64()) {
+      spdlog::warn("upstream {}: response with an id we never sent: {:.200}", name_, line);
+      return;
+    }
+    finish(id.GetInt64(), {std::move(*msg), Failure::Transport, {}}, false);
+    return;
+  }
+  if (handlers_.on_message && !closed_.load()) handlers_.on_message(*msg);
+}
+
+void StdioConnection::on_oversized(std::string_view head, std::string_view tail, std::size_t size) {
+  std::string what = "sent a message of " + std::to_string(size) + " bytes, over its max_response_bytes (" +
+                     std::to_string(max_line_) + ")";
+  auto id = id_in_head(head);
+  if (!id) id = id_in_tail(tail);
+  spdlog::warn("upstream {}: {}; discarded{}", name_, what, id ? " (the answer to request " + std::to_string(*id) + ")" : "");
+  if (id) finish(*id, {std::nullopt, Failure::TooLarge, what}, false);
+}
+
+void StdioConnection::stdout_ended(const std::string& why) {
+  // The exit status, when the child exits soon after, makes the reason clear.
+  auto timer = std::make_shared<asio::steady_timer>(strand_, 500ms);
+  auto reported = std::make_shared<bool>(false);
+  auto report = [self = shared_from_this(), why, reported](const std::optional<std::string>& status) {
+    if (*reported) return;
+    *reported = true;
+    std::string reason = "process " + why + (status ? " (" + *status + ")" : "");
+    bool was_closed = self->closed_.exchange(true);
+    self->fail_all(reason);
+    if (!was_closed && self->handlers_.on_close) self->handlers_.on_close(reason);
+  };
+  timer->async_wait([report, timer](const boost::system::error_code&) { report(std::nullopt); });
+  child_->on_exit([report, timer, strand = strand_](const std::string& status) {
+    asio::post(strand, [report, timer, status] {
+      report(status);
+      timer->cancel();
+    });
   });
 }
 
 void StdioConnection::fail_all(const std::string& reason) {
-  std::lock_guard lk(mu_);
   if (close_reason_.empty()) close_reason_ = reason;
-  for (auto& [id, slot] : pending_) slot->cv.notify_one();
-  pending_.clear();
+  while (!pending_.empty()) finish(pending_.begin()->first, {std::nullopt, Failure::Closed, close_reason_}, false);
+}
+
+void StdioConnection::async_close(std::function<void()> done) {
+  asio::post(strand_, [self = shared_from_this(), done = std::move(done)]() mutable {
+    self->closed_.store(true);
+    self->fail_all("connection closed");
+    self->child_->stop(2000ms);
+    self->child_->on_exit([done = std::move(done)](const std::string&) {
+      if (done) done();
+    });
+  });
 }
 
 }  // namespace mcpgw::transport

@@ -1,55 +1,75 @@
 #pragma once
 // Upstream over a child's stdio: newline-delimited JSON-RPC on stdin/stdout,
-// stderr lines to our log under the server's name.
+// stderr lines to our log under the server's name. Everything runs on one
+// strand of the I/O loop: reading both pipes, the write queue to stdin, the
+// table of requests in flight and their timers.
+#include <boost/asio/strand.hpp>
+
 #include <atomic>
-#include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <thread>
 
 #include "transport/child_process.hpp"
 #include "transport/connection.hpp"
+#include "transport/io.hpp"
 
 namespace mcpgw::transport {
 
-class StdioConnection final : public Connection {
+/// One MCP session with a child process speaking over its stdio.
+class StdioConnection final : public Connection, public std::enable_shared_from_this<StdioConnection> {
  public:
-  /// Spawns the child and starts reading. `name` labels log lines.
-  static Result<std::unique_ptr<StdioConnection>> start(std::string name, const ChildSpec& spec,
-                                                        ConnectionHandlers handlers);
+  /// Spawns the child and starts reading. `name` labels log lines and
+  /// errors; a line longer than `max_line` is discarded (the request it
+  /// answers fails, naming the limit).
+  static Result<std::shared_ptr<StdioConnection>> start(Io& io, std::string name, const ChildSpec& spec,
+                                                        ConnectionHandlers handlers,
+                                                        std::size_t max_line = 64 * 1024 * 1024);
   ~StdioConnection() override;
 
-  Response request(std::string_view method, const json::Value* params,
-                   const RequestOptions& opts) override;
+  void async_request(std::string_view method, const json::Value* params, RequestOptions opts,
+                     ResponseHandler done) override;
   bool notify(std::string_view method, const json::Value* params) override;
   bool respond(std::string message) override;
   void set_protocol_version(std::string) override {}
-  void close() override;
+  void async_close(std::function<void()> done) override;
   bool alive() const override { return !closed_.load(); }
   pid_t pid() const { return child_->pid(); }
 
  private:
-  struct Slot {
-    std::condition_variable cv;
-    std::optional<jsonrpc::Message> msg;
+  /// A request waiting for its response.
+  struct Pending {
+    ResponseHandler done;
+    std::unique_ptr<asio::steady_timer> timer;
+    CancelSignal::Subscription cancel;
   };
-  StdioConnection(std::string name, std::unique_ptr<ChildProcess> child, ConnectionHandlers h);
-  bool write_line(std::string line);
-  void read_stdout();
-  void read_stderr();
+  using Strand = asio::strand<asio::any_io_executor>;
+  StdioConnection(Strand strand, std::string name, std::shared_ptr<ChildProcess> child,
+                  ConnectionHandlers h, std::size_t max_line);
+  void begin();
+  /// Queues `line` for stdin; `id` is the request it carries, failed if
+  /// the write fails. On the strand.
+  void write(std::string line, std::optional<std::int64_t> id = std::nullopt);
+  void write_next();
+  void on_line(std::string_view line);
+  void on_oversized(std::string_view head, std::string_view tail, std::size_t size);
+  /// Ends request `id` with `r` (and tells the server, unless it answered). On the strand.
+  void finish(std::int64_t id, Response r, bool tell_server);
+  void stdout_ended(const std::string& why);
   void fail_all(const std::string& reason);
 
+  Strand strand_;
   std::string name_;
-  std::unique_ptr<ChildProcess> child_;
+  std::shared_ptr<ChildProcess> child_;
   ConnectionHandlers handlers_;
-  std::mutex write_mu_;
-  std::mutex mu_;
-  std::map<std::int64_t, std::shared_ptr<Slot>> pending_;
+  std::size_t max_line_;
   std::atomic<std::int64_t> next_id_{1};
   std::atomic<bool> closed_{false};
+  // Touched on the strand only.
+  std::map<std::int64_t, Pending> pending_;
+  std::deque<std::pair<std::string, std::optional<std::int64_t>>> outbox_;
+  bool writing_ = false;
   std::string close_reason_;
-  std::thread out_thread_, err_thread_;
 };
 
 }  // namespace mcpgw::transport

@@ -42,8 +42,13 @@ bool client_request(std::string_view method) {
 
 }  // namespace
 
-Upstream::Upstream(config::Server cfg, Listener& listener, std::string client_session)
-    : cfg_(std::move(cfg)), listener_(listener), client_session_(std::move(client_session)) {}
+Upstream::Upstream(config::Server cfg, transport::Io& io, Listener& listener, std::string client_session)
+    : cfg_(std::move(cfg)), io_(io), listener_(listener), client_session_(std::move(client_session)) {
+  if (client_session_.empty() && cfg_.transport == config::Server::Transport::Http && !cfg_.tls.verify)
+    spdlog::warn("upstream {}: tls.verify is false: its certificate is not checked, so anyone on the way to {} can "
+                 "read and change its traffic",
+                 cfg_.name, cfg_.url);
+}
 
 Result<std::shared_ptr<Upstream>> Upstream::for_client(const CallOptions& opts) {
   if (cfg_.session != config::Server::Session::PerClient || !client_session_.empty() || !opts.caller ||
@@ -58,7 +63,7 @@ Result<std::shared_ptr<Upstream>> Upstream::for_client(const CallOptions& opts) 
       if (clients_.size() >= kMaxClientConnections)
         return Error{"mcpgw: upstream '" + cfg_.name + "' has " + std::to_string(kMaxClientConnections) +
                      " per-client connections already; try again when sessions have ended"};
-      u = std::make_shared<Upstream>(cfg_, listener_, opts.caller->session);
+      u = std::make_shared<Upstream>(cfg_, io_, listener_, opts.caller->session);
       clients_.emplace(opts.caller->session, u);
       if (std::string level = log_level(); !level.empty()) u->set_log_level(std::move(level));
       u->start();
@@ -141,7 +146,7 @@ bool Upstream::wait_backoff(std::chrono::milliseconds d) {
   return !cv_.wait_for(lk, d, [&] { return stopping_; });
 }
 
-Result<std::unique_ptr<transport::Connection>> Upstream::connect() {
+Result<std::shared_ptr<transport::Connection>> Upstream::connect() {
   transport::ConnectionHandlers h;
   h.on_message = [this](jsonrpc::Message& m) { on_message(m); };
   h.on_close = [this](const std::string& reason) {
@@ -155,15 +160,17 @@ Result<std::unique_ptr<transport::Connection>> Upstream::connect() {
     cv_.notify_all();
   };
   if (cfg_.transport == config::Server::Transport::Http) {
-    auto c = transport::HttpConnection::create(cfg_.name, cfg_.url, cfg_.headers, std::move(h));
+    transport::HttpTarget target{cfg_.name, cfg_.url, cfg_.headers, {cfg_.tls.ca_file, cfg_.tls.verify},
+                                 cfg_.max_response_bytes};
+    auto c = transport::HttpConnection::create(io_, std::move(target), std::move(h));
     if (!c) return Error{c.error()};
-    return std::unique_ptr<transport::Connection>(std::move(*c));
+    return std::shared_ptr<transport::Connection>(std::move(*c));
   }
   transport::ChildSpec spec{cfg_.command, cfg_.args, cfg_.env, cfg_.cwd};
-  auto c = transport::StdioConnection::start(cfg_.name, spec, std::move(h));
+  auto c = transport::StdioConnection::start(io_, cfg_.name, spec, std::move(h), cfg_.max_response_bytes);
   if (!c) return Error{c.error()};
   pid_.store((*c)->pid());
-  return std::unique_ptr<transport::Connection>(std::move(*c));
+  return std::shared_ptr<transport::Connection>(std::move(*c));
 }
 
 void Upstream::add_envelope(json::Document& p, const CallOptions* opts) const {

@@ -13,6 +13,7 @@
 
 #include "config/config.hpp"
 #include "transport/connection.hpp"
+#include "transport/io.hpp"
 #include "upstream/origin.hpp"
 #include "util/worker_pool.hpp"
 
@@ -39,9 +40,10 @@ class Listener {
 
 class Upstream final : public ToolOrigin {
  public:
-  /// `client_session` set: this is the connection of one client session of
-  /// a `session: per_client` server (made by `for_client`).
-  Upstream(config::Server cfg, Listener& listener, std::string client_session = {});
+  /// `io`: the loop the connections live on. `client_session` set: this is
+  /// the connection of one client session of a `session: per_client` server
+  /// (made by `for_client`).
+  Upstream(config::Server cfg, transport::Io& io, Listener& listener, std::string client_session = {});
   ~Upstream() override;
   Upstream(const Upstream&) = delete;
   Upstream& operator=(const Upstream&) = delete;
@@ -89,7 +91,7 @@ class Upstream final : public ToolOrigin {
 
  private:
   void supervise();
-  Result<std::unique_ptr<transport::Connection>> connect();
+  Result<std::shared_ptr<transport::Connection>> connect();
   /// Probes `server/discover`: true when the server speaks the stateless
   /// revision (then used without initialize).
   bool discover(transport::Connection& c);
@@ -138,6 +140,7 @@ class Upstream final : public ToolOrigin {
   std::shared_ptr<transport::Connection> connection() const;
 
   config::Server cfg_;
+  transport::Io& io_;
   Listener& listener_;
   const std::string client_session_;  ///< non-empty: a per-client connection
   std::mutex clients_mu_;
@@ -166,7 +169,8 @@ class Upstream final : public ToolOrigin {
   /// server's notifications/cancelled reaches them.
   std::map<std::string, std::shared_ptr<CancelSignal>> forwarded_;
   /// Forwarded requests wait for a person (elicitation) or a model
-  /// (sampling); they must not hold the connection's reader thread.
+  /// (sampling); they must not hold an I/O thread (where the connection
+  /// delivers the server's messages).
   WorkerPool relay_{0, 64};
 };
 

@@ -151,6 +151,17 @@ void config_seeds(const fs::path& dir) {
     put_raw(dir, yaml);
 }
 
+void sse_seeds(const fs::path& dir) {
+  // Mode byte: chunking seed in the low bits, event limit in the top three.
+  const char* streams[] = {
+      "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n",
+      "id: 0\nretry: 100\ndata:\n\n: ping\n\nid: 1\r\ndata: a\r\ndata: b\r\n\r\n",
+      "data: x\r\rdata: yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\ndata: z\n\nid\nevent: e\ndata\n\n",
+  };
+  for (const char* s : streams)
+    for (std::uint8_t mode : {0x00, 0x07, 0x40, 0x83}) put(dir, mode, s);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -163,6 +174,7 @@ int main(int argc, char** argv) {
   era_seeds(root / "fuzz_era");
   jsonrpc_seeds(root / "fuzz_jsonrpc");
   config_seeds(root / "fuzz_config");
+  sse_seeds(root / "fuzz_sse");
   std::printf("fuzz_seeds: %d seeds in %s\n", written, root.c_str());
   return 0;
 }

@@ -1,9 +1,13 @@
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <boost/asio/strand.hpp>
 
 #include <atomic>
 #include <condition_variable>
+#include <future>
 #include <mutex>
 
 #include "transport/child_process.hpp"
@@ -11,37 +15,56 @@
 #include "util/worker_pool.hpp"
 
 using namespace mcpgw;
+namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
+namespace {
+
+/// The exit status of `c`, waited for (the loop reaps it).
+std::string exit_status(transport::ChildProcess& c) {
+  auto done = std::make_shared<std::promise<std::string>>();
+  auto status = done->get_future();
+  c.on_exit([done](const std::string& s) { done->set_value(s); });
+  return status.wait_for(5s) == std::future_status::ready ? status.get() : "still running";
+}
+
+}  // namespace
+
 TEST_CASE("child process: runs in its own process group and is reaped") {
-  auto c = transport::ChildProcess::spawn({"sh", {"-c", "echo $MCPGW_T; exit 3"}, {{"MCPGW_T", "hello"}}, "/tmp"});
+  transport::Io io(1);
+  auto c = transport::ChildProcess::spawn(asio::make_strand(io.executor()),
+                                          {"sh", {"-c", "echo $MCPGW_T; exit 3"}, {{"MCPGW_T", "hello"}}, "/tmp"});
   REQUIRE(c.ok());
   CHECK(getpgid((*c)->pid()) == (*c)->pid());
   char buf[16] = {};
-  CHECK(read((*c)->stdout_fd(), buf, sizeof buf) == 6);
+  CHECK(read((*c)->out().native_handle(), buf, sizeof buf) == 6);
   CHECK(std::string(buf) == "hello\n");
-  auto st = (*c)->wait_exit(5s);
-  REQUIRE(st);
-  CHECK(*st == "exit 3");
+  CHECK(exit_status(**c) == "exit 3");
+  // Reaped: no zombie is left behind.
+  CHECK(waitpid((*c)->pid(), nullptr, WNOHANG) < 0);
 }
 
 TEST_CASE("child process: a missing command or cwd is an error naming it") {
-  auto c = transport::ChildProcess::spawn({"/nonexistent/server", {}, {}, ""});
+  transport::Io io(1);
+  auto c = transport::ChildProcess::spawn(io.executor(), {"/nonexistent/server", {}, {}, ""});
   REQUIRE(!c.ok());
   CHECK(c.error().find("/nonexistent/server") != std::string::npos);
-  c = transport::ChildProcess::spawn({"true", {}, {}, "/nonexistent-dir"});
+  c = transport::ChildProcess::spawn(io.executor(), {"true", {}, {}, "/nonexistent-dir"});
   REQUIRE(!c.ok());
   CHECK(c.error().find("/nonexistent-dir") != std::string::npos);
 }
 
 TEST_CASE("child process: stop kills the whole group, grandchildren included") {
-  auto c = transport::ChildProcess::spawn({"sh", {"-c", "trap '' TERM; sleep 100 & echo $!; wait"}, {}, ""});
+  transport::Io io(1);
+  auto c = transport::ChildProcess::spawn(asio::make_strand(io.executor()),
+                                          {"sh", {"-c", "trap '' TERM; sleep 100 & echo $!; wait"}, {}, ""});
   REQUIRE(c.ok());
   char buf[32] = {};
-  REQUIRE(read((*c)->stdout_fd(), buf, sizeof buf) > 0);
+  REQUIRE(read((*c)->out().native_handle(), buf, sizeof buf) > 0);
   pid_t grandchild = std::atoi(buf);
   REQUIRE(grandchild > 0);
-  CHECK((*c)->stop(200ms).rfind("signal", 0) == 0);
+  (*c)->stop(200ms);
+  CHECK(exit_status(**c).rfind("signal", 0) == 0);
   // The grandchild was SIGKILLed with the group; it is reaped by init, so
   // poll for its disappearance with a deadline.
   auto until = std::chrono::steady_clock::now() + 5s;
@@ -50,6 +73,7 @@ TEST_CASE("child process: stop kills the whole group, grandchildren included") {
 }
 
 TEST_CASE("stdio connection: request/response, garbage lines and exit") {
+  transport::Io io(2);
   // A tiny line server in sh: answers one request, then prints garbage and exits.
   const char* script =
       "read line; echo 'not json'; "
@@ -64,7 +88,7 @@ TEST_CASE("stdio connection: request/response, garbage lines and exit") {
     closed = why;
     cv.notify_all();
   };
-  auto c = transport::StdioConnection::start("t", {"sh", {"-c", script}, {}, ""}, h);
+  auto c = transport::StdioConnection::start(io, "t", {"sh", {"-c", script}, {}, ""}, h);
   REQUIRE(c.ok());
   transport::RequestOptions o;
   o.deadline = std::chrono::steady_clock::now() + 5s;
@@ -74,19 +98,50 @@ TEST_CASE("stdio connection: request/response, garbage lines and exit") {
   r = (*c)->request("ping", nullptr, o);
   CHECK(!r.message);
   CHECK(r.failure == transport::Failure::Closed);
-  std::unique_lock lk(mu);
-  cv.wait_for(lk, 5s, [&] { return !closed.empty(); });
-  CHECK(closed.find("exit 4") != std::string::npos);
+  {
+    std::unique_lock lk(mu);
+    cv.wait_for(lk, 5s, [&] { return !closed.empty(); });
+    CHECK(closed.find("exit 4") != std::string::npos);
+  }
+  (*c)->close();
 }
 
-TEST_CASE("stdio connection: a silent server times out") {
-  auto c = transport::StdioConnection::start("t", {"sh", {"-c", "cat >/dev/null"}, {}, ""}, {});
+TEST_CASE("stdio connection: a silent server times out, and a cancelled request ends at once") {
+  transport::Io io(1);
+  auto c = transport::StdioConnection::start(io, "t", {"sh", {"-c", "cat >/dev/null"}, {}, ""}, {});
   REQUIRE(c.ok());
   transport::RequestOptions o;
   o.deadline = std::chrono::steady_clock::now() + 100ms;
   auto r = (*c)->request("ping", nullptr, o);
   CHECK(!r.message);
   CHECK(r.failure == transport::Failure::Timeout);
+  CancelSignal cancel;
+  cancel.cancel();
+  o.deadline = std::chrono::steady_clock::now() + 60s;
+  o.cancel = &cancel;
+  r = (*c)->request("ping", nullptr, o);
+  CHECK(r.failure == transport::Failure::Cancelled);
+  (*c)->close();
+}
+
+TEST_CASE("stdio connection: an answer over the limit fails its request only; the next one works") {
+  transport::Io io(1);
+  // Answers the first request with a 5000-byte result (id last, as the
+  // TypeScript SDK writes it), the second with a small one.
+  const char* script =
+      "read line; printf '{\"result\":{\"t\":\"%05000d\"},\"jsonrpc\":\"2.0\",\"id\":1}\\n' 0; "
+      "read line; echo '{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}'; cat >/dev/null";
+  auto c = transport::StdioConnection::start(io, "t", {"sh", {"-c", script}, {}, ""}, {}, 1000);
+  REQUIRE(c.ok());
+  transport::RequestOptions o;
+  o.deadline = std::chrono::steady_clock::now() + 5s;
+  auto r = (*c)->request("big", nullptr, o);
+  CHECK(!r.message);
+  CHECK(r.failure == transport::Failure::TooLarge);
+  CHECK(r.detail.find("max_response_bytes") != std::string::npos);
+  r = (*c)->request("small", nullptr, o);
+  CHECK(r.message);
+  (*c)->close();
 }
 
 TEST_CASE("worker pool: runs tasks concurrently and drains on destruction") {

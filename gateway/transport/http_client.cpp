@@ -1,0 +1,355 @@
+#include "transport/http_client.hpp"
+
+#include <sys/socket.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http.hpp>
+
+#include <array>
+#include <cerrno>
+
+namespace mcpgw::transport {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
+/// Idle keep-alive connections kept per origin, at most; more are closed.
+constexpr std::size_t kMaxIdle = 64;
+/// Largest response head accepted (status line and headers).
+constexpr std::uint32_t kMaxHead = 64 * 1024;
+
+bool is_ip_literal(const std::string& host) {
+  boost::system::error_code ec;
+  asio::ip::make_address(host, ec);
+  return !ec;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Url
+
+Result<Url> Url::parse(const std::string& url) {
+  Url u;
+  std::string_view rest(url);
+  if (rest.rfind("http://", 0) == 0) {
+    rest.remove_prefix(7);
+  } else if (rest.rfind("https://", 0) == 0) {
+    rest.remove_prefix(8);
+    u.tls = true;
+  } else {
+    return Error{"url must start with http:// or https://: " + url};
+  }
+  auto slash = rest.find_first_of("/?");
+  std::string_view authority = rest.substr(0, slash);
+  u.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
+  if (u.target.front() == '?') u.target.insert(0, "/");
+  if (authority.find('@') != std::string_view::npos)
+    return Error{"url must not carry credentials (use headers): " + url};
+  u.host_header = std::string(authority);
+  std::string_view port;
+  if (!authority.empty() && authority.front() == '[') {
+    auto close = authority.find(']');
+    if (close == std::string_view::npos) return Error{"url has an unclosed IPv6 address: " + url};
+    u.host = std::string(authority.substr(1, close - 1));
+    if (close + 1 < authority.size()) {
+      if (authority[close + 1] != ':') return Error{"url has garbage after its IPv6 address: " + url};
+      port = authority.substr(close + 2);
+    }
+  } else {
+    auto colon = authority.find(':');
+    u.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
+  }
+  if (u.host.empty()) return Error{"url has no host: " + url};
+  if (port.empty()) u.port = u.tls ? "443" : "80";
+  else if (port.find_first_not_of("0123456789") != std::string_view::npos || port.size() > 5)
+    return Error{"url has an invalid port: " + url};
+  else u.port = std::string(port);
+  return u;
+}
+
+std::string Url::text() const { return (tls ? "https://" : "http://") + host_header + target; }
+
+std::string HttpHead::get(std::string_view name) const {
+  for (const auto& [k, v] : headers)
+    if (beast::iequals(k, name)) return v;
+  return {};
+}
+
+// ---------------------------------------------------------------------------
+// Abort
+
+Abort::Abort(asio::any_io_executor strand, Clock::time_point deadline)
+    : strand_(strand), timer_(strand), deadline_(deadline) {}
+
+std::shared_ptr<Abort> Abort::start(asio::any_io_executor strand, Clock::time_point deadline, CancelSignal* cancel) {
+  auto a = std::make_shared<Abort>(std::move(strand), deadline);
+  a->wait();
+  // The callback runs in the cancelling thread: hop onto the strand.
+  if (cancel) a->cancel_ = cancel->on_cancel([w = std::weak_ptr<Abort>(a)] {
+    if (auto self = w.lock()) self->fire(Why::Cancelled);
+  });
+  return a;
+}
+
+void Abort::wait() {
+  timer_.expires_at(deadline_);
+  timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (ec || self->disarmed_) return;
+    if (Clock::now() < self->deadline_) return self->wait();  // extended meanwhile
+    self->fire_here(Why::Timeout);
+  });
+}
+
+void Abort::fire(Why why) {
+  asio::post(strand_, [self = shared_from_this(), why] { self->fire_here(why); });
+}
+
+void Abort::fire_here(Why why) {
+  if (why_ != Why::None || disarmed_) return;
+  why_ = why;
+  if (action_) action_();
+}
+
+void Abort::on_fire(std::function<void()> action) {
+  action_ = std::move(action);
+  if (why_ != Why::None && action_) action_();
+}
+
+void Abort::disarm() {
+  disarmed_ = true;
+  action_ = {};
+  timer_.cancel();
+  cancel_.reset();
+}
+
+// ---------------------------------------------------------------------------
+// HttpClient
+
+struct HttpClient::Stream {
+  std::unique_ptr<tcp::socket> plain;
+  std::unique_ptr<ssl::stream<tcp::socket>> secure;
+  beast::flat_buffer buffer;
+
+  tcp::socket& socket() { return secure ? secure->next_layer() : *plain; }
+  /// Aborts whatever runs on it; the stream is not used again.
+  void close() {
+    boost::system::error_code ignored;
+    socket().close(ignored);
+  }
+  /// An idle connection the server has not closed (nor written to).
+  bool idle_and_open() {
+    if (!socket().is_open()) return false;
+    char c;
+    ssize_t n = ::recv(socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
+};
+
+struct HttpClient::Tls {
+  ssl::context ctx{ssl::context::tls_client};
+  bool verify = true;
+};
+
+namespace {
+
+/// What one request/response on one connection gave.
+struct Transfer {
+  std::string error;
+  HttpHead head;
+  bool got_some = false;  ///< any byte of a response arrived
+  bool complete = false;  ///< the response was read to its end
+  bool keep_alive = false;
+};
+
+template <typename S>
+asio::awaitable<void> transfer(S& stream, beast::flat_buffer& buffer, const Url& url, const HttpRequest& req,
+                               HttpClient::OnHead& on_head, HttpClient::OnData& on_data, Transfer& t) {
+  http::request<http::string_body> r{http::string_to_verb(req.method), url.target, 11};
+  r.set(http::field::host, url.host_header);
+  r.set(http::field::user_agent, "mcpgw/" MCPGW_VERSION);
+  for (const auto& [k, v] : req.headers) r.set(k, v);
+  r.body() = req.body;
+  r.prepare_payload();
+  r.keep_alive(true);
+  auto [wec, wn] = co_await http::async_write(stream, r, kAwait);
+  if (wec) {
+    t.error = "connection closed while sending the request (" + wec.message() + ")";
+    co_return;
+  }
+  http::response_parser<http::buffer_body> p;
+  // The callers bound what they keep of a body; a stream has no length.
+  p.body_limit(boost::none);
+  p.header_limit(kMaxHead);
+  auto [hec, hn] = co_await http::async_read_header(stream, buffer, p, kAwait);
+  t.got_some = p.got_some();
+  if (hec) {
+    t.error = "connection closed while reading the response (" + hec.message() + ")";
+    co_return;
+  }
+  t.head.status = static_cast<int>(p.get().result_int());
+  for (const auto& f : p.get()) t.head.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+  t.keep_alive = p.get().keep_alive();
+  if (!on_head(t.head)) co_return;
+  std::array<char, 16 * 1024> chunk;
+  while (!p.is_done()) {
+    p.get().body().data = chunk.data();
+    p.get().body().size = chunk.size();
+    auto [ec, n] = co_await http::async_read_some(stream, buffer, p, kAwait);
+    if (ec == http::error::need_buffer) ec = {};
+    std::size_t got = chunk.size() - p.get().body().size;
+    if (got && !on_data(std::string_view(chunk.data(), got))) co_return;
+    if (ec) {
+      t.error = "connection closed while reading the response (" + ec.message() + ")";
+      co_return;
+    }
+  }
+  t.complete = true;
+}
+
+}  // namespace
+
+HttpClient::HttpClient(Io& io, Url url) : io_(io), url_(std::move(url)) {}
+
+HttpClient::~HttpClient() = default;
+
+Result<std::shared_ptr<HttpClient>> HttpClient::create(Io& io, Url url, const TlsOptions& tls) {
+  // Private constructor, so make_shared cannot reach it.
+  std::shared_ptr<HttpClient> c(new HttpClient(io, std::move(url)));
+  if (!c->url_.tls) return c;
+  c->tls_ = std::make_unique<Tls>();
+  c->tls_->verify = tls.verify;
+  boost::system::error_code ec;
+  if (!tls.verify) {
+    c->tls_->ctx.set_verify_mode(ssl::verify_none);
+    return c;
+  }
+  c->tls_->ctx.set_verify_mode(ssl::verify_peer, ec);
+  if (tls.ca_file.empty()) {
+    c->tls_->ctx.set_default_verify_paths(ec);
+    if (ec) return Error{"cannot load the system's CA certificates: " + ec.message()};
+  } else {
+    c->tls_->ctx.load_verify_file(tls.ca_file, ec);
+    if (ec) return Error{"cannot load tls.ca_file " + tls.ca_file + ": " + ec.message()};
+  }
+  return c;
+}
+
+std::unique_ptr<HttpClient::Stream> HttpClient::take_idle() {
+  std::lock_guard lk(mu_);
+  while (!idle_.empty()) {
+    auto s = std::move(idle_.back());
+    idle_.pop_back();
+    if (s->idle_and_open()) return s;
+  }
+  return nullptr;
+}
+
+void HttpClient::give_back(std::unique_ptr<Stream> s) {
+  std::lock_guard lk(mu_);
+  if (idle_.size() < kMaxIdle) idle_.push_back(std::move(s));
+}
+
+void HttpClient::clear() {
+  std::lock_guard lk(mu_);
+  idle_.clear();
+}
+
+asio::awaitable<Result<std::unique_ptr<HttpClient::Stream>>> HttpClient::open(Abort& abort) {
+  const std::string where = url_.host + ":" + url_.port;
+  auto ex = co_await asio::this_coro::executor;
+  tcp::resolver resolver(ex);
+  abort.on_fire([&resolver] { resolver.cancel(); });
+  auto [rec, endpoints] = co_await resolver.async_resolve(url_.host, url_.port, kAwait);
+  abort.on_fire({});
+  if (abort.why() != Abort::Why::None) co_return Error{"aborted"};
+  if (rec) co_return Error{"cannot resolve " + url_.host + " (" + rec.message() + ")"};
+
+  // The socket outlives this strand in the pool: bind it to the loop.
+  tcp::socket sock(io_.executor());
+  abort.on_fire([&sock] {
+    boost::system::error_code ignored;
+    sock.close(ignored);
+  });
+  auto [cec, ep] = co_await asio::async_connect(sock, endpoints, kAwait);
+  abort.on_fire({});
+  if (abort.why() != Abort::Why::None) co_return Error{"aborted"};
+  if (cec) co_return Error{"cannot connect to " + where + " (" + cec.message() + ")"};
+  boost::system::error_code ignored;
+  sock.set_option(tcp::no_delay(true), ignored);
+
+  auto s = std::make_unique<Stream>();
+  if (!tls_) {
+    s->plain = std::make_unique<tcp::socket>(std::move(sock));
+    co_return s;
+  }
+  s->secure = std::make_unique<ssl::stream<tcp::socket>>(std::move(sock), tls_->ctx);
+  SSL* native = s->secure->native_handle();
+  // SNI: servers with several certificates pick by name (not for an address).
+  if (!is_ip_literal(url_.host)) SSL_set_tlsext_host_name(native, url_.host.c_str());
+  if (tls_->verify) s->secure->set_verify_callback(ssl::host_name_verification(url_.host));
+  abort.on_fire([raw = s.get()] { raw->close(); });
+  auto [hec] = co_await s->secure->async_handshake(ssl::stream_base::client, kAwait);
+  abort.on_fire({});
+  if (abort.why() != Abort::Why::None) co_return Error{"aborted"};
+  if (hec) {
+    std::string why = hec.message();
+    if (long v = SSL_get_verify_result(native); tls_->verify && v != X509_V_OK)
+      why = std::string("certificate verification failed: ") + X509_verify_cert_error_string(v);
+    co_return Error{"TLS handshake with " + where + " failed: " + why};
+  }
+  co_return s;
+}
+
+asio::awaitable<HttpResult> HttpClient::exchange(const HttpRequest& req, Abort& abort, OnHead on_head,
+                                                 OnData on_data) {
+  HttpResult out;
+  for (int attempt = 0;; ++attempt) {
+    if (abort.why() != Abort::Why::None) {
+      out.error = "aborted";
+      co_return out;
+    }
+    auto s = take_idle();
+    bool reused = s != nullptr;
+    if (!s) {
+      auto opened = co_await open(abort);
+      if (!opened) {
+        out.error = opened.error();
+        co_return out;
+      }
+      s = std::move(*opened);
+    }
+    Transfer t;
+    abort.on_fire([raw = s.get()] { raw->close(); });
+    if (s->secure) co_await transfer(*s->secure, s->buffer, url_, req, on_head, on_data, t);
+    else co_await transfer(*s->plain, s->buffer, url_, req, on_head, on_data, t);
+    abort.on_fire({});
+    if (t.error.empty()) {
+      out.head = std::move(t.head);
+      if (t.complete && t.keep_alive && s->buffer.size() == 0 && abort.why() == Abort::Why::None)
+        give_back(std::move(s));
+      co_return out;
+    }
+    // A kept-alive connection the server closed while idle: the request
+    // never reached it, so it goes again on a fresh connection, once.
+    if (reused && !t.got_some && attempt == 0 && abort.why() == Abort::Why::None) continue;
+    out.error = std::move(t.error);
+    co_return out;
+  }
+}
+
+}  // namespace mcpgw::transport
