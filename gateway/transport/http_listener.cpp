@@ -32,8 +32,8 @@ bool iequals(std::string_view a, std::string_view b) {
          std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return std::tolower(x) == std::tolower(y); });
 }
 
-/// Built outside the coroutine: GCC 12 miscompiles braced temporaries with
-/// initializer lists inside co_await expressions.
+/// Built outside the coroutine and passed as a named local: GCC 12 destroys
+/// some temporaries of a co_await full-expression twice.
 Response internal_error() {
   Response r;
   r.status = 500;
@@ -462,7 +462,8 @@ awaitable<void> Listener::Impl::serve(Stream& stream, Conn& conn, bool deadline_
     }
     if (!res.answered()) {
       if (!failed) spdlog::error("HTTP handler gave no answer to {} {}", req.method, req.target);
-      co_await res.send(internal_error());
+      auto reply = internal_error();
+      co_await res.send(std::move(reply));
       co_return;
     }
     if (res.must_close() || stopping.load()) co_return;

@@ -134,8 +134,9 @@ http::StreamOptions heartbeats(std::chrono::milliseconds every, bool prime) {
   return {every, std::string(sse::kHeartbeat), prime};
 }
 
-/// A response with no body (GCC 12 miscompiles braced temporaries with
-/// initializer lists inside co_await expressions: build them here).
+/// A response with no body. Responses are built outside the coroutines,
+/// and every argument of a co_await is a named local: GCC 12 destroys some
+/// temporaries of a co_await full-expression twice.
 http::Response bare(int status) { return http::Response{status, {}, {}}; }
 
 http::Response simple(SimpleResponse r) {
@@ -184,7 +185,7 @@ struct HttpServer::Impl {
 
   awaitable<void> handle(http::Request& req, http::Responder& res);
   awaitable<void> post(http::Request& req, http::Responder& res, const std::string& mode);
-  awaitable<void> post_stateless(http::Request& req, http::Responder& res, ClientContext ctx, jsonrpc::Parsed& parsed,
+  awaitable<void> post_stateless(http::Request& req, http::Responder& res, ClientContext& ctx, jsonrpc::Parsed& parsed,
                                  bool accept_json, bool accept_sse);
   awaitable<void> get(http::Request& req, http::Responder& res, const std::string& mode);
   awaitable<void> del(http::Request& req, http::Responder& res, const std::string& mode);
@@ -214,14 +215,23 @@ awaitable<void> HttpServer::Impl::handle(http::Request& req, http::Responder& re
       else if (req.method == "GET") co_await get(req, res, *mode);
       else if (req.method == "DELETE") co_await del(req, res, *mode);
     } else if (auto it = gets.find(path); it != gets.end() && (req.method == "GET" || req.method == "HEAD")) {
-      co_await res.send(simple(it->second()));
+      {
+        auto reply = simple(it->second());
+        co_await res.send(std::move(reply));
+      }
     }
-    if (!res.answered()) co_await res.send(bare(404));
+    if (!res.answered()) {
+      auto reply = bare(404);
+      co_await res.send(std::move(reply));
+    }
   } catch (const std::exception& e) {
     spdlog::error("HTTP handler failed: {}", e.what());
     failed = true;
   }
-  if (failed && !res.answered()) co_await res.send(json_error(500, jsonrpc::kInternalError, "Internal error"));
+  if (failed && !res.answered()) {
+    auto reply = json_error(500, jsonrpc::kInternalError, "Internal error");
+    co_await res.send(std::move(reply));
+  }
 }
 
 // --- POST ------------------------------------------------------------------
@@ -234,8 +244,11 @@ awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res,
   }
   std::string ctype = lower(req.get("Content-Type"));
   if (ctype.rfind(kJson, 0) != 0) {
-    co_await res.send(json_error(415, jsonrpc::kInvalidRequest,
-                                 "Unsupported Media Type: Content-Type must be application/json"));
+    {
+      auto reply = json_error(415, jsonrpc::kInvalidRequest,
+                                 "Unsupported Media Type: Content-Type must be application/json");
+      co_await res.send(std::move(reply));
+    }
     co_return;
   }
   std::string accept = lower(req.get("Accept"));
@@ -243,18 +256,27 @@ awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res,
   bool accept_json = any || accept.find(kJson) != std::string::npos;
   bool accept_sse = any || accept.find(kEventStream) != std::string::npos;
   if (!accept_json && !accept_sse) {
-    co_await res.send(json_error(406, jsonrpc::kInvalidRequest,
-                                 "Not Acceptable: Accept must include application/json or text/event-stream"));
+    {
+      auto reply = json_error(406, jsonrpc::kInvalidRequest,
+                                 "Not Acceptable: Accept must include application/json or text/event-stream");
+      co_await res.send(std::move(reply));
+    }
     co_return;
   }
   if (req.body_too_large) {
-    co_await res.send(json_error(413, jsonrpc::kInvalidRequest,
-                                 "Payload Too Large: body exceeds " + std::to_string(opts.max_body_bytes) + " bytes"));
+    {
+      auto reply = json_error(413, jsonrpc::kInvalidRequest,
+                                 "Payload Too Large: body exceeds " + std::to_string(opts.max_body_bytes) + " bytes");
+      co_await res.send(std::move(reply));
+    }
     co_return;
   }
   jsonrpc::Parsed parsed = jsonrpc::parse(req.body);
   if (parsed.messages.empty() && !parsed.batch) {
-    co_await res.send(json_response(400, parsed.errors.front()));
+    {
+      auto reply = json_response(400, parsed.errors.front());
+      co_await res.send(std::move(reply));
+    }
     co_return;
   }
   // Which revision the client speaks: a session means the stateful ones;
@@ -266,11 +288,14 @@ awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res,
   bool claims = !parsed.batch && parsed.messages.size() == 1 && mcp::claimed_version(parsed.messages.front());
   bool stateful = req.has("Mcp-Session-Id") || (!claims && (!has_version || mcp::is_supported(version)));
   if (!stateful) {
-    co_await post_stateless(req, res, std::move(ctx), parsed, accept_json, accept_sse);
+    co_await post_stateless(req, res, ctx, parsed, accept_json, accept_sse);
     co_return;
   }
   if (has_version && !mcp::is_supported(version)) {
-    co_await res.send(json_error(400, jsonrpc::kInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version " + version));
+    {
+      auto reply = json_error(400, jsonrpc::kInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version " + version);
+      co_await res.send(std::move(reply));
+    }
     co_return;
   }
   bool init = std::any_of(parsed.messages.begin(), parsed.messages.end(),
@@ -321,7 +346,10 @@ awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res,
   for (auto& [m, ex] : work) handler.handle(hs->session, std::move(m), std::move(ex));
 
   if (stream->finals_expected == 0) {
-    co_await res.send(bare(202));
+    {
+      auto reply = bare(202);
+      co_await res.send(std::move(reply));
+    }
     co_return;
   }
   Answer answer = co_await wait_first(*stream, accept_json, accept_sse);
@@ -360,24 +388,31 @@ awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res,
     co_return;
   }
   stream->start_streaming();
-  auto end = co_await res.stream(event_stream_head(std::move(extra)), stream->queue,
-                                 heartbeats(std::chrono::milliseconds(opts.heartbeat_ms), false));
+  auto head = event_stream_head(std::move(extra));
+  auto beats = heartbeats(std::chrono::milliseconds(opts.heartbeat_ms), false);
+  auto end = co_await res.stream(std::move(head), stream->queue, std::move(beats));
   if (end != http::StreamEnd::Done) stream->cancel_all();
 }
 
 // --- POST, MCP 2026-07-28 (stateless) -----------------------------------
 
-awaitable<void> HttpServer::Impl::post_stateless(http::Request& req, http::Responder& res, ClientContext ctx,
+awaitable<void> HttpServer::Impl::post_stateless(http::Request& req, http::Responder& res, ClientContext& ctx,
                                                  jsonrpc::Parsed& parsed, bool accept_json, bool accept_sse) {
   if (parsed.batch || parsed.messages.size() != 1) {
-    co_await res.send(json_error(400, jsonrpc::kInvalidRequest, "Bad Request: MCP 2026-07-28 does not allow JSON-RPC batches"));
+    {
+      auto reply = json_error(400, jsonrpc::kInvalidRequest, "Bad Request: MCP 2026-07-28 does not allow JSON-RPC batches");
+      co_await res.send(std::move(reply));
+    }
     co_return;
   }
   jsonrpc::Message& m = parsed.messages.front();
   // Clients of this revision cancel by closing the stream and answer no
   // requests (there are none): a notification or response changes nothing.
   if (!m.is_request()) {
-    co_await res.send(bare(202));
+    {
+      auto reply = bare(202);
+      co_await res.send(std::move(reply));
+    }
     co_return;
   }
   std::optional<http::Response> refusal;
@@ -422,7 +457,10 @@ awaitable<void> HttpServer::Impl::post_stateless(http::Request& req, http::Respo
   }
   auto opened = handler.open_session(ctx);
   if (!opened) {
-    co_await res.send(json_response(403, jsonrpc::make_error(m.id(), jsonrpc::kInvalidRequest, opened.error())));
+    {
+      auto reply = json_response(403, jsonrpc::make_error(m.id(), jsonrpc::kInvalidRequest, opened.error()));
+      co_await res.send(std::move(reply));
+    }
     co_return;
   }
   std::shared_ptr<Session> session = std::move(*opened);
@@ -446,7 +484,8 @@ awaitable<void> HttpServer::Impl::post_stateless(http::Request& req, http::Respo
   if (answer == Answer::Stream) {
     stream->start_streaming();
     auto beats = listen ? heartbeats(std::chrono::milliseconds(opts.heartbeat_ms), false) : heartbeats(kCallHeartbeat, true);
-    co_await res.stream(event_stream_head(), stream->queue, beats);
+    auto head = event_stream_head();
+    co_await res.stream(std::move(head), stream->queue, std::move(beats));
     // However the stream ended, nothing waits for this request any more.
     stream->cancel_all();
   }
@@ -464,7 +503,10 @@ awaitable<void> HttpServer::Impl::post_stateless(http::Request& req, http::Respo
   auto reply = json::parse(body);
   const json::Value* error = reply ? json::find(*reply, "error") : nullptr;
   const json::Value* code = error ? json::find(*error, "code") : nullptr;
-  co_await res.send(json_response(code && code->IsInt() ? mcp::http_status(code->GetInt(), false) : 200, std::move(body)));
+  {
+    auto reply = json_response(code && code->IsInt() ? mcp::http_status(code->GetInt(), false) : 200, std::move(body));
+    co_await res.send(std::move(reply));
+  }
 }
 
 // --- GET -------------------------------------------------------------------
@@ -485,7 +527,9 @@ awaitable<void> HttpServer::Impl::get(http::Request& req, http::Responder& res, 
     co_return;
   }
   // Tell the client right away that the stream is up.
-  auto end = co_await res.stream(event_stream_head(), queue, heartbeats(std::chrono::milliseconds(opts.heartbeat_ms), true));
+  auto head = event_stream_head();
+  auto beats = heartbeats(std::chrono::milliseconds(opts.heartbeat_ms), true);
+  auto end = co_await res.stream(std::move(head), queue, std::move(beats));
   hs->close_stream(queue);
   hs->touch();
   if (end == http::StreamEnd::Overflow)
@@ -505,7 +549,10 @@ awaitable<void> HttpServer::Impl::del(http::Request& req, http::Responder& res, 
     co_return;
   }
   sessions.remove(hs->session->id());
-  co_await res.send(bare(200));
+  {
+    auto reply = bare(200);
+    co_await res.send(std::move(reply));
+  }
 }
 
 // --- HttpServer ------------------------------------------------------------
