@@ -4,8 +4,8 @@
 // reading its GET stream); many open GET streams at once are fine.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import net from 'node:net';
 import path from 'node:path';
@@ -245,5 +245,55 @@ test(
     } finally {
       for (const s of streams) s.close();
     }
+  }),
+);
+
+test(
+  'listen.session_idle_s: an idle session ends (its id then gets 404); one holding a GET stream stays',
+  withDiagnostics(async () => {
+    requireBinaries();
+    const gw = await startGateway({ listen: { session_idle_s: 1 }, servers: [bankStdio()] }, { label: 'mcpgw-idle' });
+    const idle = await connectHttp(gw.url);
+    const streaming = await connectHttp(gw.url);
+    const stream = await openGetStream(streaming);
+    try {
+      assert.equal(stream.status, 200);
+      await gw.proc.waitForLine('stderr', new RegExp(`session ${idle.session.slice(0, 8)} ended after 1 s idle`), 15000);
+      const gone = await idle.send('ping');
+      assert.equal(gone.status, 404, gone.text);
+      assert.deepEqual(await streaming.result('ping'), {});
+    } finally {
+      stream.close();
+    }
+  }),
+);
+
+test(
+  '--stdio with stdin and stdout redirected to regular files (which epoll refuses): answered, exit 0',
+  withDiagnostics(async () => {
+    requireBinaries();
+    const dir = tempDir();
+    const cfg = writeConfig(dir, { servers: [bankStdio()] });
+    const input = path.join(dir, 'in.jsonl');
+    const output = path.join(dir, 'out.jsonl');
+    writeFileSync(
+      input,
+      [
+        { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'file', version: '1' } } },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'bank:list_accounts', arguments: {} } },
+      ].map((m) => JSON.stringify(m) + '\n').join(''),
+    );
+    const inFd = openSync(input, 'r');
+    const outFd = openSync(output, 'w');
+    const child = spawn(MCPGW, ['--config', cfg, '--stdio', '--log-level', 'warn'], { stdio: [inFd, outFd, 'ignore'] });
+    closeSync(inFd);
+    closeSync(outFd);
+    const exit = await new Promise((res) => child.on('exit', (code, signal) => res({ code, signal })));
+    assert.deepEqual(exit, { code: 0, signal: null });
+    // Both were read at once: the answers may come in either order.
+    const answers = readFileSync(output, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).sort((a, b) => a.id - b.id);
+    assert.deepEqual(answers.map((m) => m.id), [1, 2]);
+    assert.ok(answers[1].result.structuredContent.accounts.length > 0, JSON.stringify(answers[1]));
   }),
 );
