@@ -1,6 +1,5 @@
 #include "server_kit.hpp"
 
-#include <httplib.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -28,6 +27,9 @@
 #include <utility>
 
 #include "mcp/protocol.hpp"
+#include "transport/http_listener.hpp"
+#include "transport/io.hpp"
+#include "util/worker_pool.hpp"
 #include "util/random.hpp"
 
 namespace mcpgw::examples {
@@ -236,57 +238,67 @@ std::string state_mac(std::string_view data) {
 
 namespace detail {
 
+/// The SSE frame of one message on a standalone or POST stream.
+std::string sse_event(std::string_view data) {
+  std::string frame = "event: message\ndata: ";
+  frame.append(data);
+  frame.append("\n\n");
+  return frame;
+}
+
 /// Messages waiting for a standalone stream (HTTP only): a session's GET
 /// stream or a subscriptions/listen response. At most one stream is
 /// attached; without one, unsolicited messages are dropped (the spec lets a
-/// server send them only on such a stream).
+/// server send them only on such a stream). Messages queue here until the
+/// stream's writer binds its queue, then go straight to it.
 class Outbox {
  public:
+  /// Reserves the outbox for one stream; false when taken or closed.
   bool attach() {
     std::lock_guard lock(mutex_);
     if (attached_ || closed_) return false;
     attached_ = true;
     return true;
   }
+  /// The attached stream's writer is ready: what waited goes first.
+  void bind(std::shared_ptr<transport::http::StreamQueue> stream) {
+    std::lock_guard lock(mutex_);
+    stream_ = std::move(stream);
+    for (auto& m : queue_) stream_->push(sse_event(m));
+    queue_.clear();
+    if (closed_) end_stream();
+  }
   void detach() {
     std::lock_guard lock(mutex_);
     attached_ = false;
     queue_.clear();
+    stream_.reset();
   }
   bool push(std::string msg) {
-    {
-      std::lock_guard lock(mutex_);
-      if (!attached_ || closed_) return false;
-      queue_.push_back(std::move(msg));
-    }
-    cv_.notify_all();
+    std::lock_guard lock(mutex_);
+    if (!attached_ || closed_) return false;
+    if (stream_) return stream_->push(sse_event(msg));
+    queue_.push_back(std::move(msg));
     return true;
   }
-  /// The next message; nullopt after `wait` without one or once closed.
-  std::optional<std::string> pop(std::chrono::milliseconds wait) {
-    std::unique_lock lock(mutex_);
-    cv_.wait_for(lock, wait, [&] { return !queue_.empty() || closed_; });
-    if (queue_.empty()) return std::nullopt;
-    std::string msg = std::move(queue_.front());
-    queue_.pop_front();
-    return msg;
-  }
-  bool closed() {
+  /// Ends the stream once what is queued, then `last` (if any), is written.
+  void close(std::string last = {}) {
     std::lock_guard lock(mutex_);
-    return closed_;
-  }
-  void close() {
-    {
-      std::lock_guard lock(mutex_);
-      closed_ = true;
-    }
-    cv_.notify_all();
+    if (closed_) return;
+    closed_ = true;
+    last_ = std::move(last);
+    if (stream_) end_stream();
   }
 
  private:
+  void end_stream() {
+    if (!last_.empty()) stream_->push(sse_event(last_));
+    stream_->close();
+  }
   std::mutex mutex_;
-  std::condition_variable cv_;
   std::deque<std::string> queue_;
+  std::shared_ptr<transport::http::StreamQueue> stream_;
+  std::string last_;
   bool attached_ = false;
   bool closed_ = false;
 };
@@ -1521,27 +1533,51 @@ int Server::serve_stdio() {
 
 namespace {
 
+using transport::http::Request;
+using transport::http::Responder;
+using transport::http::Response;
+template <typename T>
+using awaitable = transport::http::awaitable<T>;
+
 constexpr const char* kJson = "application/json";
 constexpr const char* kEventStream = "text/event-stream";
 /// Comment line on an idle GET stream, so proxies and clients see it alive.
 constexpr std::string_view kHeartbeat = ": ping\n\n";
 constexpr auto kHeartbeatInterval = 15s;
 
-std::string sse_event(std::string_view data) {
-  std::string frame = "event: message\ndata: ";
-  frame.append(data);
-  frame.append("\n\n");
-  return frame;
+// Responses are built here, outside the coroutines, and every argument of a
+// co_await is a named local: GCC 12 destroys some temporaries of a co_await
+// full-expression twice (braced initializers, lambdas converted to
+// std::function).
+
+Response json_reply(int status, std::string body) {
+  Response r;
+  r.status = status;
+  r.headers.push_back({"Content-Type", kJson});
+  r.body = std::move(body);
+  return r;
 }
 
-void reply_error(httplib::Response& res, int status, std::string body) {
-  res.status = status;
-  res.set_content(std::move(body), kJson);
+Response status_reply(int status, std::string_view why) {
+  return json_reply(status, jsonrpc::make_error(json::Value(), jsonrpc::kInvalidRequest, std::string(why)));
 }
 
-void reply_status(httplib::Response& res, int status, std::string_view why) {
-  reply_error(res, status,
-              jsonrpc::make_error(json::Value(), jsonrpc::kInvalidRequest, std::string(why)));
+Response bare(int status, std::string allow = {}) {
+  Response r;
+  r.status = status;
+  if (!allow.empty()) r.headers.push_back({"Allow", std::move(allow)});
+  return r;
+}
+
+Response event_stream_head() {
+  Response r;
+  r.headers.push_back({"Content-Type", kEventStream});
+  r.headers.push_back({"Cache-Control", "no-cache"});
+  return r;
+}
+
+transport::http::StreamOptions heartbeats() {
+  return {std::chrono::duration_cast<std::chrono::milliseconds>(kHeartbeatInterval), std::string(kHeartbeat), false};
 }
 
 std::string lower(std::string_view s) {
@@ -1567,11 +1603,11 @@ bool is_loopback_authority(std::string_view authority) {
 /// server listens on loopback only, so a Host or Origin naming another host
 /// means a web page reached it through a name rebound to 127.0.0.1. Empty
 /// when the request may proceed, else why not.
-std::string foreign_host_or_origin(const httplib::Request& req) {
-  if (req.has_header("Host") && !is_loopback_authority(req.get_header_value("Host")))
-    return "Forbidden: Host " + req.get_header_value("Host") + " is not a loopback name";
-  if (req.has_header("Origin")) {
-    const std::string origin = req.get_header_value("Origin");
+std::string foreign_host_or_origin(const Request& req) {
+  if (req.has("Host") && !is_loopback_authority(req.get("Host")))
+    return "Forbidden: Host " + req.get("Host") + " is not a loopback name";
+  if (req.has("Origin")) {
+    const std::string origin = req.get("Origin");
     const std::size_t scheme = origin.find("://");
     const std::string authority =
         scheme == std::string::npos ? std::string() : origin.substr(scheme + 3, origin.find('/', scheme + 3) - scheme - 3);
@@ -1582,9 +1618,9 @@ std::string foreign_host_or_origin(const httplib::Request& req) {
 
 /// Whether the client takes an SSE stream as the answer to a POST; a client
 /// that sends no Accept header is assumed to take anything.
-bool accepts_event_stream(const httplib::Request& req) {
-  if (!req.has_header("Accept")) return true;
-  const std::string accept = lower(req.get_header_value("Accept"));
+bool accepts_event_stream(const Request& req) {
+  if (!req.has("Accept")) return true;
+  const std::string accept = lower(req.get("Accept"));
   return accept.find(kEventStream) != std::string::npos || accept.find("*/*") != std::string::npos;
 }
 
@@ -1593,9 +1629,9 @@ bool accepts_event_stream(const httplib::Request& req) {
 // parsing it) must agree with it.
 
 /// Header `name` without optional whitespace around it, if present.
-std::optional<std::string> header_value(const httplib::Request& req, const std::string& name) {
-  if (!req.has_header(name)) return std::nullopt;
-  const std::string value = req.get_header_value(name);
+std::optional<std::string> header_value(const Request& req, const std::string& name) {
+  if (!req.has(name)) return std::nullopt;
+  const std::string value = req.get(name);
   const std::size_t begin = value.find_first_not_of(" \t");
   if (begin == std::string::npos) return std::string();
   return value.substr(begin, value.find_last_not_of(" \t") - begin + 1);
@@ -1615,7 +1651,7 @@ RpcError header_mismatch(const std::string& what) { return RpcError{kHeaderMisma
 
 /// Checks `header` against argument value `body`, which a property with
 /// `x-mcp-header` names.
-std::optional<RpcError> check_param_header(const httplib::Request& req, const std::string& header,
+std::optional<RpcError> check_param_header(const Request& req, const std::string& header,
                                            const json::Value& body) {
   std::string expected;
   if (body.IsString())
@@ -1648,7 +1684,7 @@ std::optional<RpcError> check_param_header(const httplib::Request& req, const st
 
 /// Checks the Mcp-Param-* headers of the `x-mcp-header` properties of
 /// `schema` (reachable through `properties` only) against `value`.
-std::optional<RpcError> check_param_headers(const httplib::Request& req, const json::Value& schema,
+std::optional<RpcError> check_param_headers(const Request& req, const json::Value& schema,
                                             const json::Value& value) {
   const json::Value* props = json::find(schema, "properties");
   if (!props || !props->IsObject()) return std::nullopt;
@@ -1665,7 +1701,7 @@ std::optional<RpcError> check_param_headers(const httplib::Request& req, const j
 
 /// Checks Mcp-Method, Mcp-Name and (for a tool whose `input_schema` is
 /// given) the Mcp-Param-* headers of a stateless request against its body.
-std::optional<RpcError> check_request_headers(const httplib::Request& req, const jsonrpc::Message& msg,
+std::optional<RpcError> check_request_headers(const Request& req, const jsonrpc::Message& msg,
                                               const json::Value* input_schema) {
   const std::string method(msg.method());
   const auto header = header_value(req, "Mcp-Method");
@@ -1691,12 +1727,15 @@ std::optional<RpcError> check_request_headers(const httplib::Request& req, const
   return args ? check_param_headers(req, *input_schema, *args) : std::nullopt;
 }
 
-/// The answer to one POST whose call talks to the client: what the call
-/// sends on the way, then its response, handed from the worker thread that
-/// runs the call to the HTTP thread that writes them out.
+/// The answer to one POST, filled by the worker thread that runs the call
+/// (what the call sends on the way, then its response) and read by the
+/// request's coroutine, which never blocks on it.
 class PostExchange {
  public:
-  explicit PostExchange(bool can_stream) : can_stream_(can_stream) {}
+  PostExchange(const transport::http::asio::any_io_executor& strand, bool can_stream)
+      : signal_(std::make_shared<transport::http::Signal>(strand)),
+        stream_(std::make_shared<transport::http::StreamQueue>(strand)),
+        can_stream_(can_stream) {}
 
   /// Queues a message for the stream; false when there will be no stream
   /// (the client does not accept one, or has gone away).
@@ -1704,38 +1743,50 @@ class PostExchange {
     {
       std::lock_guard lock(mutex_);
       if (!can_stream_ || abandoned_) return false;
-      events_.emplace_back(std::move(msg), false);
+      if (streaming_) stream_->push(detail::sse_event(msg));
+      else events_.emplace_back(std::move(msg), false);
     }
-    cv_.notify_all();
+    signal_->notify();
     return true;
   }
   /// Queues the response, with the HTTP status it gets if it goes out alone.
   void finish(std::string response, int status) {
     {
       std::lock_guard lock(mutex_);
-      events_.emplace_back(std::move(response), true);
       status_ = status;
+      if (streaming_) {
+        stream_->push(detail::sse_event(response));
+        stream_->close();
+      } else {
+        events_.emplace_back(std::move(response), true);
+      }
     }
-    cv_.notify_all();
+    signal_->notify();
   }
-  /// Waits for the first message; true when it is the response, which then
-  /// goes out as plain JSON with status().
-  bool first_is_response() {
-    std::unique_lock lock(mutex_);
-    cv_.wait(lock, [&] { return !events_.empty(); });
-    return events_.front().second;
+  /// Waits for the first message; the response with its status when it
+  /// comes first (it then goes out as plain JSON), else nothing.
+  awaitable<std::optional<Response>> first() {
+    for (;;) {
+      {
+        std::lock_guard lock(mutex_);
+        if (!events_.empty()) {
+          if (!events_.front().second) co_return std::nullopt;
+          co_return json_reply(status_, std::move(events_.front().first));
+        }
+      }
+      co_await signal_->wait(std::chrono::hours(1));
+    }
   }
-  int status() {
+  /// From now on the answer is a stream: what came so far goes first.
+  std::shared_ptr<transport::http::StreamQueue> stream() {
     std::lock_guard lock(mutex_);
-    return status_;
-  }
-  /// The next message, waiting for it; `.second` marks the response.
-  std::pair<std::string, bool> next() {
-    std::unique_lock lock(mutex_);
-    cv_.wait(lock, [&] { return !events_.empty(); });
-    auto event = std::move(events_.front());
-    events_.pop_front();
-    return event;
+    streaming_ = true;
+    for (auto& [msg, is_response] : events_) {
+      stream_->push(detail::sse_event(msg));
+      if (is_response) stream_->close();
+    }
+    events_.clear();
+    return stream_;
   }
   /// The client went away: what the call sends from now on goes nowhere.
   void abandon() {
@@ -1745,275 +1796,309 @@ class PostExchange {
 
  private:
   std::mutex mutex_;
-  std::condition_variable cv_;
+  std::shared_ptr<transport::http::Signal> signal_;
+  std::shared_ptr<transport::http::StreamQueue> stream_;
   std::deque<std::pair<std::string, bool>> events_;
   const bool can_stream_;
-  bool abandoned_ = false;
+  bool abandoned_ = false, streaming_ = false;
   int status_ = 200;
 };
 
+/// The HTTP status and body of one dispatched POST; no body = 202.
+using Dispatched = std::pair<int, std::optional<std::string>>;
+/// Runs one message on a worker thread, given the way to talk to the client.
+using Work = std::function<Dispatched(const std::function<bool(std::string)>&)>;
+
+/// Answers a POST by running `work` on `pool`: tool handlers block, and
+/// the I/O threads must not. A call that sends nothing before its response
+/// is answered with plain JSON like any other; one that talks (to a client
+/// that takes a stream) is answered as SSE.
+awaitable<void> run_on_pool(WorkerPool& pool, Responder& res, bool can_stream, Work work) {
+  auto exchange = std::make_shared<PostExchange>(res.executor(), can_stream);
+  bool queued = pool.submit([exchange, work = std::move(work)] {
+    auto [status, body] = work([exchange](std::string out) { return exchange->send(std::move(out)); });
+    exchange->finish(body ? std::move(*body) : std::string(), body ? status : 202);
+  });
+  if (!queued) {
+    {
+      auto reply = status_reply(503, "Service Unavailable: the server is stopping");
+      co_await res.send(std::move(reply));
+    }
+    co_return;
+  }
+  if (auto whole = co_await exchange->first()) {
+    if (whole->status == 202) whole = bare(202);
+    co_await res.send(std::move(*whole));
+    co_return;
+  }
+  auto head = event_stream_head();
+  auto stream = exchange->stream();
+  transport::http::StreamOptions quiet;  // no heartbeats on a call's stream
+  auto end = co_await res.stream(std::move(head), std::move(stream), std::move(quiet));
+  if (end != transport::http::StreamEnd::Done) exchange->abandon();
+}
+
 }  // namespace
 
+/// The HTTP side of a Server: one coroutine per request on the listener.
+struct Server::Http {
+  Server& server;
+  WorkerPool& pool;
+  const std::function<bool(std::string)> no_stream = [](std::string) { return false; };
+
+  awaitable<void> handle(Request& req, Responder& res) {
+    if (req.path() == "/mcp") {
+      if (req.method == "POST") co_await post(req, res);
+      else if (req.method == "GET") co_await get(req, res);
+      else if (req.method == "DELETE") co_await del(req, res);
+    }
+    if (!res.answered()) {
+      auto reply = bare(404);
+      co_await res.send(std::move(reply));
+    }
+  }
+
+  // The session named by the request, or the status to answer with: 400
+  // without an id (spec 2025-06-18, "Session Management"), 404 for an
+  // unknown or ended one, which tells the client to initialize again.
+  std::shared_ptr<detail::Session> find_session(const Request& req, int& status) {
+    if (!req.has("Mcp-Session-Id")) {
+      status = 400;
+      return nullptr;
+    }
+    std::lock_guard lock(server.sessions_mutex_);
+    auto it = server.sessions_.find(req.get("Mcp-Session-Id"));
+    if (it == server.sessions_.end()) {
+      status = 404;
+      return nullptr;
+    }
+    return it->second;
+  }
+  static Response session_status(int status) {
+    return status_reply(status, status == 400 ? "Missing Mcp-Session-Id" : "Unknown session");
+  }
+
+  awaitable<void> post(Request& req, Responder& res) {
+    if (std::string why = foreign_host_or_origin(req); !why.empty()) {
+      {
+        auto reply = status_reply(403, why);
+        co_await res.send(std::move(reply));
+      }
+      co_return;
+    }
+    jsonrpc::Parsed parsed = jsonrpc::parse(req.body);
+    if (parsed.batch || parsed.messages.empty()) {
+      {
+        auto reply = parsed.batch ? status_reply(400, "Invalid Request: batches are not supported")
+                                     : json_reply(400, parsed.errors.front());
+        co_await res.send(std::move(reply));
+      }
+      co_return;
+    }
+    jsonrpc::Message msg = std::move(parsed.messages.front());
+    const std::string header_version = req.get("MCP-Protocol-Version");
+    if (server.is_stateless(msg, header_version == kStatelessVersion)) {
+      co_await post_stateless(req, res, msg);
+      co_return;
+    }
+    // The stateful era. A server of only this era knows no server/discover,
+    // and says so before asking for a session the probe cannot have.
+    std::optional<Response> early;
+    if (server.era_ == Era::Legacy && msg.is_request() && msg.method() == "server/discover")
+      early = json_reply(200, answer(msg.id(), RpcError{jsonrpc::kMethodNotFound, "Method not found: server/discover"}));
+    else if (!header_version.empty() && !mcp::is_supported(header_version))
+      early = status_reply(400, "Unsupported MCP-Protocol-Version: " + header_version);
+    else if (msg.is_request() && msg.method() == "initialize")
+      early = initialize(msg);
+    if (early) {
+      co_await res.send(std::move(*early));
+      co_return;
+    }
+    int status = 0;
+    std::shared_ptr<detail::Session> session = find_session(req, status);
+    if (!session) {
+      {
+        auto reply = session_status(status);
+        co_await res.send(std::move(reply));
+      }
+      co_return;
+    }
+    bool talks = server.talks_during_call(msg) && accepts_event_stream(req);
+    // Shared: the pool's task must be copyable, a message is not.
+    auto m = std::make_shared<jsonrpc::Message>(std::move(msg));
+    Work work = [this, session, m](const std::function<bool(std::string)>& send) {
+      return Dispatched{200, server.dispatch(*m, *session, send)};
+    };
+    co_await run_on_pool(pool, res, talks, std::move(work));
+  }
+
+  Response initialize(const jsonrpc::Message& msg) {
+    auto session = std::make_shared<detail::Session>(random_hex(16));
+    Response r = json_reply(200, *server.dispatch(msg, *session, no_stream));
+    r.headers.push_back({"Mcp-Session-Id", session->id});
+    server.track(std::move(session));
+    return r;
+  }
+
+  awaitable<void> post_stateless(Request& req, Responder& res, jsonrpc::Message& msg) {
+    // A stateless client posts no responses (the server asks nothing), and
+    // its notifications need no action: cancelling means closing the stream.
+    if (!msg.is_request()) {
+      {
+        auto reply = bare(202);
+        co_await res.send(std::move(reply));
+      }
+      co_return;
+    }
+    if (msg.method() == "initialize") {
+      {
+        auto reply = json_reply(404, no_initialize(msg.id()));
+        co_await res.send(std::move(reply));
+      }
+      co_return;
+    }
+    auto call = std::make_shared<detail::Stateless>();
+    const std::string version = req.get("MCP-Protocol-Version");
+    std::optional<RpcError> bad = server.check_envelope(msg, &version, *call);
+    if (!bad) {
+      auto name = msg.method() == "tools/call" ? json::get_string(*msg.params(), "name") : std::nullopt;
+      const auto tool = name ? server.find_tool(*name) : nullptr;
+      bad = check_request_headers(req, msg, tool ? json::find(tool->definition, "inputSchema") : nullptr);
+    }
+    if (bad) {
+      {
+        auto reply = json_reply(http_status(bad->code, true), answer(msg.id(), std::move(*bad)));
+        co_await res.send(std::move(reply));
+      }
+      co_return;
+    }
+    if (msg.method() == "subscriptions/listen") {
+      co_await listen(res, msg);
+      co_return;
+    }
+    bool talks = server.talks_during_call(msg) && accepts_event_stream(req);
+    auto m = std::make_shared<jsonrpc::Message>(std::move(msg));
+    Work work = [this, call, m](const std::function<bool(std::string)>& send) {
+      Outcome out = server.dispatch_stateless(*m, *call, send);
+      const int status = http_status(out);
+      return Dispatched{status, answer(m->id(), std::move(out))};
+    };
+    co_await run_on_pool(pool, res, talks, std::move(work));
+  }
+
+  // A subscriptions/listen request: an SSE response that stays open, the
+  // acknowledgement first, until the client goes away or the server stops.
+  awaitable<void> listen(Responder& res, const jsonrpc::Message& msg) {
+    auto opened = server.listen(msg, {});
+    if (auto* err = std::get_if<RpcError>(&opened)) {
+      int status = http_status(err->code, false);
+      {
+        auto reply = json_reply(status, answer(msg.id(), std::move(*err)));
+        co_await res.send(std::move(reply));
+      }
+      co_return;
+    }
+    std::shared_ptr<Listener> listener = std::get<std::shared_ptr<Listener>>(std::move(opened));
+    auto stream = std::make_shared<transport::http::StreamQueue>(res.executor());
+    listener->channel.outbox.bind(stream);
+    auto head = event_stream_head();
+    auto beats = heartbeats();
+    co_await res.stream(std::move(head), stream, std::move(beats));
+    server.unlisten(listener.get());
+    listener->channel.outbox.detach();
+  }
+
+  // Only the stateful era has GET streams and sessions to delete.
+  bool stateless_only() const { return server.era_ == Era::Stateless; }
+
+  awaitable<void> del(Request& req, Responder& res) {
+    int status = 0;
+    std::shared_ptr<detail::Session> session;
+    std::optional<Response> refused;
+    if (stateless_only()) refused = bare(405, "POST");
+    else if (std::string why = foreign_host_or_origin(req); !why.empty()) refused = status_reply(403, why);
+    else if (!(session = find_session(req, status))) refused = bare(status);
+    if (refused) {
+      co_await res.send(std::move(*refused));
+      co_return;
+    }
+    server.untrack(session->id);
+    session->close("the client ended the session");
+    {
+      auto reply = bare(200);
+      co_await res.send(std::move(reply));
+    }
+  }
+
+  awaitable<void> get(Request& req, Responder& res) {
+    int status = 0;
+    std::shared_ptr<detail::Session> session;
+    std::optional<Response> refused;
+    if (stateless_only()) refused = bare(405, "POST");
+    // Without subscriptions nothing is ever sent outside a call, so there
+    // is no standalone SSE stream (spec: 405).
+    else if (!server.subscriptions_) refused = bare(405, "POST, DELETE");
+    else if (std::string why = foreign_host_or_origin(req); !why.empty()) refused = status_reply(403, why);
+    else if (!(session = find_session(req, status))) refused = session_status(status);
+    else if (!session->channel.outbox.attach())
+      refused = status_reply(409, "Conflict: this session already has a GET stream open");
+    if (refused) {
+      co_await res.send(std::move(*refused));
+      co_return;
+    }
+    auto stream = std::make_shared<transport::http::StreamQueue>(res.executor());
+    session->channel.outbox.bind(stream);
+    auto head = event_stream_head();
+    auto beats = heartbeats();
+    co_await res.stream(std::move(head), stream, std::move(beats));
+    session->channel.outbox.detach();
+  }
+};
+
 int Server::serve_http(int port) {
-  // Block the stop signals before httplib starts its threads, so they all
-  // inherit the mask and only the sigwait below ever receives them.
+  // Block the stop signals before any thread starts, so they all inherit
+  // the mask and only the sigwait below ever receives them.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  // The session named by the request, or the status to answer with: 400
-  // without an id (spec 2025-06-18, "Session Management"), 404 for an
-  // unknown or ended one, which tells the client to initialize again.
-  auto find_session = [&](const httplib::Request& req, int& status) -> std::shared_ptr<detail::Session> {
-    if (!req.has_header("Mcp-Session-Id")) {
-      status = 400;
-      return nullptr;
-    }
-    std::lock_guard lock(sessions_mutex_);
-    auto it = sessions_.find(req.get_header_value("Mcp-Session-Id"));
-    if (it == sessions_.end()) {
-      status = 404;
-      return nullptr;
-    }
-    return it->second;
-  };
-  auto reply_session_status = [](httplib::Response& res, int status) {
-    reply_status(res, status, status == 400 ? "Missing Mcp-Session-Id" : "Unknown session");
-  };
-  const CallContext::Send no_stream = [](std::string) { return false; };
-
-  // Answers a POST whose call may talk to the client: `work(send)` runs on
-  // its own thread while this one streams what it sends, and returns the
-  // HTTP status and the response. A call that sends nothing is answered
-  // with plain JSON like any other.
-  auto run_talking = [](const httplib::Request& req, httplib::Response& res, auto work) {
-    auto exchange = std::make_shared<PostExchange>(accepts_event_stream(req));
-    auto worker = std::make_shared<std::jthread>([exchange, work = std::move(work)] {
-      auto [status, response] = work([exchange](std::string out) { return exchange->send(std::move(out)); });
-      exchange->finish(std::move(response), status);
-    });
-    if (exchange->first_is_response()) {
-      worker->join();
-      res.status = exchange->status();
-      res.set_content(exchange->next().first, kJson);
-      return;
-    }
-    res.set_header("Cache-Control", "no-cache");
-    // The provider owns the worker: the last copy of it joins the thread once
-    // the stream is done (the call always finishes: client requests time out).
-    res.set_chunked_content_provider(kEventStream, [exchange, worker](std::size_t, httplib::DataSink& sink) {
-      for (;;) {
-        auto [msg, is_response] = exchange->next();
-        const std::string frame = sse_event(msg);
-        if (!sink.write(frame.data(), frame.size())) {
-          exchange->abandon();
-          return false;
-        }
-        if (is_response) {
-          sink.done();
-          return true;
-        }
-      }
-    });
-  };
-
-  // A subscriptions/listen request: an SSE response that stays open, the
-  // acknowledgement first, until the client goes away or the server stops.
-  auto serve_listen = [&](httplib::Response& res, const jsonrpc::Message& msg) {
-    auto opened = listen(msg, {});
-    if (auto* err = std::get_if<RpcError>(&opened)) {
-      res.status = http_status(err->code, false);
-      return res.set_content(answer(msg.id(), std::move(*err)), kJson);
-    }
-    std::shared_ptr<Listener> listener = std::get<std::shared_ptr<Listener>>(std::move(opened));
-    res.set_header("Cache-Control", "no-cache");
-    res.set_chunked_content_provider(
-        kEventStream,
-        [listener](std::size_t, httplib::DataSink& sink) {
-          for (;;) {
-            auto msg = listener->channel.outbox.pop(kHeartbeatInterval);
-            if (!msg && listener->channel.outbox.closed()) {
-              // The server is stopping: the result ends the subscription gracefully.
-              const std::string frame = sse_event(listener->closing_result());
-              sink.write(frame.data(), frame.size());
-              sink.done();
-              return true;
-            }
-            const std::string frame = msg ? sse_event(*msg) : std::string(kHeartbeat);
-            if (!sink.write(frame.data(), frame.size())) return false;
-          }
-        },
-        [this, listener](bool) { unlisten(listener.get()); });
-  };
-
-  auto post_stateless = [&](const httplib::Request& req, httplib::Response& res, jsonrpc::Message msg) {
-    // A stateless client posts no responses (the server asks nothing), and
-    // its notifications need no action: cancelling means closing the stream.
-    if (!msg.is_request()) {
-      res.status = 202;
-      return;
-    }
-    auto reply = [&](int status, std::string body) {
-      res.status = status;
-      res.set_content(std::move(body), kJson);
-    };
-    if (msg.method() == "initialize") return reply(404, no_initialize(msg.id()));
-    auto call = std::make_shared<detail::Stateless>();
-    const std::string version = req.get_header_value("MCP-Protocol-Version");
-    std::optional<RpcError> bad = check_envelope(msg, &version, *call);
-    if (!bad) {
-      auto name = msg.method() == "tools/call" ? json::get_string(*msg.params(), "name") : std::nullopt;
-      const auto tool = name ? find_tool(*name) : nullptr;
-      bad = check_request_headers(req, msg, tool ? json::find(tool->definition, "inputSchema") : nullptr);
-    }
-    if (bad) return reply(http_status(bad->code, true), answer(msg.id(), std::move(*bad)));
-    if (msg.method() == "subscriptions/listen") return serve_listen(res, msg);
-    if (!talks_during_call(msg)) {
-      Outcome out = dispatch_stateless(msg, *call, no_stream);
-      const int status = http_status(out);
-      return reply(status, answer(msg.id(), std::move(out)));
-    }
-    run_talking(req, res, [this, call, m = std::move(msg)](const CallContext::Send& send) {
-      Outcome out = dispatch_stateless(m, *call, send);
-      const int status = http_status(out);
-      return std::pair{status, answer(m.id(), std::move(out))};
-    });
-  };
-
-  httplib::Server http;
-  // httplib takes ownership of the raw pointer (its API demands one). Each
-  // keep-alive connection occupies a worker, and slow calls must not starve
-  // the others, so the pool is well above the default.
-  http.new_task_queue = [] { return new httplib::ThreadPool(64); };
-  http.set_tcp_nodelay(true);
-  http.set_keep_alive_max_count(10000);
-
-  http.Post("/mcp", [&](const httplib::Request& req, httplib::Response& res) {
-    if (std::string why = foreign_host_or_origin(req); !why.empty()) return reply_status(res, 403, why);
-    jsonrpc::Parsed parsed = jsonrpc::parse(req.body);
-    if (parsed.batch) return reply_status(res, 400, "Invalid Request: batches are not supported");
-    if (parsed.messages.empty()) return reply_error(res, 400, parsed.errors.front());
-
-    jsonrpc::Message msg = std::move(parsed.messages.front());
-    const std::string header_version = req.get_header_value("MCP-Protocol-Version");
-    if (is_stateless(msg, header_version == kStatelessVersion)) return post_stateless(req, res, std::move(msg));
-
-    // The stateful era. A server of only this era knows no server/discover,
-    // and says so before asking for a session the probe cannot have.
-    if (era_ == Era::Legacy && msg.is_request() && msg.method() == "server/discover")
-      return res.set_content(
-          answer(msg.id(), RpcError{jsonrpc::kMethodNotFound, "Method not found: server/discover"}), kJson);
-    if (!header_version.empty() && !mcp::is_supported(header_version))
-      return reply_status(res, 400, "Unsupported MCP-Protocol-Version: " + header_version);
-    if (msg.is_request() && msg.method() == "initialize") {
-      auto session = std::make_shared<detail::Session>(random_hex(16));
-      res.set_header("Mcp-Session-Id", session->id);
-      res.set_content(*dispatch(msg, *session, no_stream), kJson);
-      track(std::move(session));
-      return;
-    }
-    int status = 0;
-    std::shared_ptr<detail::Session> session = find_session(req, status);
-    if (!session) return reply_session_status(res, status);
-    if (!talks_during_call(msg)) {
-      if (auto reply = dispatch(msg, *session, no_stream))
-        res.set_content(*reply, kJson);
-      else
-        res.status = 202;  // a notification, or the client's answer to our request
-      return;
-    }
-    run_talking(req, res, [this, session, m = std::move(msg)](const CallContext::Send& send) {
-      return std::pair{200, *dispatch(m, *session, send)};
-    });
-  });
-
-  // Only the stateful era has GET streams and sessions to delete.
-  auto stateless_only = [&](httplib::Response& res) {
-    if (era_ != Era::Stateless) return false;
-    res.status = 405;
-    res.set_header("Allow", "POST");
-    return true;
-  };
-
-  http.Delete("/mcp", [&](const httplib::Request& req, httplib::Response& res) {
-    if (stateless_only(res)) return;
-    if (std::string why = foreign_host_or_origin(req); !why.empty()) return reply_status(res, 403, why);
-    int status = 0;
-    std::shared_ptr<detail::Session> session = find_session(req, status);
-    if (!session) {
-      res.status = status;
-      return;
-    }
-    untrack(session->id);
-    session->close("the client ended the session");
-    res.status = 200;
-  });
-
-  http.Get("/mcp", [&](const httplib::Request& req, httplib::Response& res) {
-    if (stateless_only(res)) return;
-    // Without subscriptions nothing is ever sent outside a call, so there is
-    // no standalone SSE stream (spec: 405).
-    if (!subscriptions_) {
-      res.status = 405;
-      res.set_header("Allow", "POST, DELETE");
-      return;
-    }
-    if (std::string why = foreign_host_or_origin(req); !why.empty()) return reply_status(res, 403, why);
-    int status = 0;
-    std::shared_ptr<detail::Session> session = find_session(req, status);
-    if (!session) return reply_session_status(res, status);
-    if (!session->channel.outbox.attach())
-      return reply_status(res, 409, "Conflict: this session already has a GET stream open");
-    res.set_header("Cache-Control", "no-cache");
-    res.set_chunked_content_provider(
-        kEventStream,
-        [session](std::size_t, httplib::DataSink& sink) {
-          for (;;) {
-            auto msg = session->channel.outbox.pop(kHeartbeatInterval);
-            if (!msg && session->channel.outbox.closed()) {
-              sink.done();
-              return true;
-            }
-            const std::string frame = msg ? sse_event(*msg) : std::string(kHeartbeat);
-            if (!sink.write(frame.data(), frame.size())) return false;
-          }
-        },
-        [session](bool) { session->channel.outbox.detach(); });
-  });
-
-  const int bound = port == 0 ? http.bind_to_any_port("127.0.0.1")
-                              : (http.bind_to_port("127.0.0.1", port) ? port : -1);
-  if (bound < 0) {
+  transport::Io io(2);
+  // Tool handlers block (a person answering, a sleep): each call gets a
+  // pool thread, so slow calls never starve the others.
+  WorkerPool pool(2, 256);
+  Http http{*this, pool};
+  transport::http::ListenerOptions opts;
+  opts.host = "127.0.0.1";
+  opts.port = port;
+  opts.max_body_bytes = 256 << 20;
+  transport::http::Listener listener(io.context(), opts,
+                                     [&http](Request& req, Responder& res) { return http.handle(req, res); });
+  auto bound = listener.bind();
+  if (!bound) {
     log_line("cannot bind 127.0.0.1:" + std::to_string(port));
     return 1;
   }
-  std::printf("listening http://127.0.0.1:%d/mcp\n", bound);
+  std::printf("listening http://127.0.0.1:%d/mcp\n", *bound);
   std::fflush(stdout);
 
   std::jthread background;
   if (background_) background = std::jthread(background_);
 
-  std::atomic<bool> listening_done{false};
   std::thread stopper([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
     // Ending the sessions and listen streams ends their SSE streams and
-    // wakes calls waiting for a client's answer, so the in-flight handlers
-    // that stop() waits for finish promptly.
+    // wakes calls waiting for a client's answer, so the requests in flight
+    // that the listener waits for finish promptly.
     for (const auto& session : sessions()) session->close("the server is shutting down");
-    for (const auto& listener : listeners()) listener->channel.outbox.close();
-    // stop() is a no-op until listen has started, so retry until it returns.
-    while (!listening_done) {
-      http.stop();
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    for (const auto& l : listeners()) l->channel.outbox.close(l->closing_result());
+    listener.stop();
   });
-  // Returns after stop(), once in-flight handlers have finished.
-  const bool ok = http.listen_after_bind();
-  listening_done = true;
-  if (!ok) pthread_kill(stopper.native_handle(), SIGTERM);  // wake sigwait
+  listener.start();
+  // Returns after stop(), once every connection has closed.
+  listener.wait();
   stopper.join();
   return 0;
 }

@@ -381,6 +381,10 @@ class Server {
     json::Document definition;
   };
   struct Listener;
+  /// The Streamable HTTP transport (server_kit.cpp), on the gateway's
+  /// generic HTTP listener.
+  struct Http;
+  friend struct Http;
 
   static std::shared_ptr<const Tool> make_tool(ToolSpec spec);
   static std::shared_ptr<const Prompt> make_prompt(PromptSpec spec);

@@ -120,7 +120,7 @@ void Gateway::on_upstream_notification(const std::string& server, jsonrpc::Messa
     if (u->name() == server && msg.method() == "notifications/resources/updated") router_.resource_updated(*u, msg);
 }
 
-int Gateway::serve_http() {
+Result<void> Gateway::bind_http() {
   auto cfg = config();
   const auto& l = cfg->listen;
   transport::HttpServerOptions o;
@@ -132,11 +132,14 @@ int Gateway::serve_http() {
   o.max_body_bytes = l.max_body_bytes;
   o.heartbeat_ms = l.heartbeat_ms;
   o.session_idle_s = l.session_idle_s;
+  o.reuse_port = l.reuse_port;
+  o.tls_cert_file = l.tls.cert_file;
+  o.tls_key_file = l.tls.key_file;
   o.auth_enabled = cfg->auth.enabled;
   for (const auto& t : cfg->auth.bearer_tokens) o.credentials.push_back({t.token, t.name, t.modes});
-  transport::HttpServer http(std::move(o), router_);
-  http.add_get("/healthz", [] { return transport::SimpleResponse{200, "text/plain", "ok\n"}; });
-  http.add_get("/readyz", [this] {
+  auto http = std::make_unique<transport::HttpServer>(std::move(o), router_, io_);
+  http->add_get("/healthz", [] { return transport::SimpleResponse{200, "text/plain", "ok\n"}; });
+  http->add_get("/readyz", [this] {
     json::Document d(rapidjson::kObjectType);
     auto& a = d.GetAllocator();
     json::Value down(rapidjson::kArrayType);
@@ -152,26 +155,29 @@ int Gateway::serve_http() {
     d.AddMember("down", down, a);
     return transport::SimpleResponse{ready ? 200 : 503, "application/json", json::write(d)};
   });
-  http.add_get("/metrics", [this] {
+  http->add_get("/metrics", [this] {
     return transport::SimpleResponse{200, "text/plain; version=0.0.4", metrics_.render()};
   });
-  auto port = http.bind();
-  if (!port) {
-    spdlog::error("{}", port.error());
-    return 1;
-  }
+  auto port = http->bind();
+  if (!port) return Error{port.error()};
+  http_port_ = *port;
+  std::lock_guard lk(serve_mu_);
+  http_ = std::move(http);
+  return {};
+}
+
+int Gateway::serve_http() {
+  transport::HttpServer* http;
   {
     std::lock_guard lk(serve_mu_);
-    if (stopping_) return 0;
-    http_ = &http;
+    if (stopping_ || !http_) return 0;
+    http = http_.get();
   }
+  auto cfg = config();
+  const auto& l = cfg->listen;
   std::string shown = l.host.find(':') != std::string::npos ? "[" + l.host + "]" : l.host;
-  spdlog::info("listening on http://{}:{}{}", shown, *port, l.path);
-  http.serve();
-  {
-    std::lock_guard lk(serve_mu_);
-    http_ = nullptr;
-  }
+  spdlog::info("listening on {}://{}:{}{}", http->tls() ? "https" : "http", shown, http_port_, l.path);
+  http->serve();
   router_.drain();
   stop_upstreams();
   spdlog::info("stopped");
@@ -181,7 +187,7 @@ int Gateway::serve_http() {
 int Gateway::serve_stdio(const std::string& mode) {
   transport::ClientContext ctx;
   ctx.mode = mode;
-  transport::StdioServer stdio(router_, ctx);
+  transport::StdioServer stdio(router_, ctx, io_);
   {
     std::lock_guard lk(serve_mu_);
     if (stopping_) return 0;

@@ -28,7 +28,10 @@ class Gateway final : public upstream::Listener {
   /// out. Fails when the catalog is invalid (two upstream tools under one
   /// exposed name).
   Result<void> start_upstreams();
-  /// Serves HTTP until stop(); returns the process exit code.
+  /// Creates the HTTP server and binds its port (before the upstreams
+  /// start, so a port in use fails fast); the error names the address.
+  Result<void> bind_http();
+  /// Serves HTTP (after bind_http()) until stop(); returns the exit code.
   int serve_http();
   /// Serves one client on stdin/stdout until EOF or stop().
   int serve_stdio(const std::string& mode);
@@ -78,7 +81,8 @@ class Gateway final : public upstream::Listener {
   std::mutex rebuild_mu_;
   Router router_;
   std::mutex serve_mu_;
-  transport::HttpServer* http_ = nullptr;
+  std::unique_ptr<transport::HttpServer> http_;
+  int http_port_ = 0;
   transport::StdioServer* stdio_ = nullptr;
   bool stopping_ = false;
   std::once_flag upstreams_stopped_;

@@ -132,6 +132,12 @@ int main(int argc, char** argv) {
 
   int grace = cfg->shutdown_grace_ms;
   server::Gateway gw(std::move(*cfg), threads);
+  if (!stdio) {
+    if (auto bound = gw.bind_http(); !bound) {
+      std::fprintf(stderr, "mcpgw: %s\n", bound.error().c_str());
+      return 1;
+    }
+  }
   SignalThread signals(gw, config_path, grace);
   if (auto started = gw.start_upstreams(); !started) {
     spdlog::error("{}: {}", config_path, started.error());

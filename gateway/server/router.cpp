@@ -44,7 +44,8 @@ constexpr int kResourceNotFound = -32002;
 
 /// Methods that wait on an upstream and therefore run on the worker pool.
 bool blocks(std::string_view method) {
-  return method == "tools/call" || method == "tools/callSaga" || method == "tools/resumeSaga" ||
+  // initialize and server/discover call the welcome tool.
+  return method == "initialize" || method == "server/discover" || method == "tools/call" || method == "tools/callSaga" || method == "tools/resumeSaga" ||
          method == "resources/read" || method == "prompts/get" ||
          method == "completion/complete" || method == "resources/subscribe" || method == "resources/unsubscribe";
 }
@@ -334,14 +335,19 @@ void Router::close_session(const std::shared_ptr<transport::Session>& session) {
   }
   for (auto& c : asked) c->abandon();
   if (s->context().stateless) return;
-  unsubscribe_all(*s);
-  if (hooks_.session_closed) hooks_.session_closed(s->id());
-  {
-    std::lock_guard lk(sessions_mu_);
-    sessions_.erase(s);
-    metrics_.set_sessions(static_cast<double>(sessions_.size()));
-  }
-  update_log_level();
+  // Unsubscribing upstream and stopping per-client upstreams block, and the
+  // transports call this on an I/O thread: the rest runs on the pool.
+  auto finish = [this, s] {
+    unsubscribe_all(*s);
+    if (hooks_.session_closed) hooks_.session_closed(s->id());
+    {
+      std::lock_guard lk(sessions_mu_);
+      sessions_.erase(s);
+      metrics_.set_sessions(static_cast<double>(sessions_.size()));
+    }
+    update_log_level();
+  };
+  if (!pool_ || !pool_->submit(finish)) finish();
 }
 
 void Router::update_log_level() {

@@ -5,8 +5,6 @@
 // internals.
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -34,26 +32,6 @@ struct ClientContext {
   bool has_param_headers = false;
 };
 
-/// A bounded queue of messages from the server to one client, drained by
-/// whichever stream the transport has open for that client.
-class Outbox {
- public:
-  explicit Outbox(std::size_t capacity = 1024) : capacity_(capacity) {}
-  /// Queues `msg`; false (and the message is dropped) when full or closed.
-  bool push(std::string msg);
-  /// Waits until a message arrives, the outbox closes, or `timeout` passes.
-  std::optional<std::string> pop(std::chrono::milliseconds timeout);
-  void close();
-  bool closed() const;
-
- private:
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::string> q_;
-  std::size_t capacity_;
-  bool closed_ = false;
-};
-
 /// One client session. The transport creates the id and keeps the session
 /// alive; the handler subclasses it to keep its own per-client state.
 class Session {
@@ -64,7 +42,9 @@ class Session {
   const ClientContext& context() const { return ctx_; }
 
   /// Sends a message outside any request (e.g. list_changed). Dropped when the
-  /// client has no server-to-client stream open.
+  /// client has no server-to-client stream open, or when that stream's
+  /// bounded queue is full (the transport then closes the stream). Never
+  /// blocks; safe from any thread.
   void notify(std::string msg);
 
   /// Set by the transport when the session begins.
@@ -89,9 +69,8 @@ class Exchange {
   /// The final response. Exactly once per request.
   virtual void reply(std::string response) = 0;
   /// True when the handler may do this request's work on the calling
-  /// thread: the transport has a thread for this request alone. Messages
-  /// sent meanwhile are then delivered with the reply instead of as they
-  /// happen.
+  /// thread. The transports call handle() on I/O threads, which must never
+  /// block: they all answer false.
   virtual bool may_block_caller() const { return false; }
   /// False when messages sent before the reply cannot reach the client (an
   /// HTTP client that accepts only a JSON response).
@@ -107,7 +86,9 @@ class Exchange {
   CancelSignal cancel_;
 };
 
-/// Implemented by the router.
+/// Implemented by the router. The transports call every method on an I/O
+/// thread: none may block (blocking work goes to the handler's own pool,
+/// which answers later through Exchange::reply, from any thread).
 class Handler {
  public:
   virtual ~Handler() = default;

@@ -1,13 +1,16 @@
 #pragma once
 // Downstream MCP Streamable HTTP server: POST (JSON or SSE answers), GET
 // (server-to-client SSE stream with heartbeats), DELETE (end session), with
-// Host/Origin checks, bearer auth and body limits.
+// Host/Origin checks, bearer auth and body limits. The HTTP itself (sockets,
+// TLS, keep-alive, deadlines) is http::Listener's; this adds MCP on top. No
+// thread waits for anything: an open stream is a coroutine on the I/O loop.
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "transport/downstream.hpp"
+#include "transport/io.hpp"
 
 namespace mcpgw::transport {
 
@@ -29,8 +32,17 @@ struct HttpServerOptions {
   int session_idle_s = 3600;
   bool auth_enabled = false;
   std::vector<BearerCredential> credentials;
-  /// Worker threads; each open SSE stream holds one for its lifetime.
-  int threads = 128;
+  bool reuse_port = false;      ///< SO_REUSEPORT
+  std::string tls_cert_file;    ///< both set: serve HTTPS
+  std::string tls_key_file;
+  /// Messages (and bytes) waiting for one client's stream; past either the
+  /// client is too slow: its stream is closed and its calls cancelled.
+  std::size_t stream_max_messages = 1024;
+  std::size_t stream_max_bytes = 16 << 20;
+  /// Slowloris bound: complete request headers within this.
+  int header_timeout_ms = 10000;
+  /// A keep-alive connection without a request is closed after this.
+  int idle_timeout_ms = 60000;
 };
 
 /// A plain response for the small non-MCP endpoints.
@@ -40,20 +52,28 @@ struct SimpleResponse {
   std::string body;
 };
 
+/// The MCP endpoint (`path`, `path/<mode>`) plus small GET endpoints.
 class HttpServer {
  public:
-  HttpServer(HttpServerOptions opts, Handler& handler);
+  /// Serves on `io`'s threads; `handler` answers the MCP messages.
+  HttpServer(HttpServerOptions opts, Handler& handler, Io& io);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  /// Adds a GET endpoint outside the MCP path (health, metrics).
+  /// Adds a GET endpoint outside the MCP path (health, metrics); `fn` runs
+  /// on an I/O thread and must not block. Call before bind().
   void add_get(const std::string& path, std::function<SimpleResponse()> fn);
-  /// Binds the socket; returns the bound port or an error.
+  /// Binds the socket; returns the bound port or "cannot listen on
+  /// HOST:PORT: why".
   Result<int> bind();
-  /// Serves until stop(); call after bind().
+  /// True when serving HTTPS (after bind()).
+  bool tls() const;
+  /// Serves on the I/O threads, blocking the caller until stop() and until
+  /// every connection has closed (in-flight requests answered).
   void serve();
-  /// Stops accepting, ends open streams, waits for in-flight requests.
+  /// Stops accepting, ends the GET streams and listens, lets in-flight
+  /// requests finish; serve() then returns. Safe from any thread.
   void stop();
   /// Number of live sessions.
   std::size_t session_count() const;

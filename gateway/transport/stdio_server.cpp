@@ -1,65 +1,172 @@
 #include "transport/stdio_server.hpp"
 
-#include "transport/line_buffer.hpp"
-
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <fcntl.h>
-#include <poll.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <cerrno>
+#include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <mutex>
+
+#include "transport/http_listener.hpp"
+#include "transport/line_buffer.hpp"
 
 namespace mcpgw::transport {
 namespace {
 
 constexpr std::size_t kMaxLine = 64 * 1024 * 1024;
+/// Output waiting for a client that does not read its stdin: past this
+/// (with at least one line waiting) the client is given up on.
+constexpr std::size_t kMaxPending = 256 * 1024 * 1024;
 
-/// Serialises writes of whole lines to one fd.
-struct LineWriter {
-  int fd;
-  std::mutex mu;
-  bool write(std::string line) {
-    line.push_back('\n');
-    std::lock_guard lk(mu);
-    std::string_view rest(line);
-    while (!rest.empty()) {
-      ssize_t n = ::write(fd, rest.data(), rest.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      rest.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return true;
+/// Opens `fd` anew for the loop and remembers its flags: Asio makes the
+/// descriptor non-blocking, and the open file is shared with our parent.
+struct Descriptor {
+  Descriptor(const asio::any_io_executor& ex, int fd) : stream(ex), fd(fd), flags(fcntl(fd, F_GETFL)) {
+    // Asio's reactor accepts what epoll refuses (a regular file, /dev/null)
+    // as long as its operations never block, which holds for those.
+    stream.assign(::dup(fd));
   }
+  ~Descriptor() {
+    boost::system::error_code ec;
+    stream.close(ec);
+    if (flags >= 0) fcntl(fd, F_SETFL, flags);
+  }
+  asio::posix::stream_descriptor stream;
+  int fd, flags;
 };
 
-/// Counts requests in flight so shutdown can wait for them.
-struct InFlight {
+}  // namespace
+
+struct StdioServer::Impl : std::enable_shared_from_this<Impl> {
+  Impl(Handler& h, ClientContext c, Io& io, int in_fd, int out_fd)
+      : handler(h), ctx(std::move(c)), strand(asio::make_strand(io.context())), in(strand, in_fd),
+        out(strand, out_fd), wake(std::make_shared<http::Signal>(strand)) {}
+
+  Handler& handler;
+  ClientContext ctx;
+  asio::any_io_executor strand;
+  Descriptor in, out;
+  std::shared_ptr<http::Signal> wake;  // the writer's
+  std::atomic<bool> stopping{false};
+
   std::mutex mu;
   std::condition_variable cv;
-  std::size_t n = 0;
-  void add() {
+  std::deque<std::string> pending;  // lines for stdout
+  std::size_t pending_bytes = 0;
+  std::size_t in_flight = 0;
+  bool reading = true, writing = true, closing = false, broken = false;
+
+  /// Queues one line for stdout; false when the client is gone.
+  bool write(std::string line) {
+    line.push_back('\n');
+    bool gave_up = false;
+    {
+      std::lock_guard lk(mu);
+      if (broken || closing) return false;
+      if (!pending.empty() && pending_bytes + line.size() > kMaxPending) {
+        spdlog::error("stdio client reads nothing ({} bytes waiting): giving up on it", pending_bytes);
+        broken = gave_up = true;
+      } else {
+        pending_bytes += line.size();
+        pending.push_back(std::move(line));
+      }
+    }
+    if (gave_up) stop();
+    wake->notify();
+    return !gave_up;
+  }
+
+  void stop() {
+    stopping.store(true);
+    asio::post(strand, [self = shared_from_this()] {
+      boost::system::error_code ec;
+      self->in.stream.cancel(ec);
+    });
+  }
+
+  void add_request() {
     std::lock_guard lk(mu);
-    ++n;
+    ++in_flight;
   }
-  void done() {
+  void done_request() {
     std::lock_guard lk(mu);
-    if (--n == 0) cv.notify_all();
+    if (--in_flight == 0) cv.notify_all();
   }
-  void wait_idle() {
-    std::unique_lock lk(mu);
-    cv.wait(lk, [&] { return n == 0; });
+
+  http::awaitable<void> read_loop(std::function<void(std::string_view)> dispatch);
+  http::awaitable<void> write_loop();
+  /// Marks a loop ended (`flag`: reading or writing), however it ended.
+  auto ended(bool Impl::*flag, const char* what) {
+    return [self = shared_from_this(), flag, what](std::exception_ptr ep) {
+      if (ep) {
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          spdlog::error("stdio {} failed: {}", what, e.what());
+        }
+      }
+      std::lock_guard lk(self->mu);
+      (*self).*flag = false;
+      self->cv.notify_all();
+    };
   }
+  class Call;
 };
+
+http::awaitable<void> StdioServer::Impl::read_loop(std::function<void(std::string_view)> dispatch) {
+  LineBuffer lines(kMaxLine);
+  std::vector<char> chunk(65536);
+  boost::system::error_code ec;
+  while (!stopping.load()) {
+    std::size_t n = co_await in.stream.async_read_some(asio::buffer(chunk), asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) break;
+    if (!lines.feed(std::string_view(chunk.data(), n), dispatch))
+      write(jsonrpc::make_error(json::Value(), jsonrpc::kInvalidRequest, "Invalid Request: line over 64 MiB"));
+  }
+}
+
+http::awaitable<void> StdioServer::Impl::write_loop() {
+  std::string batch;
+  for (;;) {
+    bool done;
+    batch.clear();
+    {
+      std::lock_guard lk(mu);
+      for (auto& l : pending) batch += l;
+      pending.clear();
+      pending_bytes = 0;
+      done = closing || broken;
+    }
+    if (!batch.empty()) {
+      boost::system::error_code ec;
+      co_await asio::async_write(out.stream, asio::buffer(batch), asio::redirect_error(asio::use_awaitable, ec));
+      if (!ec) continue;
+      std::lock_guard lk(mu);
+      broken = true;
+      break;
+    }
+    if (done) break;
+    co_await wake->wait(std::chrono::hours(24));
+  }
+}
+
+namespace {
 
 /// Collects the replies of one batch and writes them as one array.
 struct Batch {
-  LineWriter& out;
+  std::function<bool(std::string)> out;
   std::mutex mu;
   std::vector<std::string> replies;
   std::size_t expected;
-  Batch(LineWriter& o, std::size_t n) : out(o), expected(n) {}
   void add(std::string r) {
     std::string line;
     {
@@ -73,83 +180,81 @@ struct Batch {
       }
       line.push_back(']');
     }
-    out.write(std::move(line));
+    out(std::move(line));
   }
-};
-
-class StdioExchange final : public Exchange {
- public:
-  StdioExchange(LineWriter& out, InFlight& inflight, std::shared_ptr<Batch> batch)
-      : out_(out), inflight_(inflight), batch_(std::move(batch)) {
-    inflight_.add();
-  }
-  void send(std::string msg) override { out_.write(std::move(msg)); }
-  void reply(std::string response) override {
-    if (batch_) batch_->add(std::move(response));
-    else out_.write(std::move(response));
-    inflight_.done();
-  }
-
- private:
-  LineWriter& out_;
-  InFlight& inflight_;
-  std::shared_ptr<Batch> batch_;
 };
 
 }  // namespace
 
-StdioServer::StdioServer(Handler& handler, ClientContext ctx, int in_fd, int out_fd)
-    : handler_(handler), ctx_(std::move(ctx)), in_(in_fd), out_(out_fd) {}
-
-void StdioServer::stop() {
-  if (wake_[1] >= 0) {
-    [[maybe_unused]] ssize_t n = ::write(wake_[1], "x", 1);
+/// One request of the stdio client.
+class StdioServer::Impl::Call final : public Exchange {
+ public:
+  Call(std::shared_ptr<Impl> server, std::shared_ptr<Batch> batch)
+      : server_(std::move(server)), batch_(std::move(batch)) {
+    server_->add_request();
   }
-}
+  void send(std::string msg) override { server_->write(std::move(msg)); }
+  void reply(std::string response) override {
+    if (batch_) batch_->add(std::move(response));
+    else server_->write(std::move(response));
+    server_->done_request();
+  }
+
+ private:
+  std::shared_ptr<Impl> server_;
+  std::shared_ptr<Batch> batch_;
+};
+
+StdioServer::StdioServer(Handler& handler, ClientContext ctx, Io& io, int in_fd, int out_fd)
+    : impl_(std::make_shared<Impl>(handler, std::move(ctx), io, in_fd, out_fd)) {}
+
+StdioServer::~StdioServer() = default;
+
+void StdioServer::stop() { impl_->stop(); }
 
 Result<void> StdioServer::run() {
-  if (pipe2(wake_, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + std::strerror(errno)};
-  LineWriter out{out_, {}};
-  InFlight inflight;
-  auto opened = handler_.open_session(ctx_);
+  auto im = impl_;
+  auto opened = im->handler.open_session(im->ctx);
   if (!opened) return Error{opened.error()};
   std::shared_ptr<Session> session = std::move(*opened);
-  session->bind("", ctx_, [&out](std::string msg) { return out.write(std::move(msg)); });
+  std::weak_ptr<Impl> weak = im;
+  auto out = [weak](std::string msg) {
+    auto s = weak.lock();
+    return s && s->write(std::move(msg));
+  };
+  session->bind("", im->ctx, out);
 
-  auto dispatch = [&](std::string_view line) {
+  auto dispatch = [im, session, out](std::string_view line) {
     jsonrpc::Parsed parsed = jsonrpc::parse(line);
     std::size_t requests = parsed.errors.size();
     for (auto& m : parsed.messages) requests += m.is_request();
-    std::shared_ptr<Batch> batch = parsed.batch && requests > 0 ? std::make_shared<Batch>(out, requests) : nullptr;
-    for (auto& e : parsed.errors) batch ? batch->add(std::move(e)) : void(out.write(std::move(e)));
+    std::shared_ptr<Batch> batch;
+    if (parsed.batch && requests > 0) {
+      batch = std::make_shared<Batch>();
+      batch->out = out;
+      batch->expected = requests;
+    }
+    for (auto& e : parsed.errors) batch ? batch->add(std::move(e)) : void(im->write(std::move(e)));
     for (auto& m : parsed.messages) {
       std::shared_ptr<Exchange> ex;
-      if (m.is_request()) ex = std::make_shared<StdioExchange>(out, inflight, batch);
-      handler_.handle(session, std::move(m), std::move(ex));
+      if (m.is_request()) ex = std::make_shared<Impl::Call>(im, batch);
+      im->handler.handle(session, std::move(m), std::move(ex));
     }
   };
+  asio::co_spawn(im->strand, im->read_loop(dispatch), im->ended(&Impl::reading, "reader"));
+  asio::co_spawn(im->strand, im->write_loop(), im->ended(&Impl::writing, "writer"));
 
-  LineBuffer lines(kMaxLine);
-  char chunk[65536];
-  for (;;) {
-    pollfd fds[2] = {{in_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (fds[1].revents) break;
-    ssize_t n = ::read(in_, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    if (!lines.feed(std::string_view(chunk, static_cast<std::size_t>(n)), dispatch))
-      out.write(jsonrpc::make_error(json::Value(), jsonrpc::kInvalidRequest, "Invalid Request: line over 64 MiB"));
-  }
-  inflight.wait_idle();
-  handler_.close_session(session);
+  std::unique_lock lk(im->mu);
+  im->cv.wait(lk, [&] { return !im->reading && im->in_flight == 0; });
+  lk.unlock();
+  im->handler.close_session(session);
   session->set_sink(nullptr);
-  ::close(wake_[0]);
-  ::close(wake_[1]);
-  wake_[0] = wake_[1] = -1;
+  lk.lock();
+  im->closing = true;
+  lk.unlock();
+  im->wake->notify();
+  lk.lock();
+  im->cv.wait(lk, [&] { return !im->writing; });
   return {};
 }
 

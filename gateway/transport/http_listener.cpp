@@ -1,0 +1,556 @@
+#include "transport/http_listener.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <optional>
+
+namespace mcpgw::transport::http {
+
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+
+namespace {
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return std::tolower(x) == std::tolower(y); });
+}
+
+/// Built outside the coroutine and passed as a named local: GCC 12 destroys
+/// some temporaries of a co_await full-expression twice.
+Response internal_error() {
+  Response r;
+  r.status = 500;
+  r.headers.push_back({"Content-Type", "text/plain"});
+  r.body = "Internal Server Error\n";
+  return r;
+}
+
+auto with_ec(error_code& ec) { return asio::redirect_error(asio::use_awaitable, ec); }
+
+/// Runs `fn` when the scope ends, however it ends (unwinding included).
+template <typename F>
+struct Finally {
+  F fn;
+  ~Finally() { fn(); }
+};
+template <typename F>
+Finally(F) -> Finally<F>;
+
+/// What stop() needs of one connection; touched on its strand only.
+struct Conn {
+  bool idle = false;                 ///< waiting for a request's first byte
+  std::function<void()> cancel;      ///< aborts the pending I/O; null once the stream is gone
+};
+
+}  // namespace
+
+// --- Request ------------------------------------------------------------
+
+std::string_view Request::path() const {
+  std::string_view t(target);
+  return t.substr(0, t.find('?'));
+}
+
+bool Request::has(std::string_view name) const {
+  return std::any_of(headers.begin(), headers.end(), [&](const Header& h) { return iequals(h.name, name); });
+}
+
+std::string Request::get(std::string_view name) const {
+  for (const auto& h : headers)
+    if (iequals(h.name, name)) return h.value;
+  return {};
+}
+
+// --- Signal -------------------------------------------------------------
+
+struct Signal::Impl {
+  explicit Impl(asio::any_io_executor ex) : strand(ex), timer(ex) {}
+  asio::any_io_executor strand;
+  asio::steady_timer timer;
+  std::atomic<bool> pending{false};
+};
+
+Signal::Signal(asio::any_io_executor strand) : impl_(std::make_unique<Impl>(std::move(strand))) {}
+Signal::~Signal() = default;
+
+void Signal::notify() {
+  impl_->pending.store(true);
+  // The cancel runs on the waiter's strand: before its check (which then
+  // sees `pending`) or after it armed the timer (which it then wakes).
+  asio::post(impl_->strand, [self = shared_from_this()] { self->impl_->timer.cancel(); });
+}
+
+awaitable<bool> Signal::wait(std::chrono::steady_clock::duration timeout) {
+  if (impl_->pending.exchange(false)) co_return true;
+  impl_->timer.expires_after(timeout);
+  error_code ec;
+  co_await impl_->timer.async_wait(with_ec(ec));
+  co_return impl_->pending.exchange(false);
+}
+
+const asio::any_io_executor& Signal::executor() const { return impl_->strand; }
+
+// --- StreamQueue --------------------------------------------------------
+
+StreamQueue::StreamQueue(asio::any_io_executor strand, std::size_t max_items, std::size_t max_bytes)
+    : max_items_(max_items), max_bytes_(max_bytes), signal_(std::make_shared<Signal>(std::move(strand))) {}
+
+bool StreamQueue::push(std::string chunk) {
+  bool overflow = false;
+  {
+    std::lock_guard lk(mu_);
+    if (closed_ || overflow_) return false;
+    // One chunk always fits, however large: a big final answer is not a
+    // slow reader.
+    if (q_.size() >= max_items_ || (!q_.empty() && bytes_ + chunk.size() > max_bytes_)) {
+      overflow_ = overflow = true;
+    } else {
+      bytes_ += chunk.size();
+      q_.push_back(std::move(chunk));
+    }
+  }
+  if (overflow) {
+    // The writer may be stuck in a write to a peer that does not read: cut
+    // it short rather than wait for the write timeout.
+    asio::post(signal_->executor(), [self = shared_from_this()] {
+      if (self->interrupt_) self->interrupt_();
+    });
+  }
+  signal_->notify();
+  return !overflow;
+}
+
+void StreamQueue::close() {
+  {
+    std::lock_guard lk(mu_);
+    closed_ = true;
+  }
+  signal_->notify();
+}
+
+bool StreamQueue::closed() const {
+  std::lock_guard lk(mu_);
+  return closed_;
+}
+
+bool StreamQueue::overflowed() const {
+  std::lock_guard lk(mu_);
+  return overflow_;
+}
+
+bool StreamQueue::take(std::string& out) {
+  std::lock_guard lk(mu_);
+  for (auto& c : q_) out += c;
+  q_.clear();
+  bytes_ = 0;
+  return closed_;
+}
+
+void StreamQueue::set_interrupt(std::function<void()> fn) { interrupt_ = std::move(fn); }
+
+// --- Listener -----------------------------------------------------------
+
+struct Listener::Impl : std::enable_shared_from_this<Impl> {
+  Impl(asio::io_context& i, ListenerOptions o, Handler h)
+      : io(i), opts(std::move(o)), handler(std::move(h)), acceptor(asio::make_strand(i)) {}
+
+  asio::io_context& io;
+  ListenerOptions opts;
+  Handler handler;
+  tcp::acceptor acceptor;
+  std::optional<asio::ssl::context> ssl;
+  std::atomic<bool> stopping{false};
+  mutable std::mutex mu;
+  std::condition_variable cv;
+  std::map<std::uint64_t, std::pair<asio::any_io_executor, std::shared_ptr<Conn>>> conns;
+  std::uint64_t next_id = 0;
+  bool accepting = false;  // the accept loop runs
+
+  /// What a body may reach before reading stops: past the limit a body is
+  /// still read (and dropped) so the connection stays usable for the next
+  /// request, but not forever.
+  std::uint64_t hard_cap() const { return std::max<std::uint64_t>(16 * opts.max_body_bytes, 1 << 20); }
+
+  template <typename Stream>
+  class ConnResponder;
+
+  awaitable<void> accept_loop();
+  void spawn(tcp::socket sock);
+  template <typename Stream>
+  awaitable<void> serve(Stream& stream, Conn& conn, bool deadline_running);
+  template <typename Stream>
+  awaitable<bool> read_request(Stream& stream, beast::flat_buffer& buffer, Conn& conn, bool first,
+                               Request& req, bool& keep_alive);
+
+  void forget(std::uint64_t id) {
+    std::lock_guard lk(mu);
+    conns.erase(id);
+    if (conns.empty()) cv.notify_all();
+  }
+};
+
+/// The Responder of one request on a `Stream` (tcp_stream or ssl_stream).
+template <typename Stream>
+class Listener::Impl::ConnResponder final : public Responder {
+ public:
+  ConnResponder(Stream& s, const ListenerOptions& o, bool head_only, bool keep_alive)
+      : stream_(s), opts_(o), head_only_(head_only), keep_alive_(keep_alive) {}
+
+  bool answered() const override { return answered_; }
+  /// The connection must close after this response.
+  bool must_close() const { return close_ || !keep_alive_; }
+
+  asio::any_io_executor executor() override { return stream_.get_executor(); }
+
+  awaitable<bool> send(Response r) override {
+    answered_ = true;
+    bhttp::response<bhttp::string_body> res;
+    res.version(11);
+    res.result(static_cast<unsigned>(r.status));
+    for (auto& h : r.headers) res.set(h.name, h.value);
+    res.keep_alive(keep_alive_);
+    res.body() = std::move(r.body);
+    res.prepare_payload();
+    error_code ec;
+    beast::get_lowest_layer(stream_).expires_after(opts_.write_timeout);
+    if (head_only_) {
+      bhttp::response_serializer<bhttp::string_body> sr(res);
+      co_await bhttp::async_write_header(stream_, sr, with_ec(ec));
+    } else {
+      co_await bhttp::async_write(stream_, res, with_ec(ec));
+    }
+    if (ec) close_ = true;
+    co_return !ec;
+  }
+
+  awaitable<StreamEnd> stream(Response head, std::shared_ptr<StreamQueue> q, StreamOptions o) override {
+    answered_ = true;
+    bhttp::response<bhttp::empty_body> res;
+    res.version(11);
+    res.result(static_cast<unsigned>(head.status));
+    for (auto& h : head.headers) res.set(h.name, h.value);
+    res.keep_alive(keep_alive_);
+    res.chunked(true);
+    bhttp::response_serializer<bhttp::empty_body> sr(res);
+    error_code ec;
+    beast::get_lowest_layer(stream_).expires_after(opts_.write_timeout);
+    co_await bhttp::async_write_header(stream_, sr, with_ec(ec));
+    StreamEnd end = ec ? StreamEnd::PeerGone : co_await pump(*q, o);
+    if (end != StreamEnd::Done) close_ = true;
+    co_return end;
+  }
+
+ private:
+  awaitable<StreamEnd> pump(StreamQueue& q, const StreamOptions& o) {
+    set_interrupt(q, [this] { beast::get_lowest_layer(stream_).cancel(); });
+    Finally detach{[&q] { set_interrupt(q, nullptr); }};
+    bool beat = !o.heartbeat.empty();
+    if (o.prime && beat && !co_await chunk(o.heartbeat)) co_return StreamEnd::PeerGone;
+    std::string batch;
+    for (;;) {
+      if (q.overflowed()) co_return StreamEnd::Overflow;
+      batch.clear();
+      bool last = take(q, batch);
+      if (!batch.empty()) {
+        if (!co_await chunk(batch)) co_return q.overflowed() ? StreamEnd::Overflow : StreamEnd::PeerGone;
+        continue;
+      }
+      if (last) {
+        error_code ec;
+        beast::get_lowest_layer(stream_).expires_after(opts_.write_timeout);
+        co_await asio::async_write(stream_, bhttp::make_chunk_last(), with_ec(ec));
+        co_return ec ? StreamEnd::PeerGone : StreamEnd::Done;
+      }
+      bool woken =
+          co_await wait(q, beat ? std::chrono::steady_clock::duration(o.heartbeat_every) : std::chrono::hours(24));
+      if (!woken && beat && !co_await chunk(o.heartbeat)) co_return StreamEnd::PeerGone;
+    }
+  }
+
+  awaitable<bool> chunk(std::string_view data) {
+    error_code ec;
+    beast::get_lowest_layer(stream_).expires_after(opts_.write_timeout);
+    co_await asio::async_write(stream_, bhttp::make_chunk(asio::buffer(data.data(), data.size())), with_ec(ec));
+    co_return !ec;
+  }
+
+  Stream& stream_;
+  const ListenerOptions& opts_;
+  bool head_only_, keep_alive_;
+  bool answered_ = false, close_ = false;
+};
+
+awaitable<void> Listener::Impl::accept_loop() {
+  auto self = shared_from_this();
+  asio::steady_timer backoff(acceptor.get_executor());
+  for (;;) {
+    tcp::socket sock(asio::make_strand(io));
+    error_code ec;
+    co_await acceptor.async_accept(sock, with_ec(ec));
+    if (stopping.load() || ec == asio::error::operation_aborted) break;
+    if (ec) {
+      // Out of descriptors, typically: retry soon rather than spin.
+      spdlog::warn("accept failed: {}", ec.message());
+      backoff.expires_after(std::chrono::milliseconds(100));
+      co_await backoff.async_wait(with_ec(ec));
+      continue;
+    }
+    spawn(std::move(sock));
+  }
+  std::lock_guard lk(mu);
+  accepting = false;
+  cv.notify_all();
+}
+
+void Listener::Impl::spawn(tcp::socket sock) {
+  error_code ignored;
+  sock.set_option(tcp::no_delay(true), ignored);
+  auto conn = std::make_shared<Conn>();
+  auto ex = sock.get_executor();
+  std::uint64_t id;
+  {
+    std::lock_guard lk(mu);
+    id = next_id++;
+    conns.emplace(id, std::make_pair(ex, conn));
+  }
+  auto done = [self = shared_from_this(), id](std::exception_ptr ep) {
+    if (ep) {
+      try {
+        std::rethrow_exception(ep);
+      } catch (const std::exception& e) {
+        spdlog::debug("HTTP connection closed on error: {}", e.what());
+      } catch (...) {
+      }
+    }
+    self->forget(id);
+  };
+  auto self = shared_from_this();
+  if (ssl) {
+    asio::co_spawn(
+        ex,
+        [self, conn, sock = std::move(sock)]() mutable -> awaitable<void> {
+          beast::ssl_stream<beast::tcp_stream> stream(std::move(sock), *self->ssl);
+          beast::get_lowest_layer(stream).expires_after(self->opts.header_timeout);
+          error_code ec;
+          co_await stream.async_handshake(asio::ssl::stream_base::server, with_ec(ec));
+          if (ec) co_return;
+          co_await self->serve(stream, *conn, true);
+          beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(2));
+          co_await stream.async_shutdown(with_ec(ec));
+        },
+        std::move(done));
+  } else {
+    asio::co_spawn(
+        ex,
+        [self, conn, sock = std::move(sock)]() mutable -> awaitable<void> {
+          beast::tcp_stream stream(std::move(sock));
+          co_await self->serve(stream, *conn, false);
+          error_code ec;
+          stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+        },
+        std::move(done));
+  }
+}
+
+template <typename Stream>
+awaitable<bool> Listener::Impl::read_request(Stream& stream, beast::flat_buffer& buffer, Conn& conn, bool first,
+                                             Request& req, bool& keep_alive) {
+  auto& tcp_layer = beast::get_lowest_layer(stream);
+  error_code ec;
+  if (buffer.size() == 0) {
+    // Idle: the only state stop() may cut short.
+    if (stopping.load()) co_return false;
+    conn.idle = true;
+    if (!first) tcp_layer.expires_after(opts.idle_timeout);
+    std::size_t n = co_await stream.async_read_some(buffer.prepare(4096), with_ec(ec));
+    conn.idle = false;
+    if (ec) co_return false;
+    buffer.commit(n);
+  }
+  // The first request's deadline runs from accept; later ones' from their first byte.
+  if (!first) tcp_layer.expires_after(opts.header_timeout);
+  bhttp::request_parser<bhttp::buffer_body> parser;
+  parser.header_limit(static_cast<std::uint32_t>(opts.max_header_bytes));
+  parser.body_limit(boost::none);  // enforced below, for chunked bodies too
+  co_await bhttp::async_read_header(stream, buffer, parser, with_ec(ec));
+  if (ec) {
+    if (ec.category() == bhttp::make_error_code(bhttp::error::bad_method).category() &&
+        ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message) {
+      // Not HTTP we can read: say so once, then close.
+      bhttp::response<bhttp::string_body> bad(ec == bhttp::error::header_limit
+                                                  ? bhttp::status::request_header_fields_too_large
+                                                  : bhttp::status::bad_request,
+                                              11);
+      bad.keep_alive(false);
+      bad.prepare_payload();
+      tcp_layer.expires_after(opts.write_timeout);
+      co_await bhttp::async_write(stream, bad, with_ec(ec));
+    }
+    co_return false;
+  }
+  auto& head = parser.get();
+  req.method = std::string(head.method_string());
+  req.target = std::string(head.target());
+  for (const auto& f : head) req.headers.push_back({std::string(f.name_string()), std::string(f.value())});
+  keep_alive = parser.keep_alive();
+  if (iequals(req.get("Expect"), "100-continue")) {
+    bhttp::response<bhttp::empty_body> cont(bhttp::status::continue_, 11);
+    tcp_layer.expires_after(opts.write_timeout);
+    co_await bhttp::async_write(stream, cont, with_ec(ec));
+    if (ec) co_return false;
+  }
+  tcp_layer.expires_after(opts.body_timeout);
+  char chunk[16384];
+  std::uint64_t seen = 0;
+  while (!parser.is_done()) {
+    head.body().data = chunk;
+    head.body().size = sizeof chunk;
+    co_await bhttp::async_read(stream, buffer, parser, with_ec(ec));
+    if (ec == bhttp::error::need_buffer) ec = {};
+    if (ec) co_return false;
+    std::size_t got = sizeof chunk - head.body().size;
+    seen += got;
+    if (!req.body_too_large && req.body.size() + got > opts.max_body_bytes) {
+      req.body_too_large = true;
+      std::string().swap(req.body);
+    }
+    if (!req.body_too_large) req.body.append(chunk, got);
+    if (seen > hard_cap()) {
+      keep_alive = false;  // the rest of the body is never read
+      break;
+    }
+  }
+  co_return true;
+}
+
+template <typename Stream>
+awaitable<void> Listener::Impl::serve(Stream& stream, Conn& conn, bool deadline_running) {
+  auto& tcp_layer = beast::get_lowest_layer(stream);
+  conn.cancel = [&tcp_layer] { tcp_layer.cancel(); };
+  Finally forget_stream{[&conn] { conn.cancel = nullptr; }};
+  if (!deadline_running) tcp_layer.expires_after(opts.header_timeout);
+  beast::flat_buffer buffer;
+  for (bool first = true;; first = false) {
+    Request req;
+    bool keep_alive = false;
+    if (!co_await read_request(stream, buffer, conn, first, req, keep_alive)) co_return;
+    tcp_layer.expires_never();
+    ConnResponder<Stream> res(stream, opts, req.method == "HEAD", keep_alive && !stopping.load());
+    bool failed = false;
+    try {
+      co_await handler(req, res);
+    } catch (const std::exception& e) {
+      spdlog::error("HTTP handler failed on {} {}: {}", req.method, req.target, e.what());
+      failed = true;
+    }
+    if (!res.answered()) {
+      if (!failed) spdlog::error("HTTP handler gave no answer to {} {}", req.method, req.target);
+      auto reply = internal_error();
+      co_await res.send(std::move(reply));
+      co_return;
+    }
+    if (res.must_close() || stopping.load()) co_return;
+  }
+}
+
+Listener::Listener(asio::io_context& io, ListenerOptions opts, Handler handler)
+    : impl_(std::make_shared<Impl>(io, std::move(opts), std::move(handler))) {}
+
+Listener::~Listener() { stop(); }
+
+Result<int> Listener::bind() {
+  auto& o = impl_->opts;
+  auto fail = [&](const std::string& why) {
+    std::string shown = o.host.find(':') != std::string::npos ? "[" + o.host + "]" : o.host;
+    std::string text = why;
+    if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+    return Error{"cannot listen on " + shown + ":" + std::to_string(o.port) + ": " + text};
+  };
+  if (!o.tls_cert_file.empty() || !o.tls_key_file.empty()) {
+    auto& ctx = impl_->ssl.emplace(asio::ssl::context::tls_server);
+    ctx.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                    asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+    error_code ec;
+    ctx.use_certificate_chain_file(o.tls_cert_file, ec);
+    if (ec) return fail("TLS certificate " + o.tls_cert_file + ": " + ec.message());
+    ctx.use_private_key_file(o.tls_key_file, asio::ssl::context::pem, ec);
+    if (ec) return fail("TLS key " + o.tls_key_file + ": " + ec.message());
+  }
+  error_code ec;
+  tcp::resolver resolver(impl_->io);
+  auto found = resolver.resolve(o.host, std::to_string(o.port), tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+  if (ec || found.empty()) return fail(ec ? ec.message() : "no address");
+  tcp::endpoint ep = found.begin()->endpoint();
+  auto& a = impl_->acceptor;
+  a.open(ep.protocol(), ec);
+  if (!ec) a.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec && o.reuse_port) a.set_option(asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true), ec);
+  if (!ec) a.bind(ep, ec);
+  if (!ec) a.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    a.close();
+    return fail(ec.message());
+  }
+  return static_cast<int>(a.local_endpoint().port());
+}
+
+void Listener::start() {
+  {
+    std::lock_guard lk(impl_->mu);
+    if (impl_->stopping.load() || !impl_->acceptor.is_open()) return;
+    impl_->accepting = true;
+  }
+  auto self = impl_;
+  asio::co_spawn(impl_->acceptor.get_executor(), [self]() { return self->accept_loop(); },
+                 [self](std::exception_ptr) {
+                   std::lock_guard lk(self->mu);
+                   self->accepting = false;
+                   self->cv.notify_all();
+                 });
+}
+
+void Listener::stop() {
+  if (impl_->stopping.exchange(true)) return;
+  auto self = impl_;
+  asio::post(impl_->acceptor.get_executor(), [self] {
+    error_code ec;
+    self->acceptor.close(ec);
+  });
+  std::lock_guard lk(impl_->mu);
+  for (auto& [id, entry] : impl_->conns)
+    asio::post(entry.first, [conn = entry.second] {
+      if (conn->idle && conn->cancel) conn->cancel();
+    });
+  impl_->cv.notify_all();
+}
+
+void Listener::wait() {
+  std::unique_lock lk(impl_->mu);
+  impl_->cv.wait(lk, [&] { return impl_->stopping.load() && !impl_->accepting && impl_->conns.empty(); });
+}
+
+std::size_t Listener::connections() const {
+  std::lock_guard lk(impl_->mu);
+  return impl_->conns.size();
+}
+
+bool Listener::tls() const { return impl_->ssl.has_value(); }
+
+}  // namespace mcpgw::transport::http

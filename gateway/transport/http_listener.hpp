@@ -1,0 +1,214 @@
+#pragma once
+// A small HTTP/1.1 server on Boost.Beast, generic (it knows nothing of MCP):
+// an acceptor (plain TCP or TLS), one coroutine per connection that owns its
+// socket and buffers, keep-alive, deadlines against slow peers, a body
+// limit, and two ways to answer: a whole response, or a chunked stream fed
+// from any thread through a bounded StreamQueue (server-sent events).
+//
+// Usage:
+//
+//   http::Listener l(io.context(), opts,
+//       [](http::Request& req, http::Responder& res) -> asio::awaitable<void> {
+//         co_await res.send({200, {{"Content-Type", "text/plain"}}, "hello\n"});
+//       });
+//   if (auto port = l.bind(); !port) fail(port.error());
+//   l.start();
+//   ...
+//   l.stop();   // stop accepting; idle connections close, busy ones finish
+//   l.wait();   // until every connection is gone
+//
+// The handler runs on the connection's strand, one request at a time per
+// connection; it must answer exactly once (send or stream) and never block.
+// A handler that throws closes its connection only.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/result.hpp"
+
+namespace mcpgw::transport::http {
+
+namespace asio = boost::asio;
+template <typename T>
+using awaitable = asio::awaitable<T>;
+
+/// One header field, as received or to send.
+struct Header {
+  std::string name;
+  std::string value;
+};
+
+/// A request, read whole before the handler runs.
+struct Request {
+  std::string method;  ///< "GET", "POST", ...
+  std::string target;  ///< as sent: path and query
+  std::vector<Header> headers;
+  std::string body;  ///< empty when body_too_large
+  /// The body was over ListenerOptions::max_body_bytes; it was read (up to
+  /// a hard cap) and dropped. The handler decides how to refuse.
+  bool body_too_large = false;
+
+  /// The target without its query string.
+  std::string_view path() const;
+  /// True when a header `name` (any case) is present.
+  bool has(std::string_view name) const;
+  /// The first value of header `name` (any case); "" when absent.
+  std::string get(std::string_view name) const;
+};
+
+/// A whole response. Content-Length is added by the listener.
+struct Response {
+  int status = 200;
+  std::vector<Header> headers;
+  std::string body;
+};
+
+/// Wakes one coroutine from any thread: notify() may be called anywhere;
+/// wait() only from a coroutine on the executor given at construction (a
+/// strand), which is what makes a notify between the waiter's check and its
+/// wait impossible to lose.
+class Signal : public std::enable_shared_from_this<Signal> {
+ public:
+  explicit Signal(asio::any_io_executor strand);
+  ~Signal();
+  /// Wakes the waiter (or the next wait, if none waits now).
+  void notify();
+  /// Returns when notified or after `timeout`; true when notified. May wake
+  /// spuriously: callers re-check their condition.
+  awaitable<bool> wait(std::chrono::steady_clock::duration timeout);
+  /// The strand the waiter runs on.
+  const asio::any_io_executor& executor() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The bounded queue of chunks a streamed response writes, filled from any
+/// thread. Full (more than `max_items` chunks, or `max_bytes` with at least
+/// one chunk waiting) means the reader stopped reading: the push fails and
+/// the stream is ended at once (Responder::stream returns Overflow), so a
+/// slow client costs at most its bound.
+class StreamQueue : public std::enable_shared_from_this<StreamQueue> {
+ public:
+  StreamQueue(asio::any_io_executor strand, std::size_t max_items = 1024, std::size_t max_bytes = 16 << 20);
+  /// Queues `chunk`; false when closed or full (then it overflowed).
+  bool push(std::string chunk);
+  /// Ends the stream once what is queued is written.
+  void close();
+  bool closed() const;
+  bool overflowed() const;
+
+ private:
+  friend class Responder;
+  /// Moves what is queued into `out`; true when the stream is to end after it.
+  bool take(std::string& out);
+  /// Called on the strand by the writer: how to cut its write short on
+  /// overflow (nullptr when it stops writing).
+  void set_interrupt(std::function<void()> fn);
+
+  mutable std::mutex mu_;
+  std::deque<std::string> q_;
+  std::size_t bytes_ = 0, max_items_, max_bytes_;
+  bool closed_ = false, overflow_ = false;
+  std::shared_ptr<Signal> signal_;
+  std::function<void()> interrupt_;  // strand only
+};
+
+/// How a streamed response is paced.
+struct StreamOptions {
+  /// Written when nothing else was for this long (keeps proxies and the
+  /// peer's read timeouts quiet, and reveals a gone peer).
+  std::chrono::milliseconds heartbeat_every{15000};
+  std::string heartbeat;  ///< empty = no heartbeats
+  bool prime = false;     ///< write a heartbeat right after the header
+};
+
+/// How a stream ended.
+enum class StreamEnd {
+  Done,      ///< the queue was closed and drained
+  PeerGone,  ///< a write failed or timed out
+  Overflow,  ///< the peer read too slowly; the connection is closed
+};
+
+/// Answers one request. Implemented by the listener for each stream type.
+class Responder {
+ public:
+  virtual ~Responder() = default;
+  /// Sends `r` whole; false when the peer is gone.
+  virtual awaitable<bool> send(Response r) = 0;
+  /// Sends `head` (status and headers) then the chunks of `queue` as a
+  /// chunked body until the queue is closed and drained, the peer goes, or
+  /// the queue overflows.
+  virtual awaitable<StreamEnd> stream(Response head, std::shared_ptr<StreamQueue> queue, StreamOptions opts) = 0;
+  /// The connection's strand (what Signal and StreamQueue need).
+  virtual asio::any_io_executor executor() = 0;
+  /// True once send() or stream() began: the request has its answer.
+  virtual bool answered() const = 0;
+
+ protected:
+  static bool take(StreamQueue& q, std::string& out) { return q.take(out); }
+  static void set_interrupt(StreamQueue& q, std::function<void()> fn) { q.set_interrupt(std::move(fn)); }
+  static awaitable<bool> wait(StreamQueue& q, std::chrono::steady_clock::duration d) { return q.signal_->wait(d); }
+};
+
+/// Handles one request; see the file comment.
+using Handler = std::function<awaitable<void>(Request&, Responder&)>;
+
+struct ListenerOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;  ///< 0 = any free port
+  bool reuse_port = false;  ///< SO_REUSEPORT (several processes on one port)
+  std::string tls_cert_file;  ///< both set = HTTPS (PEM chain and key)
+  std::string tls_key_file;
+  std::size_t max_body_bytes = 4 << 20;
+  std::size_t max_header_bytes = 64 << 10;
+  /// From accept (TLS handshake included) or from a request's first byte
+  /// to its last header line: a peer trickling headers is cut off here.
+  std::chrono::milliseconds header_timeout{10000};
+  /// A keep-alive connection with no request coming is closed after this.
+  std::chrono::milliseconds idle_timeout{60000};
+  /// The whole body of one request must arrive within this.
+  std::chrono::milliseconds body_timeout{60000};
+  /// One write that makes no progress for this long ends the connection.
+  std::chrono::milliseconds write_timeout{30000};
+};
+
+/// The acceptor and its connections.
+class Listener {
+ public:
+  Listener(asio::io_context& io, ListenerOptions opts, Handler handler);
+  ~Listener();
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+
+  /// Opens, binds and listens (backlog SOMAXCONN); the bound port, or
+  /// "cannot listen on HOST:PORT: why". Loads the TLS files when set.
+  Result<int> bind();
+  /// Starts accepting on the I/O threads; call after bind().
+  void start();
+  /// Stops accepting; closes idle connections; a connection busy with a
+  /// request closes after answering it. Safe from any thread; idempotent.
+  void stop();
+  /// Blocks until stop() was called and every connection is closed.
+  void wait();
+  /// Open connections.
+  std::size_t connections() const;
+  /// True when serving HTTPS.
+  bool tls() const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace mcpgw::transport::http

@@ -1,0 +1,148 @@
+#include "transport/http_sessions.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "transport/sse.hpp"
+
+namespace mcpgw::transport {
+
+bool HttpSession::open_stream(std::shared_ptr<http::StreamQueue> queue) {
+  std::lock_guard lk(mu_);
+  if (stream_ || ended_) return false;
+  stream_ = std::move(queue);
+  return true;
+}
+
+void HttpSession::close_stream(const std::shared_ptr<http::StreamQueue>& queue) {
+  std::lock_guard lk(mu_);
+  if (stream_ == queue) stream_.reset();
+}
+
+bool HttpSession::stream_open() const {
+  std::lock_guard lk(mu_);
+  return stream_ != nullptr;
+}
+
+bool HttpSession::deliver(const std::string& msg) {
+  std::shared_ptr<http::StreamQueue> q;
+  {
+    std::lock_guard lk(mu_);
+    q = stream_;
+  }
+  return q && q->push(sse::format_event(msg));
+}
+
+void HttpSession::end() {
+  std::shared_ptr<http::StreamQueue> q;
+  {
+    std::lock_guard lk(mu_);
+    ended_ = true;
+    q = std::move(stream_);
+  }
+  if (q) q->close();
+}
+
+/// The expiry timer, on its own strand; shared so that a wake-up after the
+/// store is gone finds it stopped rather than freed.
+struct SessionStore::Sweeper {
+  explicit Sweeper(asio::io_context& io) : timer(asio::make_strand(io)) {}
+  asio::steady_timer timer;
+  std::mutex mu;
+  SessionStore* store = nullptr;  // null once stopped
+};
+
+SessionStore::SessionStore(Handler& handler, asio::io_context& io, int idle_s)
+    : handler_(handler), idle_s_(idle_s), sweeper_(std::make_shared<Sweeper>(io)) {}
+
+SessionStore::~SessionStore() { stop(); }
+
+void SessionStore::add(const std::string& id, std::shared_ptr<HttpSession> s) {
+  std::lock_guard lk(mu_);
+  sessions_.emplace(id, std::move(s));
+}
+
+std::shared_ptr<HttpSession> SessionStore::find(const std::string& id) const {
+  std::lock_guard lk(mu_);
+  auto it = sessions_.find(id);
+  return it == sessions_.end() ? nullptr : it->second;
+}
+
+void SessionStore::remove(const std::string& id) {
+  std::shared_ptr<HttpSession> hs;
+  {
+    std::lock_guard lk(mu_);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end()) return;
+    hs = std::move(it->second);
+    sessions_.erase(it);
+  }
+  hs->end();
+  handler_.close_session(hs->session);
+}
+
+std::size_t SessionStore::size() const {
+  std::lock_guard lk(mu_);
+  return sessions_.size();
+}
+
+void SessionStore::start() {
+  if (idle_s_ <= 0) return;
+  {
+    std::lock_guard lk(sweeper_->mu);
+    sweeper_->store = this;
+  }
+  auto period = std::chrono::seconds(std::clamp(idle_s_ / 4, 1, 60));
+  asio::co_spawn(
+      sweeper_->timer.get_executor(),
+      [sw = sweeper_, period]() -> asio::awaitable<void> {
+        for (;;) {
+          sw->timer.expires_after(period);
+          boost::system::error_code ec;
+          co_await sw->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+          std::lock_guard lk(sw->mu);
+          if (ec || !sw->store) co_return;
+          sw->store->sweep();
+        }
+      },
+      asio::detached);
+}
+
+void SessionStore::sweep() {
+  auto limit = HttpSession::Clock::now() - std::chrono::seconds(idle_s_);
+  std::vector<std::string> idle;
+  {
+    std::lock_guard lk(mu_);
+    for (auto& [id, s] : sessions_)
+      if (!s->stream_open() && s->last_active() < limit) idle.push_back(id);
+  }
+  for (auto& id : idle) {
+    spdlog::info("session {} ended after {} s idle", id.substr(0, 8), idle_s_);
+    remove(id);
+  }
+}
+
+void SessionStore::stop() {
+  {
+    std::lock_guard lk(sweeper_->mu);
+    sweeper_->store = nullptr;
+  }
+  asio::post(sweeper_->timer.get_executor(), [sw = sweeper_] { sw->timer.cancel(); });
+  std::vector<std::shared_ptr<HttpSession>> all;
+  {
+    std::lock_guard lk(mu_);
+    for (auto& [id, s] : sessions_) all.push_back(s);
+  }
+  for (auto& s : all) s->end();
+}
+
+}  // namespace mcpgw::transport

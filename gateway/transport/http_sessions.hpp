@@ -1,0 +1,81 @@
+#pragma once
+// The stateful sessions of the Streamable HTTP transport: their ids, their
+// server-to-client (GET) stream, and their expiry when idle.
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "transport/downstream.hpp"
+#include "transport/http_listener.hpp"
+
+namespace mcpgw::transport {
+
+namespace asio = boost::asio;
+
+/// One client session as the HTTP transport sees it.
+class HttpSession {
+ public:
+  using Clock = std::chrono::steady_clock;
+  HttpSession(std::shared_ptr<Session> s, std::string mode, std::string principal)
+      : session(std::move(s)), mode(std::move(mode)), principal(std::move(principal)) {}
+
+  const std::shared_ptr<Session> session;
+  const std::string mode;
+  const std::string principal;
+
+  /// Marks the session used now (idle expiry counts from here).
+  void touch() { last_active_.store(Clock::now().time_since_epoch().count()); }
+  Clock::time_point last_active() const { return Clock::time_point(Clock::duration(last_active_.load())); }
+
+  /// Opens the GET stream on `queue`; false when one is open already or
+  /// the session ended.
+  bool open_stream(std::shared_ptr<http::StreamQueue> queue);
+  /// The GET stream on `queue` ended.
+  void close_stream(const std::shared_ptr<http::StreamQueue>& queue);
+  bool stream_open() const;
+  /// The session's sink: queues `msg` as an SSE event on the open stream;
+  /// false when there is none or it is full.
+  bool deliver(const std::string& msg);
+  /// Ends the open stream, if any, and refuses new ones.
+  void end();
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<http::StreamQueue> stream_;
+  bool ended_ = false;
+  std::atomic<Clock::rep> last_active_{Clock::now().time_since_epoch().count()};
+};
+
+/// The live sessions by id, and their idle expiry.
+class SessionStore {
+ public:
+  /// `idle_s` = 0: sessions never expire.
+  SessionStore(Handler& handler, asio::io_context& io, int idle_s);
+  ~SessionStore();
+  SessionStore(const SessionStore&) = delete;
+  SessionStore& operator=(const SessionStore&) = delete;
+
+  void add(const std::string& id, std::shared_ptr<HttpSession> s);
+  std::shared_ptr<HttpSession> find(const std::string& id) const;
+  /// Ends session `id` and tells the handler; nothing when unknown.
+  void remove(const std::string& id);
+  std::size_t size() const;
+  /// Starts expiring idle sessions (a timer on the loop).
+  void start();
+  /// Stops expiry and ends every open GET stream; sessions stay.
+  void stop();
+
+ private:
+  struct Sweeper;
+  Handler& handler_;
+  int idle_s_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<HttpSession>> sessions_;
+  std::shared_ptr<Sweeper> sweeper_;
+  void sweep();
+};
+
+}  // namespace mcpgw::transport
