@@ -11,7 +11,7 @@ namespace mcpgw::server {
 
 Subscriptions::Subscriptions(catalog::Catalog& catalog, Post post) : catalog_(catalog), post_(std::move(post)) {}
 
-bool Subscriptions::subscribe(const std::shared_ptr<McpSession>& s, const catalog::Route& route,
+void Subscriptions::subscribe(const std::shared_ptr<McpSession>& s, const catalog::Route& route,
                               const std::string& exposed) {
   bool changed;
   {
@@ -19,10 +19,9 @@ bool Subscriptions::subscribe(const std::shared_ptr<McpSession>& s, const catalo
     changed = resources_[s].insert(exposed).second;
   }
   if (changed) count(route, 1);
-  return changed;
 }
 
-bool Subscriptions::unsubscribe(const std::shared_ptr<McpSession>& s, const catalog::Route& route,
+void Subscriptions::unsubscribe(const std::shared_ptr<McpSession>& s, const catalog::Route& route,
                                 const std::string& exposed) {
   bool changed = false;
   {
@@ -33,7 +32,6 @@ bool Subscriptions::unsubscribe(const std::shared_ptr<McpSession>& s, const cata
     }
   }
   if (changed) count(route, -1);
-  return changed;
 }
 
 void Subscriptions::drop(const std::shared_ptr<McpSession>& s) {

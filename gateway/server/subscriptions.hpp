@@ -34,12 +34,12 @@ class Subscriptions {
   Subscriptions(const Subscriptions&) = delete;
   Subscriptions& operator=(const Subscriptions&) = delete;
 
-  /// Subscribes `s` to `route` (under `exposed`, its exposed URI); false
-  /// when it already was. The first subscriber subscribes upstream.
-  bool subscribe(const std::shared_ptr<McpSession>& s, const catalog::Route& route, const std::string& exposed);
-  /// The reverse; false when `s` was not subscribed. The last subscriber
-  /// unsubscribes upstream.
-  bool unsubscribe(const std::shared_ptr<McpSession>& s, const catalog::Route& route, const std::string& exposed);
+  /// Subscribes `s` to `route` (under `exposed`, its exposed URI), unless
+  /// it already is. The first subscriber subscribes upstream.
+  void subscribe(const std::shared_ptr<McpSession>& s, const catalog::Route& route, const std::string& exposed);
+  /// The reverse, when `s` is subscribed. The last subscriber unsubscribes
+  /// upstream.
+  void unsubscribe(const std::shared_ptr<McpSession>& s, const catalog::Route& route, const std::string& exposed);
   /// Drops `s`'s subscriptions (session end).
   void drop(const std::shared_ptr<McpSession>& s);
 
