@@ -96,10 +96,9 @@ std::string x_mcp_header_problem(const json::Value& tool);
 /// The `Mcp-Param-<name>` headers a call of `tool` with `args` carries.
 std::vector<std::pair<std::string, std::string>> param_headers(const json::Value& tool, const json::Value* args);
 
-/// True when header value `header`, as the HTTP library delivers it, stands
-/// for `body`. cpp-httplib percent-decodes header values before anyone sees
-/// them, so "a%20b" in a header arrives as "a b": a header that equals the
-/// body's value percent-decoded is taken as equal too.
+/// True when header value `header` stands for `body`: equal, or equal to
+/// the body's value percent-decoded, since HTTP stacks in front of the
+/// gateway (proxies, client libraries) may percent-decode header values.
 bool header_matches(std::string_view header, std::string_view body);
 
 /// `result` with `resultType` (default "complete") and, for methods whose

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "mcp/era.hpp"
 
@@ -81,15 +82,6 @@ upstream::Reply capability_error(const std::string& client, std::string_view met
   return r;
 }
 
-/// An answer handed in by a retry or a saga resume: a result, or
-/// `{"error": {...}}` for a request the client could not take.
-upstream::Reply given(const json::Value& v) {
-  if (v.IsObject() && v.MemberCount() == 1) {
-    if (const json::Value* e = json::find(v, "error"); e && e->IsObject()) return {true, json::clone(*e)};
-  }
-  return {false, json::clone(v)};
-}
-
 upstream::Reply answered(const jsonrpc::Message& m) {
   if (const json::Value* e = m.error()) return {true, json::clone(*e)};
   const json::Value* r = m.result();
@@ -98,25 +90,64 @@ upstream::Reply answered(const jsonrpc::Message& m) {
 
 }  // namespace
 
+void Progress::retarget(const json::Value* token) {
+  std::lock_guard lk(mu_);
+  token_.SetNull();
+  if (token) token_.CopyFrom(*token, token_.GetAllocator());
+}
+
+void Progress::forward(json::Value& params) {
+  const json::Value* p = json::find(params, "progress");
+  if (!p || !p->IsNumber()) return;
+  {
+    std::lock_guard lk(mu_);
+    if (last_ && p->GetDouble() <= *last_) return;
+    last_ = p->GetDouble();
+  }
+  send(params);
+}
+
+void Progress::step(const std::string& message) {
+  json::Document n(rapidjson::kObjectType);
+  {
+    std::lock_guard lk(mu_);
+    last_ = last_ ? std::floor(*last_) + 1 : 1;
+    n.AddMember("progress", *last_, n.GetAllocator());
+  }
+  n.AddMember("message", json::str(message, n.GetAllocator()), n.GetAllocator());
+  send(n);
+}
+
+void Progress::send(const json::Value& params) {
+  json::Document n;
+  n.CopyFrom(params, n.GetAllocator());
+  {
+    std::lock_guard lk(mu_);
+    if (token_.IsNull()) return;
+    json::set(n, "progressToken", json::Value(token_, n.GetAllocator()), n.GetAllocator());
+  }
+  client_.send(jsonrpc::make_notification("notifications/progress", &n));
+}
+
 ClientCall::ClientCall(std::shared_ptr<McpSession> s, transport::Exchange& ex, std::atomic<std::uint64_t>& ids,
-                       bool suspends, bool checks_capabilities)
+                       std::shared_ptr<saga::Inbox> inbox, bool checks_capabilities)
     : s_(std::move(s)),
       session_id_(s_->id()),
       ex_(&ex),
       ids_(ids),
-      suspends_(suspends),
+      inbox_(std::move(inbox)),
       checks_capabilities_(checks_capabilities) {}
 
 upstream::Reply ClientCall::request(std::string_view method, const json::Value* params, Clock::time_point deadline,
                                     CancelSignal& cancel) {
-  json::Document need;
-  std::string client;
+  std::shared_ptr<McpSession> s;
   {
     std::lock_guard lk(mu_);
-    std::lock_guard slk(s_->mu);
-    need = missing_capability(s_->client_capabilities, method, params);
-    client = s_->client_name.empty() ? "the client" : "the client (" + s_->client_name + ")";
+    s = s_;
   }
+  json::Document need = missing_capability(s->capabilities(), method, params);
+  std::string name = s->client_name();
+  std::string client = name.empty() ? "the client" : "the client (" + name + ")";
   if (checks_capabilities_ && need.IsObject()) return capability_error(client, method, std::move(need));
   // The gateway's own hints are for the gateway: no client sees them.
   std::string key = key_of(method, params);
@@ -131,20 +162,18 @@ upstream::Reply ClientCall::request(std::string_view method, const json::Value* 
     meta->RemoveMember("progressToken");
     if (meta->ObjectEmpty()) clean.RemoveMember("_meta");
   }
-  if (suspends_) return suspend_request(method, std::move(clean), std::move(key), batch, deadline, cancel);
+  if (inbox_) return inbox_->ask(method, std::move(clean), std::move(key), batch, deadline, cancel);
   return stream_request(method, params ? &clean : nullptr, deadline, cancel, client);
 }
 
 json::Document ClientCall::capabilities() const {
   std::lock_guard lk(mu_);
-  std::lock_guard slk(s_->mu);
-  return json::clone(s_->client_capabilities);
+  return s_->capabilities();
 }
 
 std::string ClientCall::log_level() const {
   std::lock_guard lk(mu_);
-  std::lock_guard slk(s_->mu);
-  return s_->log_level;
+  return s_->log_level();
 }
 
 upstream::Reply ClientCall::stream_request(std::string_view method, const json::Value* params,
@@ -160,10 +189,7 @@ upstream::Reply ClientCall::stream_request(std::string_view method, const json::
                                     "mcpgw: " + client + " accepts only a JSON response to its call, so it cannot be "
                                     "asked " + std::string(method) + " in the middle of it");
     pending_[id] = pending;
-    {
-      std::lock_guard slk(s_->mu);
-      s_->forwarded[id] = weak_from_this();
-    }
+    s_->await_answer(id, weak_from_this());
     json::Document req(rapidjson::kObjectType);
     auto& a = req.GetAllocator();
     req.AddMember("jsonrpc", "2.0", a);
@@ -181,10 +207,7 @@ upstream::Reply ClientCall::stream_request(std::string_view method, const json::
   std::unique_lock lk(mu_);
   bool woken = cv_.wait_until(lk, deadline, [&] { return pending->answer || cancel.cancelled() || gone_; });
   pending_.erase(id);
-  {
-    std::lock_guard slk(s_->mu);
-    s_->forwarded.erase(id);
-  }
+  s_->forget_answer(id);
   if (pending->answer) return std::move(*pending->answer);
   if (gone_) return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: " + client + "'s session ended");
   // Unanswered: tell the client to stop asking its user or model.
@@ -199,50 +222,16 @@ upstream::Reply ClientCall::stream_request(std::string_view method, const json::
                                 "mcpgw: " + client + " did not answer " + std::string(method) + " in time");
 }
 
-upstream::Reply ClientCall::suspend_request(std::string_view method, json::Document params, std::string key,
-                                            std::size_t batch, Clock::time_point deadline, CancelSignal& cancel) {
-  Asked asked{Question{key, std::string(method), std::move(params)}, std::make_shared<Pending>()};
-  std::unique_lock lk(mu_);
-  if (const json::Value* known = json::find(preloaded_, key)) {
-    json::set(given_, key, json::Value(*known, given_.GetAllocator()), given_.GetAllocator());
-    return given(*known);
-  }
-  auto pending = asked.pending;
-  asked_.push_back(std::move(asked));
-  batch_ = std::max(batch_, batch);
-  cv_.notify_all();
-  lk.unlock();
-  bool gone;
-  {
-    // The subscription is released after our lock: its callback runs under
-    // the signal's lock and takes ours.
-    auto withdrawn = cancel.on_cancel([this] {
-      std::lock_guard g(mu_);
-      cv_.notify_all();
-    });
-    std::unique_lock wait_lk(mu_);
-    cv_.wait_until(wait_lk, deadline, [&] { return pending->answer || cancel.cancelled() || gone_; });
-    std::erase_if(asked_, [&](const Asked& a) { return a.pending == pending; });
-    gone = gone_;
-  }
-  if (pending->answer) return std::move(*pending->answer);
-  if (gone) return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the client's call was abandoned");
-  if (cancel.cancelled())
-    return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the server withdrew " + std::string(method));
-  return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the client did not retry with an answer to " +
-                                                              std::string(method) + " (key " + key + ") in time");
-}
-
 void ClientCall::notify(std::string_view method, const json::Value* params) {
   std::lock_guard lk(mu_);
   if (closed_ || !ex_) return;
   if (method == "notifications/message" && params) {
     // The client decides, per session (logging/setLevel) or per request
     // (the stateless envelope's logLevel; none = no messages).
-    std::lock_guard slk(s_->mu);
-    if (s_->log_level.empty()) return;
+    std::string wanted = s_->log_level();
+    if (wanted.empty()) return;
     auto level = json::get_string(*params, "level");
-    if (level && mcp::log_level_rank(*level) < mcp::log_level_rank(s_->log_level)) return;
+    if (level && mcp::log_level_rank(*level) < mcp::log_level_rank(wanted)) return;
   }
   ex_->send(jsonrpc::make_notification(method, params));
 }
@@ -282,60 +271,6 @@ void ClientCall::detach() {
   std::lock_guard lk(mu_);
   ex_ = nullptr;
   closed_ = true;
-}
-
-void ClientCall::preload(const json::Value& answers) {
-  std::lock_guard lk(mu_);
-  if (answers.IsObject())
-    for (const auto& m : answers.GetObject())
-      json::set(preloaded_, std::string_view(m.name.GetString(), m.name.GetStringLength()),
-                json::Value(m.value, preloaded_.GetAllocator()), preloaded_.GetAllocator());
-}
-
-std::vector<Question> ClientCall::wait(const std::function<bool()>& finished, CancelSignal& cancel) {
-  auto woken = cancel.on_cancel([this] {
-    std::lock_guard g(mu_);
-    cv_.notify_all();
-  });
-  std::unique_lock lk(mu_);
-  cv_.wait(lk, [&] { return finished() || cancel.cancelled() || asked_.size() >= batch_; });
-  std::vector<Question> out;
-  if (finished() || cancel.cancelled()) return out;
-  for (const auto& a : asked_) {
-    Question q{a.q.key, a.q.method, json::clone(a.q.params)};
-    out.push_back(std::move(q));
-  }
-  // The next round's batch is announced by its own requests.
-  batch_ = 1;
-  return out;
-}
-
-void ClientCall::wake() {
-  std::lock_guard lk(mu_);
-  cv_.notify_all();
-}
-
-std::vector<std::string> ClientCall::answer_pending(const json::Value& answers) {
-  std::lock_guard lk(mu_);
-  std::vector<std::string> missing;
-  for (auto& a : asked_) {
-    const json::Value* value = answers.IsObject() ? json::find(answers, a.q.key) : nullptr;
-    if (!value) {
-      missing.push_back(a.q.key);
-      continue;
-    }
-    json::set(given_, a.q.key, json::Value(*value, given_.GetAllocator()), given_.GetAllocator());
-    a.pending->answer = given(*value);
-  }
-  // Answered questions are no longer pending, even before their askers wake.
-  std::erase_if(asked_, [](const Asked& a) { return a.pending->answer.has_value(); });
-  cv_.notify_all();
-  return missing;
-}
-
-json::Document ClientCall::answers() const {
-  std::lock_guard lk(mu_);
-  return json::clone(given_);
 }
 
 }  // namespace mcpgw::server

@@ -68,10 +68,6 @@ class Exchange {
   virtual void send(std::string msg) = 0;
   /// The final response. Exactly once per request.
   virtual void reply(std::string response) = 0;
-  /// True when the handler may do this request's work on the calling
-  /// thread. The transports call handle() on I/O threads, which must never
-  /// block: they all answer false.
-  virtual bool may_block_caller() const { return false; }
   /// False when messages sent before the reply cannot reach the client (an
   /// HTTP client that accepts only a JSON response).
   virtual bool can_send() const { return true; }

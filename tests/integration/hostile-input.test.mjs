@@ -65,7 +65,7 @@ test(
       got += d;
     });
     const body = 'x'.repeat(5000);
-    // One request at a time (httplib does not read pipelined requests).
+    // One request at a time: the second only once the first is answered.
     sock.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${gw.port}\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
     const answers = () => (got.match(/HTTP\/1\.1 \d+/g) || []).length;
     await pollUntil(() => answers() >= 1, { timeoutMs: 10000, intervalMs: 10, what: 'the 415 answer' });

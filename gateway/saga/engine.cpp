@@ -1,0 +1,202 @@
+#include "saga/engine.hpp"
+
+#include <algorithm>
+
+#include "jsonrpc/message.hpp"
+#include "util/random.hpp"
+
+namespace mcpgw::saga {
+namespace {
+
+/// An answer handed in by a continuation: a result, or `{"error": {...}}`
+/// for a request the client could not take.
+upstream::Reply given(const json::Value& v) {
+  if (v.IsObject() && v.MemberCount() == 1) {
+    if (const json::Value* e = json::find(v, "error"); e && e->IsObject()) return {true, json::clone(*e)};
+  }
+  return {false, json::clone(v)};
+}
+
+}  // namespace
+
+void Inbox::preload(const json::Value& answers) {
+  std::lock_guard lk(mu_);
+  if (answers.IsObject())
+    for (const auto& m : answers.GetObject())
+      json::set(preloaded_, std::string_view(m.name.GetString(), m.name.GetStringLength()),
+                json::Value(m.value, preloaded_.GetAllocator()), preloaded_.GetAllocator());
+}
+
+upstream::Reply Inbox::ask(std::string_view method, json::Document params, std::string key, std::size_t batch,
+                           Clock::time_point deadline, CancelSignal& cancel) {
+  Asked asked{Question{key, std::string(method), std::move(params)}, std::make_shared<Pending>()};
+  std::unique_lock lk(mu_);
+  if (const json::Value* known = json::find(preloaded_, key)) {
+    json::set(given_, key, json::Value(*known, given_.GetAllocator()), given_.GetAllocator());
+    return given(*known);
+  }
+  auto pending = asked.pending;
+  asked_.push_back(std::move(asked));
+  batch_ = std::max(batch_, batch);
+  cv_.notify_all();
+  lk.unlock();
+  bool gone;
+  {
+    // The subscription is released after our lock: its callback runs under
+    // the signal's lock and takes ours.
+    auto withdrawn = cancel.on_cancel([this] {
+      std::lock_guard g(mu_);
+      cv_.notify_all();
+    });
+    std::unique_lock wait_lk(mu_);
+    cv_.wait_until(wait_lk, deadline, [&] { return pending->answer || cancel.cancelled() || gone_; });
+    std::erase_if(asked_, [&](const Asked& a) { return a.pending == pending; });
+    gone = gone_;
+  }
+  if (pending->answer) return std::move(*pending->answer);
+  if (gone) return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the client's call was abandoned");
+  if (cancel.cancelled())
+    return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the server withdrew " + std::string(method));
+  return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the client did not retry with an answer to " +
+                                                              std::string(method) + " (key " + key + ") in time");
+}
+
+std::vector<Question> Inbox::wait(const std::function<bool()>& finished, CancelSignal& cancel) {
+  auto woken = cancel.on_cancel([this] {
+    std::lock_guard g(mu_);
+    cv_.notify_all();
+  });
+  std::unique_lock lk(mu_);
+  cv_.wait(lk, [&] { return finished() || cancel.cancelled() || asked_.size() >= batch_; });
+  std::vector<Question> out;
+  if (finished() || cancel.cancelled()) return out;
+  for (const auto& a : asked_) out.push_back(Question{a.q.key, a.q.method, json::clone(a.q.params)});
+  // The next round's batch is announced by its own requests.
+  batch_ = 1;
+  return out;
+}
+
+void Inbox::wake() {
+  std::lock_guard lk(mu_);
+  cv_.notify_all();
+}
+
+std::vector<std::string> Inbox::answer(const json::Value& answers) {
+  std::lock_guard lk(mu_);
+  std::vector<std::string> missing;
+  for (auto& a : asked_) {
+    const json::Value* value = answers.IsObject() ? json::find(answers, a.q.key) : nullptr;
+    if (!value) {
+      missing.push_back(a.q.key);
+      continue;
+    }
+    json::set(given_, a.q.key, json::Value(*value, given_.GetAllocator()), given_.GetAllocator());
+    a.pending->answer = given(*value);
+  }
+  // Answered questions are no longer pending, even before their askers wake.
+  std::erase_if(asked_, [](const Asked& a) { return a.pending->answer.has_value(); });
+  cv_.notify_all();
+  return missing;
+}
+
+json::Document Inbox::answers() const {
+  std::lock_guard lk(mu_);
+  return json::clone(given_);
+}
+
+void Inbox::abandon() {
+  std::lock_guard lk(mu_);
+  gone_ = true;
+  cv_.notify_all();
+}
+
+Engine::Engine() : pool_(std::make_unique<WorkerPool>(0, kMaxParked + 64)) {}
+
+Engine::~Engine() { drain(); }
+
+std::shared_ptr<Parked> Engine::start(std::shared_ptr<Inbox> inbox, std::shared_ptr<upstream::ClientChannel> client,
+                                      Work work) {
+  auto p = std::make_shared<Parked>();
+  p->id = random_hex(12);
+  p->inbox = std::move(inbox);
+  p->client = std::move(client);
+  bool queued = pool_ && pool_->submit([p, work = std::move(work)] {
+    p->result = work(p->cancel);
+    p->done.store(true);
+    p->inbox->wake();
+  });
+  return queued ? p : nullptr;
+}
+
+std::vector<Question> Engine::wait(Parked& p, CancelSignal& request) {
+  auto stop = request.on_cancel([&p] { p.cancel.cancel(); });
+  return p.inbox->wait([&p] { return p.done.load(); }, request);
+}
+
+Engine::Outcome Engine::conclude(Parked& p, bool request_cancelled, std::vector<Question> questions) {
+  if (p.done.load()) return std::move(p.result);
+  if (request_cancelled) {
+    p.inbox->abandon();
+    return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the call was cancelled");
+  }
+  return questions;
+}
+
+std::shared_ptr<Parked> Engine::take(const json::Value& state) {
+  auto id = json::get_string(state, "park");
+  if (!id) return nullptr;
+  std::lock_guard lk(mu_);
+  auto it = parked_.find(std::string(*id));
+  if (it == parked_.end()) return nullptr;
+  auto p = std::move(it->second);
+  parked_.erase(it);
+  return p;
+}
+
+void Engine::abandon(Parked& p) {
+  p.cancel.cancel();
+  p.inbox->abandon();
+}
+
+Result<void> Engine::park(const std::shared_ptr<Parked>& p, std::chrono::seconds ttl) {
+  p->expires = Clock::now() + ttl;
+  std::lock_guard lk(mu_);
+  // Calls never resumed give up their upstream request at expiry.
+  for (auto it = parked_.begin(); it != parked_.end();) {
+    if (it->second->expires < Clock::now() || it->second->done.load()) {
+      abandon(*it->second);
+      it = parked_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (parked_.size() >= kMaxParked) {
+    abandon(*p);
+    return Error{"mcpgw: too many calls are waiting for client input; try again later"};
+  }
+  parked_[p->id] = p;
+  return {};
+}
+
+bool Engine::first_resume(const std::string& id, std::int64_t expires) {
+  std::lock_guard lk(mu_);
+  auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  std::erase_if(resumed_, [&](const auto& e) { return e.second < now; });
+  return resumed_.emplace(id, expires).second;
+}
+
+void Engine::abandon_parked() {
+  std::map<std::string, std::shared_ptr<Parked>> parked;
+  {
+    std::lock_guard lk(mu_);
+    parked.swap(parked_);
+  }
+  for (auto& [id, p] : parked) abandon(*p);
+}
+
+void Engine::drain() {
+  abandon_parked();
+  pool_.reset();
+}
+
+}  // namespace mcpgw::saga

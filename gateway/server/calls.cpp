@@ -1,0 +1,132 @@
+#include "server/calls.hpp"
+
+namespace mcpgw::server {
+namespace {
+
+/// The server's client of a parked call: the engine keeps the ClientCall
+/// it was started with (drive() is the only place that starts one).
+ClientCall& client_of(saga::Parked& p) { return static_cast<ClientCall&>(*p.client); }
+
+/// The MRTR answer of a suspendable call: the result, or the questions as
+/// `input_required` with a requestState that continues the call.
+Answer mrtr(Services& sv, Request& r, const std::string& target, const json::Value* args, Work work) {
+  const json::Value* p = r.params();
+  const json::Value* responses = json::find(*p, "inputResponses");
+  const json::Value* state = json::find(*p, "requestState");
+  if (responses && !responses->IsObject())
+    return Answer::invalid_params("inputResponses must be an object mapping inputRequests keys to the client's results");
+  if (responses)
+    for (const auto& e : responses->GetObject())
+      if (!e.value.IsObject())
+        return Answer::invalid_params("inputResponses." + std::string(e.name.GetString()) +
+                                      " must be an object (the result of that input request)");
+  if (state && !state->IsString()) return Answer::invalid_params("requestState must be the string the server returned");
+
+  std::shared_ptr<const saga::Keyring> keys = sv.settings.keyring();
+  saga::Claims expect;
+  expect.kind = "mrtr";
+  expect.principal = r.session->context().principal;
+  expect.target = target;
+  expect.args_digest = saga::digest(args);
+  json::Document answers(rapidjson::kObjectType);
+  std::shared_ptr<saga::Parked> parked;
+  if (state) {
+    auto opened = keys->open(std::string_view(state->GetString(), state->GetStringLength()), expect);
+    if (auto* refusal = std::get_if<saga::Refusal>(&opened))
+      return Answer::error(jsonrpc::kInvalidParams, "Invalid requestState: " + refusal->message);
+    const saga::Claims& c = std::get<saga::Claims>(opened);
+    if (const json::Value* a = json::find(c.state, "answers"); a && a->IsObject())
+      answers.CopyFrom(*a, answers.GetAllocator());
+    parked = sv.engine.take(c.state);
+  }
+  if (responses)
+    for (const auto& e : responses->GetObject())
+      json::set(answers, std::string_view(e.name.GetString(), e.name.GetStringLength()),
+                json::Value(e.value, answers.GetAllocator()), answers.GetAllocator());
+
+  auto outcome = drive(sv, r, parked, answers, std::move(work), false);
+  if (auto* done = std::get_if<upstream::Reply>(&outcome)) return Answer::relay(std::move(*done));
+  auto& questions = std::get<std::vector<saga::Question>>(outcome);
+
+  // The upstream asks the client something: hand the questions out.
+  json::Document result(rapidjson::kObjectType);
+  auto& a = result.GetAllocator();
+  result.AddMember("resultType", "input_required", a);
+  json::Value requests(rapidjson::kObjectType);
+  for (auto& q : questions) {
+    json::Value req(rapidjson::kObjectType);
+    req.AddMember("method", json::str(q.method, a), a);
+    req.AddMember("params", json::Value(q.params, a), a);
+    requests.AddMember(json::str(q.key, a), req, a);
+  }
+  result.AddMember("inputRequests", requests, a);
+  saga::Claims claims = std::move(expect);
+  auto& ca = claims.state.GetAllocator();
+  claims.state.AddMember("park", json::str(parked->id, ca), ca);
+  claims.state.AddMember("answers", json::Value(parked->inbox->answers(), ca), ca);
+  auto sealed = keys->seal(std::move(claims));
+  if (!sealed) {
+    saga::Engine::abandon(*parked);
+    return Answer::error(jsonrpc::kInternalError, "mcpgw: cannot suspend the call: " + sealed.error());
+  }
+  result.AddMember("requestState", json::str(*sealed, a), a);
+  if (auto parked_ok = sv.engine.park(parked, keys->ttl()); !parked_ok)
+    return Answer::error(jsonrpc::kInternalError, parked_ok.error());
+  return Answer::result(std::move(result));
+}
+
+}  // namespace
+
+Answer execute(Services& sv, Request& r, const std::string& target, const json::Value* args, Work work) {
+  if (r.context.stateless) return mrtr(sv, r, target, args, std::move(work));
+  auto client = std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, nullptr);
+  struct CloseAtEnd {
+    ClientCall& c;
+    ~CloseAtEnd() { c.close(); }
+  } close_at_end{*client};
+  Progress* progress = nullptr;
+  if (const json::Value* token = r.progress_token()) {
+    progress = &client->progress();
+    progress->retarget(token);
+  }
+  return Answer::relay(work(client, r.exchange->cancel_signal(), progress));
+}
+
+upstream::CallOptions options_for(const upstream::ToolOrigin& origin, CancelSignal& cancel,
+                                  const upstream::Caller& caller, std::shared_ptr<ClientCall> client) {
+  upstream::CallOptions o;
+  o.deadline = origin.deadline();
+  o.cancel = &cancel;
+  o.caller = &caller;
+  o.client = std::move(client);
+  return o;
+}
+
+saga::Engine::Outcome drive(Services& sv, Request& r, std::shared_ptr<saga::Parked>& parked,
+                            const json::Value& answers, Work work, bool sagas) {
+  transport::Exchange& ex = *r.exchange;
+  if (parked) {
+    // Progress from now on is this request's.
+    ClientCall& client = client_of(*parked);
+    client.progress().retarget(r.progress_token());
+    client.attach(r.session, ex);
+    parked->inbox->answer(answers);
+  } else {
+    // Not parked here (a first call, another gateway process, a restart):
+    // run it, answering whatever it asks that the client has already
+    // answered.
+    auto inbox = std::make_shared<saga::Inbox>();
+    inbox->preload(answers);
+    auto client = std::make_shared<ClientCall>(r.session, ex, sv.forwarded_ids, inbox, !sagas);
+    client->progress().retarget(r.progress_token());
+    parked = sv.engine.start(inbox, client, [client, work = std::move(work)](CancelSignal& cancel) {
+      return work(client, cancel, &client->progress());
+    });
+    if (!parked) return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw is shutting down");
+  }
+  auto questions = sv.engine.wait(*parked, ex.cancel_signal());
+  client_of(*parked).detach();
+  return sv.engine.conclude(*parked, ex.cancelled(), std::move(questions));
+}
+
+}  // namespace mcpgw::server

@@ -1,0 +1,131 @@
+// Handlers of a session's life: initialize (session revisions) or
+// server/discover (2026-07-28), ping, logging/setLevel, and the client's
+// notifications about its own state.
+#include <spdlog/spdlog.h>
+
+#include "mcp/protocol.hpp"
+#include "server/methods.hpp"
+
+namespace mcpgw::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Capabilities are the gateway's, not the upstreams' of the moment: an
+/// upstream that connects later must not need a new session.
+constexpr std::string_view kServerCapabilities =
+    R"({"tools":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},)"
+    R"("prompts":{"listChanged":true},"completions":{},"logging":{},)"
+    R"("experimental":{"mcpgw/sagas":{"methods":["tools/callSaga","tools/resumeSaga"],)"
+    R"("stepTypes":["elicitation","sampling","roots"]}}})";
+
+json::Value server_info(json::Allocator& a) {
+  json::Value info(rapidjson::kObjectType);
+  info.AddMember("name", "mcpgw", a);
+  info.AddMember("title", "mcpgw MCP gateway", a);
+  info.AddMember("version", MCPGW_VERSION, a);
+  return info;
+}
+
+json::Value capabilities(json::Allocator& a) {
+  auto caps = json::parse(kServerCapabilities);
+  return json::Value(*caps, a);
+}
+
+/// Calls the welcome tool of `s`'s mode; its text, or "" (none, failed).
+std::string welcome_text(Services& sv, const McpSession& s, const config::Config& cfg) {
+  auto snap = sv.catalog.snapshot();
+  auto mode = snap->mode_index(s.mode());
+  if (!mode || *mode >= snap->welcome_by_mode.size() || !snap->welcome_by_mode[*mode]) return {};
+  const catalog::ExposedTool& tool = snap->tools[*snap->welcome_by_mode[*mode]];
+  auto args = json::parse(cfg.welcome.arguments_json);
+  upstream::CallOptions o;
+  o.deadline = std::min(Clock::now() + std::chrono::milliseconds(cfg.welcome.timeout_ms), tool.origin->deadline());
+  upstream::Caller caller = caller_of(s);
+  o.caller = &caller;
+  auto reply = tool.origin->call_tool(tool.upstream_name, args ? &*args : nullptr, nullptr, o);
+  // A welcome that fails must not stop the session from starting.
+  bool failed = reply.rpc_error || (json::find(reply.body, "isError") && reply.body["isError"].IsTrue());
+  std::string text;
+  if (const json::Value* content = json::find(reply.body, "content"); content && content->IsArray())
+    for (const auto& item : content->GetArray())
+      if (json::get_string(item, "type") == "text")
+        if (auto t = json::get_string(item, "text")) text += (text.empty() ? "" : "\n") + std::string(*t);
+  if (failed) {
+    spdlog::warn("session {}: welcome tool {} failed, starting without it: {}", s.id().substr(0, 8), tool.name,
+                 text.empty() ? json::write(reply.body) : text);
+    return {};
+  }
+  spdlog::info("session {}: welcome tool {} gave {} characters of instructions", s.id().substr(0, 8), tool.name,
+               text.size());
+  return text;
+}
+
+/// The configured instructions, followed by the welcome tool's text.
+void add_instructions(Services& sv, const McpSession& s, json::Document& r) {
+  auto cfg = sv.settings.config();
+  std::string instructions = cfg->instructions;
+  std::string welcome = welcome_text(sv, s, *cfg);
+  if (!welcome.empty()) instructions += (instructions.empty() ? "" : "\n\n") + welcome;
+  if (!instructions.empty()) r.AddMember("instructions", json::str(instructions, r.GetAllocator()), r.GetAllocator());
+}
+
+}  // namespace
+
+Answer initialize(Services& sv, Request& r) {
+  const json::Value* p = r.params();
+  if (!p || !p->IsObject()) return Answer::invalid_params("initialize needs params");
+  auto requested = json::get_string(*p, "protocolVersion");
+  if (!requested) return Answer::invalid_params("protocolVersion must be a string");
+  std::string_view version = mcp::negotiate(*requested);
+  McpSession& s = *r.session;
+  std::string client_name;
+  if (const auto* info = json::find(*p, "clientInfo")) client_name = json::get_string(*info, "name").value_or("");
+  s.initialize(std::string(version), json::find(*p, "capabilities"), client_name);
+  json::Document result(rapidjson::kObjectType);
+  auto& a = result.GetAllocator();
+  result.AddMember("protocolVersion", json::str(version, a), a);
+  result.AddMember("capabilities", capabilities(a), a);
+  result.AddMember("serverInfo", server_info(a), a);
+  add_instructions(sv, s, result);
+  spdlog::info("session {}: initialized by {} (protocol {}, mode {})", s.id().substr(0, 8),
+               client_name.empty() ? "unnamed client" : client_name, version, s.mode());
+  return Answer::result(std::move(result));
+}
+
+Answer discover(Services& sv, Request& r) {
+  json::Document result(rapidjson::kObjectType);
+  auto& a = result.GetAllocator();
+  json::Value versions(rapidjson::kArrayType);
+  for (auto v : mcp::kStatelessVersions) versions.PushBack(json::ref(v), a);
+  for (auto v : mcp::kSessionVersions) versions.PushBack(json::ref(v), a);
+  result.AddMember("supportedVersions", versions, a);
+  result.AddMember("capabilities", capabilities(a), a);
+  add_instructions(sv, *r.session, result);
+  json::Value meta(rapidjson::kObjectType);
+  meta.AddMember(json::ref(mcp::kMetaServerInfo), server_info(a), a);
+  result.AddMember("_meta", meta, a);
+  return Answer::result(std::move(result));
+}
+
+Answer ping(Services&, Request&) { return Answer::empty(); }
+
+Answer set_log_level(Services& sv, Request& r) {
+  auto level = r.params() ? json::get_string(*r.params(), "level") : std::nullopt;
+  if (!level || mcp::log_level_rank(*level) < 0)
+    return Answer::invalid_params(
+        "level must be one of debug, info, notice, warning, error, critical, alert, emergency");
+  r.session->set_log_level(std::string(*level));
+  sv.sessions.update_log_level();
+  return Answer::empty();
+}
+
+void on_initialized(Services&, McpSession& s, const jsonrpc::Message&) { s.mark_initialized(); }
+
+void on_cancelled(Services&, McpSession& s, const jsonrpc::Message& m) {
+  const json::Value* id = m.params() ? json::find(*m.params(), "requestId") : nullptr;
+  if (!id) return;
+  if (auto target = s.in_flight(json::write(*id))) target->cancel();
+}
+
+}  // namespace mcpgw::server

@@ -1,0 +1,168 @@
+#include "server/methods.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "mcp/protocol.hpp"
+
+namespace mcpgw::server {
+
+Answer Answer::result(json::Document result) { return Answer(std::move(result), false); }
+
+Answer Answer::empty() { return result(json::Document(rapidjson::kObjectType)); }
+
+Answer Answer::error(int code, std::string_view message, const json::Value* data) {
+  json::Document e(rapidjson::kObjectType);
+  auto& a = e.GetAllocator();
+  e.AddMember("code", code, a);
+  e.AddMember("message", json::str(message, a), a);
+  if (data) e.AddMember("data", json::Value(*data, a), a);
+  return Answer(std::move(e), true);
+}
+
+Answer Answer::invalid_params(std::string_view why) {
+  return error(jsonrpc::kInvalidParams, "Invalid params: " + std::string(why));
+}
+
+Answer Answer::relay(upstream::Reply reply) { return Answer(std::move(reply.body), reply.rpc_error); }
+
+Answer Answer::page(std::string_view key, std::vector<std::string_view> items, json::Document rest,
+                    std::shared_ptr<const void> keep) {
+  Answer out(std::move(rest), false);
+  out.page_key_ = std::string(key);
+  out.page_items_ = std::move(items);
+  out.keep_ = std::move(keep);
+  return out;
+}
+
+std::string Answer::write(const json::Value& id) const {
+  if (error_) return jsonrpc::make_error_response(id, body_);
+  if (page_key_.empty()) return jsonrpc::make_result(id, body_);
+  // The page's items first, as listed, then the rest of the result.
+  std::string out = "{" + json::quote(page_key_) + ":[";
+  for (std::size_t i = 0; i < page_items_.size(); ++i) {
+    if (i) out += ',';
+    out += page_items_[i];
+  }
+  out += ']';
+  for (const auto& m : body_.GetObject()) {
+    out += ',';
+    out += json::quote(std::string_view(m.name.GetString(), m.name.GetStringLength()));
+    out += ':';
+    out += json::write(m.value);
+  }
+  out += '}';
+  return jsonrpc::make_result_raw(id, out);
+}
+
+Settings::Settings(std::shared_ptr<const config::Config> cfg, std::shared_ptr<const saga::Keyring> keyring)
+    : cfg_(std::move(cfg)), keyring_(std::move(keyring)) {}
+
+std::shared_ptr<const config::Config> Settings::config() const {
+  std::lock_guard lk(mu_);
+  return cfg_;
+}
+
+std::shared_ptr<const saga::Keyring> Settings::keyring() const {
+  std::lock_guard lk(mu_);
+  return keyring_;
+}
+
+void Settings::set(std::shared_ptr<const config::Config> cfg, std::shared_ptr<const saga::Keyring> keyring) {
+  std::lock_guard lk(mu_);
+  cfg_ = std::move(cfg);
+  keyring_ = std::move(keyring);
+}
+
+const json::Value* progress_token(const jsonrpc::Message& m) {
+  const json::Value* meta = m.params() ? json::find(*m.params(), "_meta") : nullptr;
+  return meta ? json::find(*meta, "progressToken") : nullptr;
+}
+
+const json::Value* Request::progress_token() const { return server::progress_token(message); }
+
+namespace {
+
+/// Every request method the gateway answers. initialize and server/discover
+/// block: they call the welcome tool. resources/(un)subscribe block: the
+/// first and last subscriber (un)subscribe upstream, as does a listen.
+constexpr std::array kMethods{
+    Method{"initialize", Runs::Blocking, initialize},
+    Method{"server/discover", Runs::Blocking, discover},
+    Method{"ping", Runs::Inline, ping},
+    Method{"logging/setLevel", Runs::Inline, set_log_level},
+    Method{"tools/list", Runs::Inline, list_tools},
+    Method{"tools/call", Runs::Blocking, call_tool},
+    Method{"tools/callSaga", Runs::Blocking, call_saga},
+    Method{"tools/resumeSaga", Runs::Blocking, resume_saga},
+    Method{"resources/list", Runs::Inline, list_resources},
+    Method{"resources/templates/list", Runs::Inline, list_resource_templates},
+    Method{"resources/read", Runs::Blocking, read_resource},
+    Method{"resources/subscribe", Runs::Blocking, subscribe},
+    Method{"resources/unsubscribe", Runs::Blocking, unsubscribe},
+    Method{"prompts/list", Runs::Inline, list_prompts},
+    Method{"prompts/get", Runs::Blocking, get_prompt},
+    Method{"completion/complete", Runs::Blocking, complete},
+    Method{"subscriptions/listen", Runs::Stream, nullptr, listen},
+};
+
+struct Notification {
+  std::string_view name;
+  NotificationHandler handler;
+};
+
+constexpr std::array kNotifications{
+    Notification{"notifications/initialized", on_initialized},
+    Notification{"notifications/cancelled", on_cancelled},
+};
+
+}  // namespace
+
+const Method* find_method(std::string_view name) {
+  for (const auto& m : kMethods)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+NotificationHandler find_notification(std::string_view name) {
+  for (const auto& n : kNotifications)
+    if (n.name == name) return n.handler;
+  return nullptr;
+}
+
+Answer page_of(Request& r, std::string_view key, std::size_t count,
+               const std::function<std::string_view(std::size_t)>& defs, std::size_t page_size,
+               std::shared_ptr<const void> keep) {
+  std::size_t offset = 0;
+  if (const json::Value* p = r.params(); p && p->IsObject()) {
+    if (const json::Value* c = json::find(*p, "cursor"); c && !c->IsNull()) {
+      auto off = c->IsString() ? mcp::decode_cursor(c->GetString()) : std::nullopt;
+      if (!off) return Answer::invalid_params("invalid cursor");
+      offset = *off;
+    }
+  }
+  std::size_t end = std::min(count, offset + page_size);
+  std::vector<std::string_view> items;
+  for (std::size_t i = offset; i < end; ++i) items.push_back(defs(i));
+  json::Document rest(rapidjson::kObjectType);
+  if (end < count) rest.AddMember("nextCursor", json::str(mcp::encode_cursor(end), rest.GetAllocator()), rest.GetAllocator());
+  return Answer::page(key, std::move(items), std::move(rest), std::move(keep));
+}
+
+upstream::Caller caller_of(const McpSession& s) {
+  return {s.context().principal, s.mode(), s.context().stateless ? std::string() : s.id()};
+}
+
+void strip_client_state(json::Value& params) {
+  params.RemoveMember("inputResponses");
+  params.RemoveMember("requestState");
+  if (json::Value* meta = json::find(params, "_meta"); meta && meta->IsObject()) {
+    for (auto it = meta->MemberBegin(); it != meta->MemberEnd();) {
+      std::string_view key(it->name.GetString(), it->name.GetStringLength());
+      if (key.rfind("io.modelcontextprotocol/", 0) == 0) it = meta->EraseMember(it);
+      else ++it;
+    }
+  }
+}
+
+}  // namespace mcpgw::server

@@ -1,0 +1,172 @@
+#pragma once
+// The method table: the one place that decides which handler answers an MCP
+// method and how it runs. Handlers get one request context (whatever era the
+// request came in, see mcp/codec.hpp) and return their answer as a JSON
+// document; the router serialises it once.
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/catalog.hpp"
+#include "config/config.hpp"
+#include "mcp/codec.hpp"
+#include "saga/engine.hpp"
+#include "saga/token.hpp"
+#include "server/metrics.hpp"
+#include "server/sessions.hpp"
+#include "server/subscriptions.hpp"
+#include "transport/downstream.hpp"
+
+namespace mcpgw::server {
+
+/// A handler's answer to one request: a result, or a JSON-RPC error object.
+class Answer {
+ public:
+  /// `result` as the request's result.
+  static Answer result(json::Document result);
+  /// The empty result `{}`.
+  static Answer empty();
+  /// A JSON-RPC error `{code, message, data?}`.
+  static Answer error(int code, std::string_view message, const json::Value* data = nullptr);
+  /// -32602 "Invalid params: <why>".
+  static Answer invalid_params(std::string_view why);
+  /// What an upstream (or the work done for the request) replied, as is.
+  static Answer relay(upstream::Reply reply);
+  /// A list page: `{"<key>": [items], ...rest}`. The items are catalog
+  /// definitions, already serialised and kept alive by `keep`: they are
+  /// spliced in when the answer is written rather than parsed again.
+  static Answer page(std::string_view key, std::vector<std::string_view> items, json::Document rest,
+                     std::shared_ptr<const void> keep);
+
+  bool is_error() const { return error_; }
+  /// The result (without a page's items) or the error object.
+  json::Document& body() { return body_; }
+  /// The response to request `id`, serialised.
+  std::string write(const json::Value& id) const;
+
+ private:
+  Answer(json::Document body, bool error) : body_(std::move(body)), error_(error) {}
+  json::Document body_;
+  bool error_;
+  std::string page_key_;
+  std::vector<std::string_view> page_items_;
+  std::shared_ptr<const void> keep_;
+};
+
+/// The configuration and token keys of the moment (replaced on reload).
+class Settings {
+ public:
+  Settings(std::shared_ptr<const config::Config> cfg, std::shared_ptr<const saga::Keyring> keyring);
+  std::shared_ptr<const config::Config> config() const;
+  std::shared_ptr<const saga::Keyring> keyring() const;
+  void set(std::shared_ptr<const config::Config> cfg, std::shared_ptr<const saga::Keyring> keyring);
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const config::Config> cfg_;
+  std::shared_ptr<const saga::Keyring> keyring_;
+};
+
+/// What handlers work with: the gateway's parts, owned by the router.
+struct Services {
+  const Settings& settings;
+  catalog::Catalog& catalog;
+  Metrics& metrics;
+  Sessions& sessions;
+  Subscriptions& subscriptions;
+  saga::Engine& engine;
+  /// Ids of the requests forwarded to clients ("mcpgw-N"): unique across
+  /// sessions, so a client can never answer another's.
+  std::atomic<std::uint64_t>& forwarded_ids;
+};
+
+/// One request as its handler sees it.
+struct Request {
+  /// The client's session; for a stateless request, the request's own,
+  /// described by its envelope.
+  std::shared_ptr<McpSession> session;
+  const jsonrpc::Message& message;
+  std::shared_ptr<transport::Exchange> exchange;
+  const mcp::RequestContext& context;
+
+  const json::Value& id() const { return message.id(); }
+  const json::Value* params() const { return message.params(); }
+  /// `params._meta.progressToken`, or null.
+  const json::Value* progress_token() const;
+};
+
+/// `params._meta.progressToken` of `m`, or null.
+const json::Value* progress_token(const jsonrpc::Message& m);
+
+/// How a method runs.
+enum class Runs {
+  /// Cheap and non-blocking: answered on the calling thread.
+  Inline,
+  /// May wait on an upstream (or a client): run through run_blocking, so
+  /// an I/O thread never waits, and cancellable by notifications/cancelled.
+  Blocking,
+  /// Keeps its exchange and replies itself, later (a stream); may block
+  /// while it starts.
+  Stream,
+};
+
+using RequestHandler = Answer (*)(Services&, Request&);
+using StreamHandler = void (*)(Services&, Request&);
+using NotificationHandler = void (*)(Services&, McpSession&, const jsonrpc::Message&);
+
+/// One entry of the table.
+struct Method {
+  std::string_view name;
+  Runs runs;
+  RequestHandler answer = nullptr;  ///< Inline and Blocking
+  StreamHandler stream = nullptr;   ///< Stream
+};
+
+/// The entry of request method `name`, or null (-32601). Which era has the
+/// method is the codec's decision (mcp/codec.hpp), made before.
+const Method* find_method(std::string_view name);
+/// The handler of notification `name`, or null (ignored).
+NotificationHandler find_notification(std::string_view name);
+
+// The handlers, by topic (lifecycle.cpp, tools.cpp, sagas.cpp,
+// resources.cpp, prompts.cpp, subscriptions.cpp).
+Answer initialize(Services& sv, Request& r);
+Answer discover(Services& sv, Request& r);
+Answer ping(Services& sv, Request& r);
+Answer set_log_level(Services& sv, Request& r);
+void on_initialized(Services& sv, McpSession& s, const jsonrpc::Message& m);
+void on_cancelled(Services& sv, McpSession& s, const jsonrpc::Message& m);
+Answer list_tools(Services& sv, Request& r);
+Answer call_tool(Services& sv, Request& r);
+Answer call_saga(Services& sv, Request& r);
+Answer resume_saga(Services& sv, Request& r);
+Answer list_resources(Services& sv, Request& r);
+Answer list_resource_templates(Services& sv, Request& r);
+Answer read_resource(Services& sv, Request& r);
+Answer subscribe(Services& sv, Request& r);
+Answer unsubscribe(Services& sv, Request& r);
+Answer list_prompts(Services& sv, Request& r);
+Answer get_prompt(Services& sv, Request& r);
+Answer complete(Services& sv, Request& r);
+void listen(Services& sv, Request& r);
+
+/// `{"<key>": [the page of defs(i) for i < count], "nextCursor"?}` after the
+/// request's cursor; `keep` keeps the definitions alive.
+Answer page_of(Request& r, std::string_view key, std::size_t count,
+               const std::function<std::string_view(std::size_t)>& defs, std::size_t page_size,
+               std::shared_ptr<const void> keep);
+
+/// The client a request's upstream calls are made for. A stateless HTTP
+/// request has no session to key a per-client upstream connection by: it
+/// uses the shared one.
+upstream::Caller caller_of(const McpSession& s);
+
+/// Removes what a stateless client sends back for a suspended call (the
+/// gateway's, not the upstream's) and the stateless envelope.
+void strip_client_state(json::Value& params);
+
+}  // namespace mcpgw::server

@@ -1,0 +1,59 @@
+// Handlers of prompts/* and completion/complete, routed to the upstream
+// that serves the prompt or resource.
+#include "server/calls.hpp"
+
+namespace mcpgw::server {
+
+Answer list_prompts(Services& sv, Request& r) {
+  auto snap = sv.catalog.snapshot();
+  return page_of(
+      r, "prompts", snap->prompts.size(), [&](std::size_t i) -> std::string_view { return snap->prompts[i].definition; },
+      static_cast<std::size_t>(sv.settings.config()->listen.page_size), snap);
+}
+
+Answer get_prompt(Services& sv, Request& r) {
+  auto name = r.params() ? json::get_string(*r.params(), "name") : std::nullopt;
+  if (!name) return Answer::invalid_params("name must be a string");
+  auto route = sv.catalog.snapshot()->route_prompt(*name);
+  if (!route) return Answer::invalid_params("unknown prompt: " + std::string(*name));
+  auto p = std::make_shared<json::Document>();
+  p->CopyFrom(*r.params(), p->GetAllocator());
+  json::set(*p, "name", json::str(route->upstream_key, p->GetAllocator()), p->GetAllocator());
+  strip_client_state(*p);
+  const json::Value* args = json::find(*r.params(), "arguments");
+  Work work = [route = *route, p, caller = caller_of(*r.session)](const std::shared_ptr<ClientCall>& client,
+                                                                   CancelSignal& cancel, Progress*) {
+    return route.origin->request("prompts/get", *p, options_for(*route.origin, cancel, caller, client));
+  };
+  return execute(sv, r, "prompts/get " + std::string(*name), args, std::move(work));
+}
+
+Answer complete(Services& sv, Request& r) {
+  const json::Value* ref = r.params() ? json::find(*r.params(), "ref") : nullptr;
+  auto type = ref ? json::get_string(*ref, "type") : std::nullopt;
+  if (!type) return Answer::invalid_params("ref.type must be a string");
+  auto snap = sv.catalog.snapshot();
+  std::optional<catalog::Route> route;
+  const char* key = nullptr;
+  if (*type == "ref/prompt") {
+    key = "name";
+    if (auto n = json::get_string(*ref, "name")) route = snap->route_prompt(*n);
+  } else if (*type == "ref/resource") {
+    key = "uri";
+    if (auto u = json::get_string(*ref, "uri")) {
+      route = snap->route_template(*u);
+      if (!route) route = snap->route_resource(*u);
+    }
+  } else {
+    return Answer::invalid_params("unknown ref.type " + std::string(*type));
+  }
+  if (!route) return Answer::invalid_params("unknown " + std::string(*type == "ref/prompt" ? "prompt" : "resource"));
+  json::Document p;
+  p.CopyFrom(*r.params(), p.GetAllocator());
+  json::set(p["ref"], key, json::str(route->upstream_key, p.GetAllocator()), p.GetAllocator());
+  upstream::Caller caller = caller_of(*r.session);
+  return Answer::relay(route->origin->request(
+      "completion/complete", p, options_for(*route->origin, r.exchange->cancel_signal(), caller, nullptr)));
+}
+
+}  // namespace mcpgw::server

@@ -1,0 +1,85 @@
+// Handlers of resources/*: lists, reads (routed to the upstream that
+// serves the URI) and a session's subscriptions.
+#include "server/calls.hpp"
+
+namespace mcpgw::server {
+namespace {
+
+/// A page of `entries`' definitions.
+Answer entries_page(Services& sv, Request& r, std::string_view key,
+                    const std::vector<catalog::ExposedEntry> catalog::Snapshot::*entries) {
+  auto snap = sv.catalog.snapshot();
+  const auto& list = (*snap).*entries;
+  return page_of(
+      r, key, list.size(), [&](std::size_t i) -> std::string_view { return list[i].definition; },
+      static_cast<std::size_t>(sv.settings.config()->listen.page_size), snap);
+}
+
+/// The route of `params.uri` and its exposed form, or the error to answer.
+std::variant<std::pair<catalog::Route, std::string>, Answer> subscription_target(Services& sv, Request& r) {
+  auto uri = r.params() ? json::get_string(*r.params(), "uri") : std::nullopt;
+  if (!uri) return Answer::invalid_params("uri must be a string");
+  auto snap = sv.catalog.snapshot();
+  auto route = snap->route_resource(*uri);
+  if (!route) return Answer::error(mcp::resource_not_found_code(r.context), "Resource not found: " + std::string(*uri));
+  // Whatever form the client used, updates arrive under the exposed URI.
+  std::string exposed = snap->expose_uri(*route->origin, route->upstream_key);
+  return std::make_pair(std::move(*route), std::move(exposed));
+}
+
+}  // namespace
+
+Answer list_resources(Services& sv, Request& r) { return entries_page(sv, r, "resources", &catalog::Snapshot::resources); }
+
+Answer list_resource_templates(Services& sv, Request& r) {
+  return entries_page(sv, r, "resourceTemplates", &catalog::Snapshot::templates);
+}
+
+Answer read_resource(Services& sv, Request& r) {
+  auto uri = r.params() ? json::get_string(*r.params(), "uri") : std::nullopt;
+  if (!uri) return Answer::invalid_params("uri must be a string");
+  auto snap = sv.catalog.snapshot();
+  auto route = snap->route_resource(*uri);
+  if (!route) {
+    json::Document data(rapidjson::kObjectType);
+    data.AddMember("uri", json::str(*uri, data.GetAllocator()), data.GetAllocator());
+    return Answer::error(mcp::resource_not_found_code(r.context), "Resource not found: " + std::string(*uri), &data);
+  }
+  auto p = std::make_shared<json::Document>();
+  p->CopyFrom(*r.params(), p->GetAllocator());
+  json::set(*p, "uri", json::str(route->upstream_key, p->GetAllocator()), p->GetAllocator());
+  strip_client_state(*p);
+  Work work = [snap, route = *route, p, caller = caller_of(*r.session)](const std::shared_ptr<ClientCall>& client,
+                                                                         CancelSignal& cancel, Progress*) {
+    upstream::Reply reply =
+        route.origin->request("resources/read", *p, options_for(*route.origin, cancel, caller, client));
+    // Contents name the resource as the client knows it.
+    if (!reply.rpc_error) {
+      if (auto* contents = json::find(reply.body, "contents"); contents && contents->IsArray())
+        for (auto& c : contents->GetArray())
+          if (auto u = json::get_string(c, "uri"))
+            json::set(c, "uri", json::str(snap->expose_uri(*route.origin, *u), reply.body.GetAllocator()),
+                      reply.body.GetAllocator());
+    }
+    return reply;
+  };
+  return execute(sv, r, "resources/read " + std::string(*uri), nullptr, std::move(work));
+}
+
+Answer subscribe(Services& sv, Request& r) {
+  auto target = subscription_target(sv, r);
+  if (auto* refused = std::get_if<Answer>(&target)) return std::move(*refused);
+  auto& [route, exposed] = std::get<std::pair<catalog::Route, std::string>>(target);
+  sv.subscriptions.subscribe(r.session, route, exposed);
+  return Answer::empty();
+}
+
+Answer unsubscribe(Services& sv, Request& r) {
+  auto target = subscription_target(sv, r);
+  if (auto* refused = std::get_if<Answer>(&target)) return std::move(*refused);
+  auto& [route, exposed] = std::get<std::pair<catalog::Route, std::string>>(target);
+  sv.subscriptions.unsubscribe(r.session, route, exposed);
+  return Answer::empty();
+}
+
+}  // namespace mcpgw::server

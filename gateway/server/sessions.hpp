@@ -1,0 +1,117 @@
+#pragma once
+// Client sessions: what the gateway knows of each client (McpSession, its
+// state private and changed through operations that take the session's one
+// lock) and the registry of the live ones (Sessions).
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "jsonrpc/json.hpp"
+#include "mcp/codec.hpp"
+#include "server/metrics.hpp"
+#include "transport/downstream.hpp"
+
+namespace mcpgw::server {
+
+class ClientCall;
+
+/// One client session, or for a client of the stateless revision, one
+/// request (`stateless()`), whose envelope fills the same state.
+class McpSession final : public transport::Session, public std::enable_shared_from_this<McpSession> {
+ public:
+  /// A session in `mode` ("all" or a configured one).
+  McpSession(std::string mode, bool stateless);
+  /// A stateless request's own session, described by its envelope; it
+  /// shares `parent`'s identity, mode and way to the client.
+  static std::shared_ptr<McpSession> for_request(const std::shared_ptr<McpSession>& parent,
+                                                 const mcp::Envelope& envelope);
+
+  const std::string& mode() const { return mode_; }
+  bool stateless() const { return stateless_; }
+
+  // --- the client, as initialize or the envelope describe it ---
+
+  /// Records what initialize negotiated and declared.
+  void initialize(std::string version, const json::Value* capabilities, std::string client_name);
+  /// The client chose a session revision with initialize.
+  bool negotiated() const;
+  json::Document capabilities() const;
+  /// "" when the client gave no name.
+  std::string client_name() const;
+  /// notifications/initialized arrived.
+  void mark_initialized();
+  bool initialized() const;
+
+  // --- logging ---
+
+  /// logging/setLevel.
+  void set_log_level(std::string level);
+  /// Least severe level the client wants; "" = none (a stateless request
+  /// without `io.modelcontextprotocol/logLevel`).
+  std::string log_level() const;
+  /// The level, and whether the client asked for it (logging/setLevel).
+  std::pair<std::string, bool> log_preference() const;
+
+  // --- requests in flight (for notifications/cancelled) ---
+
+  /// `ex` serves request `key` (its JSON id text) until untrack().
+  void track(const std::string& key, std::weak_ptr<transport::Exchange> ex);
+  void untrack(const std::string& key);
+  /// The exchange of request `key`, if it is in flight.
+  std::shared_ptr<transport::Exchange> in_flight(const std::string& key) const;
+
+  // --- requests forwarded to the client (server-to-client) ---
+
+  /// `call` waits for the client's answer to our request `id`.
+  void await_answer(const std::string& id, std::weak_ptr<ClientCall> call);
+  void forget_answer(const std::string& id);
+  /// The call waiting for the answer to `id`, if any.
+  std::shared_ptr<ClientCall> asker(const std::string& id) const;
+
+  /// The session ends: cancels its requests in flight and gives up the
+  /// requests forwarded to it.
+  void end();
+
+ private:
+  const std::string mode_;
+  const bool stateless_;
+  mutable std::mutex mu_;
+  std::string protocol_version_;
+  json::Document capabilities_{rapidjson::kObjectType};
+  std::string client_name_;
+  std::string log_level_ = "info";
+  bool log_level_set_ = false;
+  bool initialized_ = false;
+  std::map<std::string, std::weak_ptr<ClientCall>> forwarded_;
+  std::map<std::string, std::weak_ptr<transport::Exchange>> inflight_;
+};
+
+/// The registry of live client sessions (not the stateless requests' own).
+class Sessions {
+ public:
+  /// `log_level` is told the most verbose level any live session asked
+  /// for, whenever it changes (to pass it on to the upstreams).
+  Sessions(Metrics& metrics, std::function<void(const std::string&)> log_level);
+
+  void add(std::shared_ptr<McpSession> s);
+  void remove(const std::shared_ptr<McpSession>& s);
+  /// Sends `note` to every live session for which `wants` is true.
+  void notify(const std::string& note, const std::function<bool(const McpSession&)>& wants);
+  /// Recomputes the most verbose level the sessions want; tells the hook
+  /// when it changed.
+  void update_log_level();
+
+ private:
+  Metrics& metrics_;
+  std::function<void(const std::string&)> log_level_hook_;
+  std::mutex mu_;
+  std::set<std::shared_ptr<McpSession>> live_;
+  /// The level last passed to the hook.
+  std::string upstream_log_level_;
+};
+
+}  // namespace mcpgw::server

@@ -1,0 +1,146 @@
+// Handlers of tools/list and tools/call, and the work of a tool call
+// (nextTool chains included) that tools/callSaga shares.
+#include "server/tools.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cctype>
+#include <charconv>
+
+#include "chain/chain.hpp"
+
+namespace mcpgw::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// The `_meta` of a client's request as an upstream may see it: without the
+/// stateless envelope (the upstream gets the gateway's own) and the
+/// progress token (the gateway's replaces it).
+std::shared_ptr<json::Document> upstream_meta(const json::Value* meta) {
+  if (!meta || !meta->IsObject()) return nullptr;
+  auto out = std::make_shared<json::Document>(rapidjson::kObjectType);
+  for (const auto& m : meta->GetObject()) {
+    std::string_view key(m.name.GetString(), m.name.GetStringLength());
+    if (key.rfind("io.modelcontextprotocol/", 0) == 0 || key == "progressToken") continue;
+    out->AddMember(json::str(key, out->GetAllocator()), json::Value(m.value, out->GetAllocator()), out->GetAllocator());
+  }
+  return out->ObjectEmpty() ? nullptr : out;
+}
+
+/// Why the `Mcp-Param-*` headers of a stateless HTTP call disagree with its
+/// arguments, per the `x-mcp-header` properties of the tool's inputSchema;
+/// "" when they agree.
+std::string param_header_mismatch(const catalog::ExposedTool& tool, const json::Value* args,
+                                  const transport::ClientContext& ctx) {
+  if (!ctx.has_param_headers) return {};
+  auto def = json::parse(tool.definition);
+  const json::Value* schema = def ? json::find(*def, "inputSchema") : nullptr;
+  const json::Value* props = schema ? json::find(*schema, "properties") : nullptr;
+  if (!props || !props->IsObject()) return {};
+  for (const auto& p : props->GetObject()) {
+    auto header = json::get_string(p.value, "x-mcp-header");
+    if (!header) continue;
+    std::string name = "Mcp-Param-" + std::string(*header);
+    std::string lowered;
+    for (char c : *header) lowered.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    const std::string* raw = nullptr;
+    for (const auto& [n, v] : ctx.param_headers)
+      if (n == lowered) raw = &v;
+    const json::Value* value = args ? json::find(*args, std::string_view(p.name.GetString(), p.name.GetStringLength())) : nullptr;
+    if (value && value->IsNull()) value = nullptr;
+    if (!value && !raw) continue;
+    if (!raw) return "the body carries " + std::string(p.name.GetString()) + " but the " + name + " header is absent";
+    auto decoded = mcp::decode_header_value(*raw);
+    if (!decoded) return "the " + name + " header is not valid =?base64?...?=";
+    if (!value) return "the " + name + " header is present but the body has no " + std::string(p.name.GetString());
+    std::string expected = value->IsString() ? std::string(value->GetString(), value->GetStringLength()) : json::write(*value);
+    bool same = mcp::header_matches(*decoded, expected);
+    // Integers compare as numbers: "042" and 42 agree.
+    if (!same && value->IsInt64()) {
+      std::int64_t n = 0;
+      auto [end, ec] = std::from_chars(decoded->data(), decoded->data() + decoded->size(), n);
+      same = ec == std::errc() && end == decoded->data() + decoded->size() && n == value->GetInt64();
+    }
+    if (!same) return "the " + name + " header says \"" + *decoded + "\" but the body says " + json::write(*value);
+  }
+  return {};
+}
+
+}  // namespace
+
+Answer list_tools(Services& sv, Request& r) {
+  auto snap = sv.catalog.snapshot();
+  auto mode = snap->mode_index(r.session->mode());
+  static const std::vector<std::size_t> kNone;
+  const auto& visible = mode && *mode < snap->mode_tools.size() ? snap->mode_tools[*mode] : kNone;
+  return page_of(
+      r, "tools", visible.size(), [&](std::size_t i) -> std::string_view { return snap->tools[visible[i]].definition; },
+      static_cast<std::size_t>(sv.settings.config()->listen.page_size), snap);
+}
+
+Answer call_tool(Services& sv, Request& r) {
+  const json::Value* p = r.params();
+  if (!p || !p->IsObject()) return Answer::invalid_params("tools/call needs params");
+  auto name = json::get_string(*p, "name");
+  if (!name) return Answer::invalid_params("name must be a string");
+  const json::Value* args = json::find(*p, "arguments");
+  if (args && !args->IsObject() && !args->IsNull()) return Answer::invalid_params("arguments must be an object");
+  if (args && args->IsNull()) args = nullptr;
+
+  auto snap = sv.catalog.snapshot();
+  auto mode = snap->mode_index(r.session->mode());
+  // A tool hidden from this client's mode is as unknown as one that does not exist.
+  const catalog::ExposedTool* tool = mode ? snap->find_tool(*name, *mode) : nullptr;
+  if (!tool) return Answer::error(jsonrpc::kInvalidParams, "Unknown tool: " + std::string(*name));
+  if (std::string why = param_header_mismatch(*tool, args, r.session->context()); !why.empty())
+    return Answer::error(mcp::kHeaderMismatch, "Header mismatch: " + why);
+
+  auto arguments = std::make_shared<json::Document>();
+  if (args) arguments->CopyFrom(*args, arguments->GetAllocator());
+  Work work = tool_work(sv, *r.session, snap, *mode, *tool, arguments, upstream_meta(json::find(*p, "_meta")));
+  return execute(sv, r, "tools/call " + tool->name, args, std::move(work));
+}
+
+Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog::Snapshot> snap, std::size_t mode,
+               const catalog::ExposedTool& tool, std::shared_ptr<json::Document> arguments,
+               std::shared_ptr<json::Document> meta) {
+  return [metrics = &sv.metrics, snap, mode, tool = &tool, arguments, meta, cfg = sv.settings.config(),
+          caller = caller_of(s), session = s.id()](const std::shared_ptr<ClientCall>& client, CancelSignal& cancel,
+                                                   Progress* progress) -> upstream::Reply {
+    const json::Value* args = arguments->IsNull() ? nullptr : &*arguments;
+    auto call = [&](const catalog::ExposedTool& t, const json::Value* arguments, const json::Value* call_meta) {
+      upstream::CallOptions opts = options_for(*t.origin, cancel, caller, client);
+      if (progress) opts.on_progress = [progress](json::Value& params) { progress->forward(params); };
+      auto started = Clock::now();
+      upstream::Reply reply = t.origin->call_tool(t.upstream_name, arguments, call_meta, opts);
+      double secs = std::chrono::duration<double>(Clock::now() - started).count();
+      bool is_error = reply.rpc_error || (json::find(reply.body, "isError") && reply.body["isError"].IsTrue());
+      std::string_view outcome = reply.rpc_error ? "rpc_error" : is_error ? "error" : "ok";
+      metrics->tool_call(t.origin->name(), outcome, secs);
+      spdlog::debug("call {} principal={} session={} {:.1f} ms {}", t.name, caller.principal.empty() ? "-" : caller.principal,
+                    session.substr(0, 8), secs * 1000, outcome);
+      return std::make_pair(std::move(reply), secs * 1000);
+    };
+    auto [reply, ms] = call(*tool, args, meta ? &*meta : nullptr);
+    if (reply.rpc_error || !cfg->chain.resolve || !chain::has_next_tool(reply.body)) return std::move(reply);
+
+    // The result asks for another tool: follow the chain here, each hop a
+    // full call by this client (its mode, timeouts, cancellation, progress).
+    chain::Context ctx{*snap, mode, cfg->chain, nullptr, nullptr, nullptr, &cancel};
+    ctx.call = [&](const catalog::ExposedTool& t, const json::Value* arguments) {
+      return call(t, arguments, nullptr).first;
+    };
+    ctx.before_hop = [&](int hop, const catalog::ExposedTool& t) {
+      if (progress) progress->step("chain hop " + std::to_string(hop) + ": " + t.name);
+    };
+    ctx.after_hop = [&](int hop, const catalog::ExposedTool& t, bool is_error, double hop_ms) {
+      spdlog::info("chain hop {} of {}: {} principal={} session={} {:.1f} ms {}", hop, tool->name, t.name,
+                   caller.principal.empty() ? "-" : caller.principal, session.substr(0, 8), hop_ms,
+                   is_error ? "error" : "ok");
+    };
+    return upstream::Reply{false, chain::resolve(ctx, *tool, args, std::move(reply.body), ms)};
+  };
+}
+
+}  // namespace mcpgw::server
