@@ -109,6 +109,13 @@ Result<std::shared_ptr<ChildProcess>> ChildProcess::spawn(asio::any_io_executor 
     dup2(in.r, 0);
     dup2(out.w, 1);
     dup2(err.w, 2);
+    // Nothing else of ours crosses exec: sockets (the listener, clients'
+    // connections) and the loop's descriptors are not opened close-on-exec
+    // by Asio, and a child holding the listening socket would keep the port
+    // after we exit. The status pipe is close-on-exec already.
+    if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+      for (int fd = 3; fd < 4096; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
+    }
     int e = 0;
     if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0) {
       e = errno;
