@@ -381,7 +381,7 @@ class Server {
     json::Document definition;
   };
   struct Listener;
-  /// The Streamable HTTP transport (server_kit.cpp), on the gateway's
+  /// The Streamable HTTP transport (kit_http.cpp), on the gateway's
   /// generic HTTP listener.
   struct Http;
   friend struct Http;
