@@ -126,8 +126,9 @@ void SessionStore::sweep() {
       if (!s->stream_open() && s->last_active() < limit) idle.push_back(id);
   }
   for (auto& id : idle) {
-    spdlog::info("session {} ended after {} s idle", id.substr(0, 8), idle_s_);
+    // Logged once gone: whoever reads the line finds the id unknown.
     remove(id);
+    spdlog::info("session {} ended after {} s idle", id.substr(0, 8), idle_s_);
   }
 }
 
