@@ -28,8 +28,8 @@ void Inbox::preload(const json::Value& answers) {
 }
 
 upstream::Reply Inbox::ask(std::string_view method, json::Document params, std::string key, std::size_t batch,
-                           Clock::time_point deadline, CancelSignal& cancel) {
-  Asked asked{Question{key, std::string(method), std::move(params)}, std::make_shared<Pending>()};
+                           std::uint64_t order, Clock::time_point deadline, CancelSignal& cancel) {
+  Asked asked{Question{key, std::string(method), std::move(params)}, std::make_shared<Pending>(), order};
   std::unique_lock lk(mu_);
   if (const json::Value* known = json::find(preloaded_, key)) {
     json::set(given_, key, json::Value(*known, given_.GetAllocator()), given_.GetAllocator());
@@ -70,7 +70,10 @@ std::vector<Question> Inbox::wait(const std::function<bool()>& finished, CancelS
   cv_.wait(lk, [&] { return finished() || cancel.cancelled() || asked_.size() >= batch_; });
   std::vector<Question> out;
   if (finished() || cancel.cancelled()) return out;
-  for (const auto& a : asked_) out.push_back(Question{a.q.key, a.q.method, json::clone(a.q.params)});
+  std::vector<const Asked*> sorted;
+  for (const auto& a : asked_) sorted.push_back(&a);
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Asked* x, const Asked* y) { return x->order < y->order; });
+  for (const Asked* a : sorted) out.push_back(Question{a->q.key, a->q.method, json::clone(a->q.params)});
   // The next round's batch is announced by its own requests.
   batch_ = 1;
   return out;

@@ -45,10 +45,11 @@ class Inbox {
   /// reaches a process where the call is not parked replays it with them.
   void preload(const json::Value& answers);
   /// Asks `method` under `key`, as one of `batch` questions the upstream
-  /// sends at once (handed out together), and waits for the answer until
-  /// `deadline`, `cancel` or abandon(). A preloaded answer returns at once.
+  /// sends at once (handed out together, by `order`: where the upstream
+  /// sent it, 0 = unknown), and waits for the answer until `deadline`,
+  /// `cancel` or abandon(). A preloaded answer returns at once.
   upstream::Reply ask(std::string_view method, json::Document params, std::string key, std::size_t batch,
-                      Clock::time_point deadline, CancelSignal& cancel);
+                      std::uint64_t order, Clock::time_point deadline, CancelSignal& cancel);
   /// Waits until `finished()`, `cancel`, or a whole batch of questions is
   /// pending; returns the pending questions (none in the first two cases).
   std::vector<Question> wait(const std::function<bool()>& finished, CancelSignal& cancel);
@@ -69,6 +70,7 @@ class Inbox {
   struct Asked {
     Question q;
     std::shared_ptr<Pending> pending;
+    std::uint64_t order = 0;
   };
   mutable std::mutex mu_;
   std::condition_variable cv_;

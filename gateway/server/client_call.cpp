@@ -152,17 +152,20 @@ upstream::Reply ClientCall::request(std::string_view method, const json::Value* 
   // The gateway's own hints are for the gateway: no client sees them.
   std::string key = key_of(method, params);
   std::size_t batch = 1;
+  std::uint64_t order = 0;
   json::Document clean(rapidjson::kObjectType);
   if (params) clean.CopyFrom(*params, clean.GetAllocator());
   if (json::Value* meta = json::find(clean, "_meta"); meta && meta->IsObject()) {
     if (const json::Value* b = json::find(*meta, kInputBatch); b && b->IsUint()) batch = std::clamp(b->GetUint(), 1u, 64u);
     meta->RemoveMember(std::string(kInputKey).c_str());
     meta->RemoveMember(std::string(kInputBatch).c_str());
+    if (const json::Value* o = json::find(*meta, upstream::kInputOrder); o && o->IsUint64()) order = o->GetUint64();
+    meta->RemoveMember(std::string(upstream::kInputOrder).c_str());
     // The upstream's progress token is the gateway's own, not the client's.
     meta->RemoveMember("progressToken");
     if (meta->ObjectEmpty()) clean.RemoveMember("_meta");
   }
-  if (inbox_) return inbox_->ask(method, std::move(clean), std::move(key), batch, deadline, cancel);
+  if (inbox_) return inbox_->ask(method, std::move(clean), std::move(key), batch, order, deadline, cancel);
   return stream_request(method, params ? &clean : nullptr, deadline, cancel, client);
 }
 

@@ -36,9 +36,15 @@ struct Reply {
   }
 };
 
+/// `_meta` key the gateway puts on a request an upstream sends to a client:
+/// its place in the order the upstream sent them (1, 2, ...), since they
+/// are relayed on several threads. Stripped before the client sees it.
+inline constexpr std::string_view kInputOrder = "mcpgw/inputOrder";
+
 /// The way back to the client a call is made for: what an upstream sends
 /// that client while the call runs (MCP's server-to-client requests and
-/// notifications). Implemented by the router, one per client call.
+/// notifications). Implemented by the server module (server::ClientCall),
+/// one per client call.
 class ClientChannel {
  public:
   virtual ~ClientChannel() = default;

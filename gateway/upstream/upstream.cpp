@@ -579,6 +579,18 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
   }
   auto copy = std::make_shared<json::Document>();
   copy->CopyFrom(m.doc(), copy->GetAllocator());
+  // Relayed on the pool, requests sent together may reach the client's
+  // call in any order: the order they came in travels with them, so a batch
+  // is handed out as the server sent it.
+  if (json::Value* params = json::find(*copy, "params"); params && params->IsObject()) {
+    auto& a = copy->GetAllocator();
+    json::Value* meta = json::find(*params, "_meta");
+    if (!meta || !meta->IsObject()) {
+      json::set(*params, "_meta", json::Value(rapidjson::kObjectType), a);
+      meta = json::find(*params, "_meta");
+    }
+    json::set(*meta, kInputOrder, json::Value(static_cast<std::uint64_t>(next_forward_++)), a);
+  }
   auto msg = jsonrpc::Message::from(std::move(*copy));
   if (!msg) return;
   auto shared = std::make_shared<jsonrpc::Message>(std::move(*msg));

@@ -160,6 +160,9 @@ class Upstream final : public ToolOrigin {
   std::mutex progress_mu_;
   std::map<std::string, std::function<void(json::Value&)>> progress_;
   std::atomic<std::uint64_t> next_token_{1};
+  /// Wire order of the requests this server sends to clients (their
+  /// `mcpgw/inputOrder` hint): they are relayed on several threads.
+  std::atomic<std::uint64_t> next_forward_{1};
   mutable std::mutex calls_mu_;
   std::map<std::uint64_t, ActiveCall> calls_;  // by a local sequence number
   /// The same calls by the progress token sent with them.

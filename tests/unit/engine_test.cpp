@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <thread>
+
 #include "mcp/codec.hpp"
 #include "saga/engine.hpp"
 
@@ -24,7 +26,7 @@ json::Document object(const char* text) {
 /// Work that asks one question and answers with what it was told.
 saga::Engine::Work asking(std::shared_ptr<saga::Inbox> inbox) {
   return [inbox](CancelSignal& cancel) {
-    auto answer = inbox->ask("elicitation/create", object(R"({"message":"sure?"})"), "q1", 1,
+    auto answer = inbox->ask("elicitation/create", object(R"({"message":"sure?"})"), "q1", 1, 0,
                              saga::Clock::now() + std::chrono::seconds(10), cancel);
     upstream::Reply r{answer.rpc_error, json::Document(rapidjson::kObjectType)};
     r.body.AddMember("told", json::Value(answer.body, r.body.GetAllocator()), r.body.GetAllocator());
@@ -90,6 +92,25 @@ TEST_CASE("saga engine: a cancelled request abandons its call") {
   CHECK(failed->rpc_error);
   engine.drain();
   CHECK(p->done.load());
+}
+
+TEST_CASE("saga engine: a batch is handed out in the order the upstream sent it, whatever order it arrives in") {
+  for (int round = 0; round < 20; ++round) {
+    saga::Inbox inbox;
+    CancelSignal never;
+    auto deadline = saga::Clock::now() + std::chrono::seconds(10);
+    // Two relay threads, either of which may reach the inbox first.
+    std::thread second([&] { inbox.ask("sampling/createMessage", object("{}"), "second", 2, 2, deadline, never); });
+    std::thread first([&] { inbox.ask("elicitation/create", object("{}"), "first", 2, 1, deadline, never); });
+    CancelSignal cancel;
+    auto questions = inbox.wait([] { return false; }, cancel);
+    REQUIRE(questions.size() == 2);
+    CHECK(questions[0].key == "first");
+    CHECK(questions[1].key == "second");
+    inbox.abandon();
+    first.join();
+    second.join();
+  }
 }
 
 TEST_CASE("saga engine: a token resumes once") {
