@@ -16,6 +16,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import { post as postTo } from './mcp-post.mjs';
 
 const [section, url, nText = '100', pid] = process.argv.slice(2);
 const n = Number(nText);
@@ -27,38 +28,7 @@ const target = new URL(url);
 const DEADLINE_MS = 120_000;
 
 /// One POST on a connection of its own (no agent: no reuse).
-function post(body, session, { timeoutMs = DEADLINE_MS } = {}) {
-  const payload = JSON.stringify(body);
-  return new Promise((resolve) => {
-    const req = http.request(
-      {
-        agent: false,
-        host: target.hostname,
-        port: target.port,
-        path: target.pathname,
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'content-length': Buffer.byteLength(payload),
-          connection: 'close',
-          ...(session ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' } : {}),
-        },
-        timeout: timeoutMs,
-      },
-      (res) => {
-        let data = '';
-        res.setEncoding('utf8');
-        res.on('data', (c) => (data += c));
-        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, data }));
-        res.on('error', (e) => resolve({ status: 0, data: String(e) }));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', (e) => resolve({ status: 0, data: String(e) }));
-    req.end(payload);
-  });
-}
+const post = (body, session) => postTo(target, body, session, { timeoutMs: DEADLINE_MS });
 
 async function initialize() {
   const r = await post({

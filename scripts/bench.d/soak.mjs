@@ -7,6 +7,7 @@
 //   node scripts/bench.d/soak.mjs URL GATEWAY_PID [SECONDS] [WORKERS] [KILLS]
 import fs from 'node:fs';
 import http from 'node:http';
+import { post as postTo } from './mcp-post.mjs';
 
 const [url, gwPid, secs = '40', workers = '32', kills = '10'] = process.argv.slice(2);
 if (!url || !gwPid) {
@@ -16,37 +17,7 @@ if (!url || !gwPid) {
 const target = new URL(url);
 const agent = new http.Agent({ keepAlive: true, maxSockets: Number(workers) });
 
-function post(body, session) {
-  const payload = JSON.stringify(body);
-  return new Promise((resolve) => {
-    const req = http.request(
-      {
-        agent,
-        host: target.hostname,
-        port: target.port,
-        path: target.pathname,
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'content-length': Buffer.byteLength(payload),
-          ...(session ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' } : {}),
-        },
-        timeout: 30_000,
-      },
-      (res) => {
-        let data = '';
-        res.setEncoding('utf8');
-        res.on('data', (c) => (data += c));
-        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, data }));
-        res.on('error', (e) => resolve({ status: 0, data: String(e) }));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', (e) => resolve({ status: 0, data: String(e) }));
-    req.end(payload);
-  });
-}
+const post = (body, session) => postTo(target, body, session, { agent, timeoutMs: 30_000 });
 
 const children = (pid) =>
   fs
