@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 
 #include <atomic>
@@ -32,13 +33,19 @@ std::string exit_status(transport::ChildProcess& c) {
 
 TEST_CASE("child process: runs in its own process group and is reaped") {
   transport::Io io(1);
+  // The child waits for its stdin to close, so its process group is looked
+  // at while it lives (an exited child may already be reaped by the loop).
   auto c = transport::ChildProcess::spawn(asio::make_strand(io.executor()),
-                                          {"sh", {"-c", "echo $MCPGW_T; exit 3"}, {{"MCPGW_T", "hello"}}, "/tmp"});
+                                          {"sh", {"-c", "echo $MCPGW_T; read x; exit 3"}, {{"MCPGW_T", "hello"}}, "/tmp"});
   REQUIRE(c.ok());
-  CHECK(getpgid((*c)->pid()) == (*c)->pid());
   char buf[16] = {};
   CHECK(read((*c)->out().native_handle(), buf, sizeof buf) == 6);
   CHECK(std::string(buf) == "hello\n");
+  CHECK(getpgid((*c)->pid()) == (*c)->pid());
+  asio::post((*c)->in().get_executor(), [&c] {
+    boost::system::error_code ignored;
+    (*c)->in().close(ignored);
+  });
   CHECK(exit_status(**c) == "exit 3");
   // Reaped: no zombie is left behind.
   CHECK(waitpid((*c)->pid(), nullptr, WNOHANG) < 0);
