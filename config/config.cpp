@@ -202,6 +202,68 @@ Sagas read_sagas(const Value& v) {
   return s;
 }
 
+/// Splits `redis://[:password@]host[:port][/db]` into `c`.
+void read_redis_url(const Value& v, Cluster& c) {
+  c.redis = v.text();
+  if (c.redis.empty()) return;
+  auto bad = [&](const std::string& why) {
+    v.fail("expected redis://[:password@]host[:port][/db] (" + why + "), got " + quote(c.redis));
+  };
+  std::string_view rest = c.redis;
+  if (rest.substr(0, 8) != "redis://") bad("the scheme must be redis://; TLS (rediss://) is not supported");
+  rest.remove_prefix(8);
+  if (auto at = rest.rfind('@'); at != std::string_view::npos) {
+    std::string_view user = rest.substr(0, at);
+    if (auto colon = user.find(':'); colon != std::string_view::npos) c.redis_password = user.substr(colon + 1);
+    else bad("credentials must be :password@");
+    rest.remove_prefix(at + 1);
+  }
+  std::string_view authority = rest.substr(0, rest.find('/'));
+  if (auto slash = rest.find('/'); slash != std::string_view::npos) {
+    std::string_view db = rest.substr(slash + 1);
+    auto n = to_integer(db);
+    if (!db.empty() && (!n || *n < 0 || *n > 65535)) bad("the database must be a number");
+    c.redis_db = n ? static_cast<int>(*n) : 0;
+  }
+  std::string_view host = authority;
+  if (!authority.empty() && authority.front() == '[') {
+    auto close = authority.find(']');
+    if (close == std::string_view::npos) bad("unclosed [");
+    host = authority.substr(1, close - 1);
+    authority.remove_prefix(close + 1);
+    if (!authority.empty() && authority.front() != ':') bad("expected :port after ]");
+    if (!authority.empty()) authority.remove_prefix(1);
+    else authority = {};
+  } else if (auto colon = authority.rfind(':'); colon != std::string_view::npos) {
+    host = authority.substr(0, colon);
+    authority.remove_prefix(colon + 1);
+  } else {
+    authority = {};
+  }
+  if (host.empty()) bad("the host is missing");
+  c.redis_host = host;
+  if (!authority.empty()) {
+    auto port = to_integer(authority);
+    if (!port || *port < 1 || *port > 65535) bad("the port must be from 1 to 65535");
+    c.redis_port = static_cast<int>(*port);
+  }
+}
+
+Cluster read_cluster(const Value& v) {
+  Cluster c;
+  Fields f = v.fields({"redis", "secret", "session_ttl_s"});
+  if (auto redis = f.get("redis")) read_redis_url(*redis, c);
+  if (auto secret = f.get("secret")) {
+    if (secret->is_map()) secret->fail("expected a string or a list of strings, got a mapping");
+    std::vector<std::string> all = secret->is_list() ? secret->strings() : std::vector{secret->text()};
+    for (std::string& one : all) {
+      if (!one.empty()) c.secrets.push_back(std::move(one));
+    }
+  }
+  f.read("session_ttl_s", c.session_ttl_s, 60);
+  return c;
+}
+
 Server read_server(const Value& v, const Naming& naming, std::map<std::string, int>& first_line) {
   using T = Server::Transport;
   Server s;
@@ -282,7 +344,7 @@ Config read_config(const Value& root, const std::string& source) {
   if (root.is_null()) root.fail("the file is empty (expected a mapping of settings)");
   if (!root.is_map()) root.fail("expected a mapping of settings at the top level, got " + root.found());
   Fields f = root.fields({"listen", "auth", "naming", "filters", "modes", "default_mode", "chain", "welcome",
-                          "sagas", "servers", "plugins", "instructions", "shutdown_grace_ms"});
+                          "sagas", "servers", "plugins", "instructions", "shutdown_grace_ms", "cluster"});
   Config c;
   c.source = source;
   // Read in dependency order, not file order: modes before the references to
@@ -304,6 +366,7 @@ Config read_config(const Value& root, const std::string& source) {
   if (auto v = f.get("chain")) c.chain = read_chain(*v);
   if (auto v = f.get("welcome")) c.welcome = read_welcome(*v);
   if (auto v = f.get("sagas")) c.sagas = read_sagas(*v);
+  if (auto v = f.get("cluster")) c.cluster = read_cluster(*v);
   if (auto v = f.get("servers")) {
     std::map<std::string, int> first_line;
     for (const Value& item : v->items()) c.servers.push_back(read_server(item, c.naming, first_line));

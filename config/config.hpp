@@ -100,6 +100,22 @@ struct Sagas {
   int ttl_s = 900;
 };
 
+/// `cluster`: several replicas behind a load balancer (README, "Scale-out").
+struct Cluster {
+  /// `redis://[:password@]host[:port][/db]`; empty = this process alone.
+  std::string redis;
+  std::string redis_host;  ///< from `redis`
+  int redis_port = 6379;
+  int redis_db = 0;
+  std::string redis_password;
+  /// Seal session ids; the first seals, every one opens (rotation). Empty =
+  /// ids are random and known to this process only.
+  std::vector<std::string> secrets;
+  /// How long a sealed session id stays valid after its initialize.
+  int session_ttl_s = 86400;
+  bool operator==(const Cluster&) const = default;
+};
+
 /// `servers[].tls`: how an https:// upstream is verified.
 struct UpstreamTls {
   std::string ca_file;  ///< empty = the system's CA store
@@ -158,6 +174,7 @@ struct Config {
   Chain chain;
   Welcome welcome;
   Sagas sagas;
+  Cluster cluster;
   std::vector<Server> servers;
   std::vector<Plugin> plugins;
   /// Text put before the welcome text in `instructions`.

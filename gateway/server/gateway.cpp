@@ -10,6 +10,7 @@ Gateway::Gateway(config::Config cfg, unsigned io_threads)
     : io_(io_threads),
       cfg_(std::make_shared<const config::Config>(std::move(cfg))),
       plugin_host_(std::make_shared<plugin::Host>([this](std::string_view name) { return find_upstream(name); })),
+      cluster_(std::make_unique<cluster::Cluster>(cfg_->cluster, io_.context())),
       router_(cfg_, catalog_, metrics_, make_keyring(*cfg_),
               Router::Hooks{[this](const std::string& session) {
                               for (const auto& u : upstreams()) u->end_client(session);
@@ -28,6 +29,7 @@ std::shared_ptr<const saga::Keyring> Gateway::make_keyring(const config::Config&
 }
 
 Gateway::~Gateway() {
+  cluster_->stop();
   router_.drain();
   stop_upstreams();
   // Unload the plugins now, while the logger and everything they may touch
@@ -138,6 +140,11 @@ Result<void> Gateway::bind_http() {
   o.auth_enabled = cfg->auth.enabled;
   for (const auto& t : cfg->auth.bearer_tokens) o.credentials.push_back({t.token, t.name, t.modes});
   auto http = std::make_unique<transport::HttpServer>(std::move(o), router_, io_);
+  if (cluster_->sealing()) http->share_sessions(*cluster_);
+  if (cluster_->sealing() || cluster_->redis()) {
+    router_.set_cluster(*cluster_);
+    cluster_->start();
+  }
   http->add_get("/healthz", [] { return transport::SimpleResponse{200, "text/plain", "ok\n"}; });
   http->add_get("/readyz", [this] {
     json::Document d(rapidjson::kObjectType);
@@ -151,6 +158,19 @@ Result<void> Gateway::bind_http() {
       down.PushBack(e, a);
     }
     bool ready = down.Empty();
+    // Calls go on while Redis is down (what needs it fails with an error
+    // naming it), so that alone keeps a replica ready; a replica that never
+    // read the ended sessions cannot serve others' sessions, so it is not.
+    if (auto h = cluster_->health(); h.redis_configured) {
+      d.AddMember("redis", json::str(h.status, a), a);
+      if (cluster_->sealing() && !h.synced) {
+        json::Value e(rapidjson::kObjectType);
+        e.AddMember("redis", json::str(h.status, a), a);
+        e.AddMember("status", json::str(h.redis_up ? "reading the ended sessions" : h.status, a), a);
+        down.PushBack(e, a);
+        ready = false;
+      }
+    }
     d.AddMember("ready", ready, a);
     d.AddMember("down", down, a);
     return transport::SimpleResponse{ready ? 200 : 503, "application/json", json::write(d)};
@@ -229,6 +249,7 @@ Result<void> Gateway::reload(const std::string& path) {
   auto prev = config();
   if (!(next->listen == prev->listen) || !(next->auth == prev->auth))
     spdlog::warn("reload: changes to listen and auth take effect after a restart");
+  if (!(next->cluster == prev->cluster)) spdlog::warn("reload: changes to cluster take effect after a restart");
   std::vector<std::shared_ptr<upstream::Upstream>> kept, started, removed;
   auto old = upstreams();
   for (const auto& s : next->servers) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "catalog/catalog.hpp"
+#include "cluster/cluster.hpp"
 #include "config/config.hpp"
 #include "plugin/plugin.hpp"
 #include "server/metrics.hpp"
@@ -78,6 +79,8 @@ class Gateway final : public upstream::Listener {
   std::vector<std::string> plugin_errors_;
   Metrics metrics_;
   catalog::Catalog catalog_;
+  // Before the router, whose hooks it calls: stopped in ~Gateway first.
+  std::unique_ptr<cluster::Cluster> cluster_;
   std::mutex rebuild_mu_;
   Router router_;
   std::mutex serve_mu_;

@@ -117,6 +117,7 @@ Answer set_log_level(Services& sv, Request& r) {
         "level must be one of debug, info, notice, warning, error, critical, alert, emergency");
   r.session->set_log_level(std::string(*level));
   sv.sessions.update_log_level();
+  if (sv.cluster && !r.session->stateless()) sv.cluster->share_log_level(r.session->id(), std::string(*level));
   return Answer::empty();
 }
 

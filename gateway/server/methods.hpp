@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "catalog/catalog.hpp"
+#include "cluster/cluster.hpp"
 #include "config/config.hpp"
 #include "mcp/codec.hpp"
 #include "saga/engine.hpp"
@@ -82,6 +83,9 @@ struct Services {
   /// Ids of the requests forwarded to clients ("mcpgw-N"): unique across
   /// sessions, so a client can never answer another's.
   std::atomic<std::uint64_t>& forwarded_ids;
+  /// The replicas' shared state; null for a process alone (no
+  /// cluster.redis or cluster.secret) and on stdio.
+  cluster::Cluster* cluster = nullptr;
 };
 
 /// One request as its handler sees it.

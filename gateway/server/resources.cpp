@@ -27,6 +27,20 @@ std::variant<std::pair<catalog::Route, std::string>, Answer> subscription_target
   return std::make_pair(std::move(*route), std::move(exposed));
 }
 
+/// The session's subscriptions are the cluster's (cluster.redis): the
+/// replica holding its GET stream subscribes upstream.
+bool shared(Services& sv, Request& r) { return sv.cluster && sv.cluster->redis() && !r.session->stateless(); }
+
+/// Records the (un)subscription cluster-wide; the error when Redis cannot.
+std::optional<Answer> share_subscription(Services& sv, Request& r, const std::string& exposed, bool on) {
+  if (!shared(sv, r)) return std::nullopt;
+  auto done = sv.cluster->set_subscription(r.session->id(), exposed, on);
+  if (!done)
+    return Answer::error(jsonrpc::kInternalError, std::string("mcpgw: cannot ") + (on ? "subscribe" : "unsubscribe") +
+                                                      " across the cluster: " + done.error());
+  return std::nullopt;
+}
+
 }  // namespace
 
 Answer list_resources(Services& sv, Request& r) { return entries_page(sv, r, "resources", &catalog::Snapshot::resources); }
@@ -70,7 +84,8 @@ Answer subscribe(Services& sv, Request& r) {
   auto target = subscription_target(sv, r);
   if (auto* refused = std::get_if<Answer>(&target)) return std::move(*refused);
   auto& [route, exposed] = std::get<std::pair<catalog::Route, std::string>>(target);
-  sv.subscriptions.subscribe(r.session, route, exposed);
+  if (auto refused = share_subscription(sv, r, exposed, true)) return std::move(*refused);
+  if (!shared(sv, r) || r.session->stream_here()) sv.subscriptions.subscribe(r.session, route, exposed);
   return Answer::empty();
 }
 
@@ -78,7 +93,8 @@ Answer unsubscribe(Services& sv, Request& r) {
   auto target = subscription_target(sv, r);
   if (auto* refused = std::get_if<Answer>(&target)) return std::move(*refused);
   auto& [route, exposed] = std::get<std::pair<catalog::Route, std::string>>(target);
-  sv.subscriptions.unsubscribe(r.session, route, exposed);
+  if (auto refused = share_subscription(sv, r, exposed, false)) return std::move(*refused);
+  if (!shared(sv, r) || r.session->stream_here()) sv.subscriptions.unsubscribe(r.session, route, exposed);
   return Answer::empty();
 }
 

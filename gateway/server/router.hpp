@@ -34,6 +34,14 @@ class Router final : public transport::Handler {
               std::shared_ptr<transport::Exchange> exchange) override;
   void close_session(const std::shared_ptr<transport::Session>& session) override;
   std::vector<std::string> modes() const override;
+  Result<std::shared_ptr<transport::Session>> resume_session(const transport::ClientContext& ctx,
+                                                             const transport::SealedSession& sealed) override;
+  void stream_opened(const std::shared_ptr<transport::Session>& session) override;
+  void stream_closed(const std::shared_ptr<transport::Session>& session) override;
+
+  /// Shares sessions' state with the other replicas through `cluster`
+  /// (which outlives the router's serving); before serving.
+  void set_cluster(cluster::Cluster& cluster);
 
   /// Uses `cfg` and `keyring` for requests from now on (reload).
   void set_config(std::shared_ptr<const config::Config> cfg, std::shared_ptr<const saga::Keyring> keyring);
@@ -58,6 +66,9 @@ class Router final : public transport::Handler {
                     const std::shared_ptr<transport::Exchange>& ex, bool track, std::function<void()> job);
   /// Queues `task` on the worker pool; false once it is shutting down.
   bool post(std::function<void()> task);
+  /// Makes this process's subscriptions of `s` (whose stream is here) those
+  /// the cluster holds for it.
+  void load_subscriptions(const std::shared_ptr<McpSession>& s);
 
   Settings settings_;
   catalog::Catalog& catalog_;

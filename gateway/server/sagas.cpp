@@ -132,7 +132,16 @@ Answer resume_saga(Services& sv, Request& r) {
   if (!tool)
     return Answer::error(jsonrpc::kInvalidParams,
                          "Invalid sagaToken: its tool " + std::string(*name) + " is not available to this client");
-  // A token resumes once; a second resume of it is refused before it runs.
+  // A token resumes once; a second resume of it is refused before it runs,
+  // on any replica (cluster.redis).
+  if (sv.cluster) {
+    auto first = sv.cluster->use_once("saga", c.id, c.expires);
+    if (!first)
+      return Answer::error(jsonrpc::kInternalError,
+                           "mcpgw: cannot resume the saga: " + first.error() +
+                               "; a saga token resumes once across the cluster, so resuming waits for Redis");
+    if (!*first) return Answer::error(jsonrpc::kInvalidParams, "Invalid sagaToken: it was already resumed");
+  }
   if (!sv.engine.first_resume(c.id, c.expires))
     return Answer::error(jsonrpc::kInvalidParams, "Invalid sagaToken: it was already resumed");
   auto arguments = std::make_shared<json::Document>(json::clone(*args));

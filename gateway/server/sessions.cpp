@@ -140,6 +140,14 @@ void Sessions::remove(const std::shared_ptr<McpSession>& s) {
   update_log_level();
 }
 
+std::shared_ptr<McpSession> Sessions::find(const std::string& id) {
+  std::lock_guard lk(mu_);
+  // Only cluster events look sessions up by id: rare enough for a scan.
+  for (const auto& s : live_)
+    if (s->id() == id) return s;
+  return nullptr;
+}
+
 void Sessions::notify(const std::string& note, const std::function<bool(const McpSession&)>& wants) {
   std::vector<std::shared_ptr<McpSession>> live;
   {

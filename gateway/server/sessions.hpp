@@ -2,6 +2,7 @@
 // Client sessions: what the gateway knows of each client (McpSession, its
 // state private and changed through operations that take the session's one
 // lock) and the registry of the live ones (Sessions).
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -45,6 +46,10 @@ class McpSession final : public transport::Session, public std::enable_shared_fr
   /// notifications/initialized arrived.
   void mark_initialized();
   bool initialized() const;
+  /// The session's GET stream is open on this process (cluster: this
+  /// replica then holds its resource subscriptions).
+  void set_stream_here(bool here) { stream_here_ = here; }
+  bool stream_here() const { return stream_here_; }
 
   // --- logging ---
 
@@ -88,6 +93,7 @@ class McpSession final : public transport::Session, public std::enable_shared_fr
   bool initialized_ = false;
   std::map<std::string, std::weak_ptr<ClientCall>> forwarded_;
   std::map<std::string, std::weak_ptr<transport::Exchange>> inflight_;
+  std::atomic<bool> stream_here_{false};
 };
 
 /// The registry of live client sessions (not the stateless requests' own).
@@ -99,6 +105,8 @@ class Sessions {
 
   void add(std::shared_ptr<McpSession> s);
   void remove(const std::shared_ptr<McpSession>& s);
+  /// The live session `id`, or null.
+  std::shared_ptr<McpSession> find(const std::string& id);
   /// Sends `note` to every live session for which `wants` is true.
   void notify(const std::string& note, const std::function<bool(const McpSession&)>& wants);
   /// Recomputes the most verbose level the sessions want; tells the hook

@@ -48,6 +48,22 @@ void Subscriptions::drop(const std::shared_ptr<McpSession>& s) {
     if (auto route = snap->route_resource(uri)) count(*route, -1);
 }
 
+void Subscriptions::replace(const std::shared_ptr<McpSession>& s, const std::vector<std::string>& uris) {
+  std::set<std::string> wanted(uris.begin(), uris.end());
+  std::set<std::string> now;
+  {
+    std::lock_guard lk(mu_);
+    if (auto it = resources_.find(s); it != resources_.end()) now = it->second;
+  }
+  auto snap = catalog_.snapshot();
+  for (const auto& uri : now)
+    if (!wanted.count(uri))
+      if (auto route = snap->route_resource(uri)) unsubscribe(s, *route, uri);
+  for (const auto& uri : wanted)
+    if (!now.count(uri))
+      if (auto route = snap->route_resource(uri)) subscribe(s, *route, uri);
+}
+
 void Subscriptions::count(const catalog::Route& r, int delta) {
   bool send;
   {

@@ -42,6 +42,10 @@ class Subscriptions {
   void unsubscribe(const std::shared_ptr<McpSession>& s, const catalog::Route& route, const std::string& exposed);
   /// Drops `s`'s subscriptions (session end).
   void drop(const std::shared_ptr<McpSession>& s);
+  /// Makes `s`'s subscriptions exactly `uris` (exposed URIs; ones no
+  /// upstream serves any more are skipped): cluster, the replica holding
+  /// its stream.
+  void replace(const std::shared_ptr<McpSession>& s, const std::vector<std::string>& uris);
 
   /// Starts a listen stream of `s` (a stateless request) on `ex`, taking
   /// `filter`; `id` is the request's id, the notifications'

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "jsonrpc/message.hpp"
+#include "transport/shared_sessions.hpp"
 #include "util/cancel.hpp"
 
 namespace mcpgw::transport {
@@ -100,6 +101,16 @@ class Handler {
   virtual void close_session(const std::shared_ptr<Session>& session) = 0;
   /// Modes a client may select in the URL, for error messages and checks.
   virtual std::vector<std::string> modes() const = 0;
+  /// A session another replica began (cluster.secret), as its sealed id
+  /// describes it: open_session() with the state initialize left.
+  virtual Result<std::shared_ptr<Session>> resume_session(const ClientContext& ctx, const SealedSession& sealed) {
+    (void)sealed;
+    return open_session(ctx);
+  }
+  /// The session's server-to-client (GET) stream opened on this process.
+  virtual void stream_opened(const std::shared_ptr<Session>& session) { (void)session; }
+  /// That stream closed.
+  virtual void stream_closed(const std::shared_ptr<Session>& session) { (void)session; }
 };
 
 }  // namespace mcpgw::transport

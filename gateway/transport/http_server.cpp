@@ -182,6 +182,7 @@ struct HttpServer::Impl {
   std::mutex listens_mu;
   std::set<std::shared_ptr<PostStream>> listens;  // open subscriptions/listen streams
   bool stopping = false;                          // guarded by listens_mu
+  SharedSessions* shared = nullptr;               // cluster: sealed ids, cluster-wide DELETE
 
   awaitable<void> handle(http::Request& req, http::Responder& res);
   awaitable<void> post(http::Request& req, http::Responder& res, const std::string& mode);
@@ -189,6 +190,7 @@ struct HttpServer::Impl {
                                  bool accept_json, bool accept_sse);
   awaitable<void> get(http::Request& req, http::Responder& res, const std::string& mode);
   awaitable<void> del(http::Request& req, http::Responder& res, const std::string& mode);
+  awaitable<Result<void>> end_everywhere(const asio::any_io_executor& strand, std::string id);
 
   /// Resolves Mcp-Session-Id for a non-initialize request; the refusal, or
   /// nothing with `out` set.
@@ -197,12 +199,46 @@ struct HttpServer::Impl {
     std::string sid = req.get("Mcp-Session-Id");
     if (sid.empty()) return json_error(400, jsonrpc::kInvalidRequest, "Bad Request: Mcp-Session-Id header is required");
     out = sessions.find(sid);
+    if (!out && shared)
+      if (auto refused = restore(sid, ctx, out)) return refused;
     // A session of another mode or principal is as good as unknown to this
     // caller: never reveal that it exists.
     if (!out || out->mode != ctx.mode || out->principal != ctx.principal)
       return json_error(404, jsonrpc::kInvalidRequest, "Session not found");
     out->touch();
     return std::nullopt;
+  }
+
+  /// Serves here a session another replica began (or this one forgot):
+  /// `out` is its copy, or null for an id that does not open.
+  std::optional<http::Response> restore(const std::string& sid, const ClientContext& ctx,
+                                        std::shared_ptr<HttpSession>& out) {
+    auto opened = shared->open(sid);
+    if (auto* refusal = std::get_if<OpenRefusal>(&opened)) {
+      if (refusal->unavailable) return json_error(503, jsonrpc::kInternalError, refusal->message);
+      return std::nullopt;
+    }
+    const SealedSession& sealed = std::get<SealedSession>(opened);
+    if (sealed.mode != ctx.mode || sealed.principal != ctx.principal) return std::nullopt;
+    out = sessions.find_or_add(sid, [&]() -> std::shared_ptr<HttpSession> {
+      auto resumed = handler.resume_session(ctx, sealed);
+      if (!resumed) return nullptr;
+      return make_session(sid, std::move(*resumed), ctx);
+    });
+    return std::nullopt;
+  }
+
+  /// The transport's side of session `id`: its messages go to its GET
+  /// stream, when open here.
+  static std::shared_ptr<HttpSession> make_session(const std::string& id, std::shared_ptr<Session> session,
+                                                   const ClientContext& ctx) {
+    auto hs = std::make_shared<HttpSession>(std::move(session), ctx.mode, ctx.principal);
+    std::weak_ptr<HttpSession> weak = hs;
+    hs->session->bind(id, ctx, [weak](std::string msg) {
+      auto s = weak.lock();
+      return s && s->deliver(msg);
+    });
+    return hs;
   }
 };
 
@@ -308,21 +344,20 @@ awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res,
       refused = json_error(400, jsonrpc::kInvalidRequest, "Invalid Request: initialize must be sent alone");
     else if (req.has("Mcp-Session-Id") && sessions.find(req.get("Mcp-Session-Id")))
       refused = json_error(400, jsonrpc::kInvalidRequest, "Invalid Request: session is already initialized");
+    Result<std::string> id = random_hex(16);
+    if (!refused && shared) {
+      id = shared->seal(describe_session(ctx, parsed.messages.front()));
+      if (!id) refused = json_error(400, jsonrpc::kInvalidRequest, "Invalid Request: " + id.error());
+    }
     auto opened = refused ? Result<std::shared_ptr<Session>>(Error{""}) : handler.open_session(ctx);
     if (!refused && !opened) refused = json_error(403, jsonrpc::kInvalidRequest, opened.error());
     if (refused) {
       co_await res.send(std::move(*refused));
       co_return;
     }
-    hs = std::make_shared<HttpSession>(std::move(*opened), ctx.mode, ctx.principal);
-    std::weak_ptr<HttpSession> weak = hs;
-    std::string id = random_hex(16);
-    hs->session->bind(id, ctx, [weak](std::string msg) {
-      auto s = weak.lock();
-      return s && s->deliver(msg);
-    });
-    sessions.add(id, hs);
-    extra.push_back({"Mcp-Session-Id", id});
+    hs = make_session(*id, std::move(*opened), ctx);
+    sessions.add(*id, hs);
+    extra.push_back({"Mcp-Session-Id", *id});
   } else if (auto refused = lookup(req, ctx, hs)) {
     co_await res.send(std::move(*refused));
     co_return;
@@ -529,8 +564,10 @@ awaitable<void> HttpServer::Impl::get(http::Request& req, http::Responder& res, 
   // Tell the client right away that the stream is up.
   auto head = event_stream_head();
   auto beats = heartbeats(std::chrono::milliseconds(opts.heartbeat_ms), true);
+  handler.stream_opened(hs->session);
   auto end = co_await res.stream(std::move(head), queue, std::move(beats));
   hs->close_stream(queue);
+  handler.stream_closed(hs->session);
   hs->touch();
   if (end == http::StreamEnd::Overflow)
     spdlog::warn("session {}: GET stream closed: the client stopped reading ({} messages waiting)",
@@ -548,10 +585,43 @@ awaitable<void> HttpServer::Impl::del(http::Request& req, http::Responder& res, 
     co_await res.send(std::move(*refused));
     co_return;
   }
+  if (shared) {
+    // Acknowledged only once every replica will refuse the id.
+    auto ended = co_await end_everywhere(res.executor(), hs->session->id());
+    if (!ended) {
+      auto reply = json_error(503, jsonrpc::kInternalError, ended.error());
+      co_await res.send(std::move(reply));
+      co_return;
+    }
+  }
   sessions.remove(hs->session->id());
   {
     auto reply = bare(200);
     co_await res.send(std::move(reply));
+  }
+}
+
+awaitable<Result<void>> HttpServer::Impl::end_everywhere(const asio::any_io_executor& strand, std::string id) {
+  struct Outcome {
+    std::mutex mu;
+    std::optional<Result<void>> result;
+  };
+  auto outcome = std::make_shared<Outcome>();
+  auto signal = std::make_shared<http::Signal>(strand);
+  shared->end(id, [outcome, signal](Result<void> r) {
+    {
+      std::lock_guard lk(outcome->mu);
+      outcome->result = std::move(r);
+    }
+    signal->notify();
+  });
+  // end() answers within its own bound; this loop only waits for it.
+  for (;;) {
+    {
+      std::lock_guard lk(outcome->mu);
+      if (outcome->result) co_return std::move(*outcome->result);
+    }
+    co_await signal->wait(std::chrono::seconds(1));
   }
 }
 
@@ -584,6 +654,13 @@ void HttpServer::add_get(const std::string& path, std::function<SimpleResponse()
 }
 
 Result<int> HttpServer::bind() { return impl_->listener->bind(); }
+
+void HttpServer::share_sessions(SharedSessions& shared) {
+  impl_->shared = &shared;
+  impl_->sessions.share(&shared);
+  Impl* im = impl_.get();
+  shared.on_ended_elsewhere([im](const std::string& id) { im->sessions.remove(id); });
+}
 
 bool HttpServer::tls() const { return impl_->listener->tls(); }
 

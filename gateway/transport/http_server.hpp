@@ -64,6 +64,9 @@ class HttpServer {
   /// Adds a GET endpoint outside the MCP path (health, metrics); `fn` runs
   /// on an I/O thread and must not block. Call before bind().
   void add_get(const std::string& path, std::function<SimpleResponse()> fn);
+  /// Serves sessions shared with other replicas (cluster): sealed ids, a
+  /// cluster-wide DELETE. `shared` outlives this server. Call before bind().
+  void share_sessions(SharedSessions& shared);
   /// Binds the socket; returns the bound port or "cannot listen on
   /// HOST:PORT: why".
   Result<int> bind();

@@ -67,8 +67,25 @@ SessionStore::SessionStore(Handler& handler, asio::io_context& io, int idle_s)
 SessionStore::~SessionStore() { stop(); }
 
 void SessionStore::add(const std::string& id, std::shared_ptr<HttpSession> s) {
-  std::lock_guard lk(mu_);
-  sessions_.emplace(id, std::move(s));
+  {
+    std::lock_guard lk(mu_);
+    sessions_.emplace(id, std::move(s));
+  }
+  if (shared_) shared_->held(id);
+}
+
+std::shared_ptr<HttpSession> SessionStore::find_or_add(const std::string& id,
+                                                       const std::function<std::shared_ptr<HttpSession>()>& make) {
+  std::shared_ptr<HttpSession> s;
+  {
+    std::lock_guard lk(mu_);
+    if (auto it = sessions_.find(id); it != sessions_.end()) return it->second;
+    s = make();
+    if (!s) return nullptr;
+    sessions_.emplace(id, s);
+  }
+  if (shared_) shared_->held(id);
+  return s;
 }
 
 std::shared_ptr<HttpSession> SessionStore::find(const std::string& id) const {
@@ -86,6 +103,7 @@ void SessionStore::remove(const std::string& id) {
     hs = std::move(it->second);
     sessions_.erase(it);
   }
+  if (shared_) shared_->released(id);
   hs->end();
   handler_.close_session(hs->session);
 }

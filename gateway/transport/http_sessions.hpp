@@ -3,6 +3,7 @@
 // server-to-client (GET) stream, and their expiry when idle.
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "transport/downstream.hpp"
 #include "transport/http_listener.hpp"
+#include "transport/shared_sessions.hpp"
 
 namespace mcpgw::transport {
 
@@ -60,6 +62,14 @@ class SessionStore {
 
   void add(const std::string& id, std::shared_ptr<HttpSession> s);
   std::shared_ptr<HttpSession> find(const std::string& id) const;
+  /// Session `id`, or else the one `make` returns, added; under the store's
+  /// lock, so that two requests restoring one session make one copy. Null
+  /// when `make` returns null.
+  std::shared_ptr<HttpSession> find_or_add(const std::string& id,
+                                           const std::function<std::shared_ptr<HttpSession>()>& make);
+  /// Tells `shared` (cluster) of every session added here and removed;
+  /// call before serving.
+  void share(SharedSessions* shared) { shared_ = shared; }
   /// Ends session `id` and tells the handler; nothing when unknown.
   void remove(const std::string& id);
   std::size_t size() const;
@@ -75,6 +85,7 @@ class SessionStore {
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<HttpSession>> sessions_;
   std::shared_ptr<Sweeper> sweeper_;
+  SharedSessions* shared_ = nullptr;
   void sweep();
 };
 

@@ -407,6 +407,50 @@ TEST_CASE("config: sagas.secret as a string or a list") {
         "gw.yaml:2: sagas.secret: expected a string or a list of strings, got a mapping");
 }
 
+TEST_CASE("config: cluster") {
+  Cluster none = parse_ok("servers: []\n").cluster;
+  CHECK(none.redis.empty());
+  CHECK(none.secrets.empty());
+  CHECK(none.session_ttl_s == 86400);
+  Cluster c = parse_ok("cluster:\n  redis: redis://:pw@10.0.0.5:6380/2\n  secret: [\"${NEW}\", \"${OLD:-}\"]\n"
+                       "  session_ttl_s: 600\n",
+                       env_of({{"NEW", "n"}}))
+                  .cluster;
+  CHECK(c.redis == "redis://:pw@10.0.0.5:6380/2");
+  CHECK(c.redis_host == "10.0.0.5");
+  CHECK(c.redis_port == 6380);
+  CHECK(c.redis_db == 2);
+  CHECK(c.redis_password == "pw");
+  CHECK(c.secrets == std::vector<std::string>{"n"});
+  CHECK(c.session_ttl_s == 600);
+  Cluster d = parse_ok("cluster:\n  redis: redis://cache\n  secret: s\n").cluster;
+  CHECK(d.redis_host == "cache");
+  CHECK(d.redis_port == 6379);
+  CHECK(d.redis_db == 0);
+  CHECK(d.secrets == std::vector<std::string>{"s"});
+  Cluster v6 = parse_ok("cluster:\n  redis: redis://[::1]:7000/\n").cluster;
+  CHECK(v6.redis_host == "::1");
+  CHECK(v6.redis_port == 7000);
+  CHECK(parse_ok("cluster:\n  redis: \"\"\n").cluster.redis.empty());
+  CHECK(parse_error("cluster:\n  redis: http://x:1\n") ==
+        "gw.yaml:2: cluster.redis: expected redis://[:password@]host[:port][/db] (the scheme must be redis://; TLS "
+        "(rediss://) is not supported), got \"http://x:1\"");
+  CHECK(parse_error("cluster:\n  redis: redis://x:0\n") ==
+        "gw.yaml:2: cluster.redis: expected redis://[:password@]host[:port][/db] (the port must be from 1 to 65535), "
+        "got \"redis://x:0\"");
+  CHECK(parse_error("cluster:\n  redis: redis://x/abc\n") ==
+        "gw.yaml:2: cluster.redis: expected redis://[:password@]host[:port][/db] (the database must be a number), "
+        "got \"redis://x/abc\"");
+  CHECK(parse_error("cluster:\n  redis: redis://:6379\n") ==
+        "gw.yaml:2: cluster.redis: expected redis://[:password@]host[:port][/db] (the host is missing), got "
+        "\"redis://:6379\"");
+  CHECK(parse_error("cluster:\n  secret: {a: b}\n") ==
+        "gw.yaml:2: cluster.secret: expected a string or a list of strings, got a mapping");
+  CHECK(parse_error("cluster:\n  session_ttl_s: 5\n") ==
+        "gw.yaml:2: cluster.session_ttl_s: expected an integer >= 60, got 5");
+  CHECK(parse_error("cluster:\n  redi: x\n").find("gw.yaml:2: cluster.redi: unknown key") == 0);
+}
+
 TEST_CASE("config: wrong types and ranges") {
   CHECK(parse_error("listen:\n  port: abc\n") == "gw.yaml:2: listen.port: expected an integer, got \"abc\"");
   CHECK(parse_error("listen:\n  port: 70000\n") ==

@@ -1,0 +1,307 @@
+#include "cluster/cluster.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <spdlog/spdlog.h>
+
+#include <future>
+#include <sstream>
+
+namespace mcpgw::cluster {
+namespace {
+
+constexpr const char* kEvents = "mcpgw:events";
+constexpr const char* kEnded = "mcpgw:ended";
+constexpr auto kTimeout = std::chrono::milliseconds(2000);
+
+std::string session_key(const std::string& digest) { return "mcpgw:session:" + digest; }
+std::string subs_key(const std::string& digest) { return "mcpgw:subs:" + digest; }
+
+/// The error of a reply that is not what was asked.
+std::optional<std::string> refused(const Result<RedisReply>& r) {
+  if (!r) return r.error();
+  if (r->type == RedisReply::Type::Error) return "Redis refused the command: " + r->text;
+  return std::nullopt;
+}
+
+}  // namespace
+
+Cluster::Cluster(const config::Cluster& cfg, boost::asio::io_context& io) : ttl_s_(cfg.session_ttl_s) {
+  if (!cfg.secrets.empty()) sealer_.emplace(cfg.secrets, cfg.session_ttl_s);
+  if (cfg.redis.empty()) return;
+  RedisEndpoint ep{cfg.redis_host, cfg.redis_port, cfg.redis_db, cfg.redis_password, ""};
+  ep.shown = "redis://" + (cfg.redis_host.find(':') != std::string::npos ? "[" + cfg.redis_host + "]" : cfg.redis_host) +
+             ":" + std::to_string(cfg.redis_port) + "/" + std::to_string(cfg.redis_db);
+  shown_ = ep.shown;
+  auto state = [this](bool, const std::string&) { on_state(); };
+  cmd_ = std::make_unique<Redis>(io, ep, state);
+  sub_ = std::make_unique<Redis>(io, ep, state, kEvents, [this](const std::string& p) { on_event(p); });
+}
+
+Cluster::~Cluster() { stop(); }
+
+void Cluster::set_hooks(Hooks hooks) {
+  std::lock_guard lk(mu_);
+  hooks_ = std::move(hooks);
+}
+
+void Cluster::start() {
+  if (!cmd_) return;
+  cmd_->start();
+  sub_->start();
+}
+
+void Cluster::stop() {
+  if (!cmd_) return;
+  sub_->stop();
+  cmd_->stop();
+}
+
+Health Cluster::health() const {
+  Health h;
+  h.redis_configured = cmd_ != nullptr;
+  if (!cmd_) return h;
+  h.redis_up = cmd_->up() && sub_->up();
+  h.status = !cmd_->up() ? cmd_->status() : !sub_->up() ? sub_->status() : "up";
+  std::lock_guard lk(mu_);
+  h.synced = synced_;
+  return h;
+}
+
+// --- sessions -----------------------------------------------------------
+
+Result<std::string> Cluster::seal(const transport::SealedSession& s) {
+  if (!sealer_) return Error{"cluster.secret is not set"};
+  return sealer_->seal(s);
+}
+
+std::variant<transport::SealedSession, transport::OpenRefusal> Cluster::open(std::string_view id) {
+  if (!sealer_) return transport::OpenRefusal{};
+  auto s = sealer_->open(id, unix_now());
+  if (!s) return transport::OpenRefusal{};
+  std::string digest = digest_of(id);
+  std::lock_guard lk(mu_);
+  if (ended_.count(digest)) return transport::OpenRefusal{};
+  if (cmd_ && !synced_)
+    return transport::OpenRefusal{
+        true, "Service Unavailable: " + (cmd_->up() ? std::string("Redis at " + shown_ + " is being read")
+                                                     : cmd_->status()) +
+                  "; this replica cannot yet tell whether the session was ended (DELETE)"};
+  return *s;
+}
+
+std::int64_t Cluster::expiry_of(std::string_view id) const {
+  auto s = sealer_ ? sealer_->open(id, unix_now()) : std::nullopt;
+  return (s ? s->created : unix_now()) + ttl_s_;
+}
+
+std::optional<std::string> Cluster::mark_ended(const std::string& digest, std::int64_t expires) {
+  std::lock_guard lk(mu_);
+  std::int64_t now = unix_now();
+  for (auto it = ended_.begin(); it != ended_.end();) {
+    if (it->second < now) it = ended_.erase(it);
+    else ++it;
+  }
+  if (expires >= now) ended_[digest] = expires;
+  auto it = held_.find(digest);
+  return it == held_.end() ? std::nullopt : std::optional<std::string>(it->second);
+}
+
+void Cluster::end(const std::string& id, std::function<void(Result<void>)> done) {
+  std::string digest = digest_of(id);
+  std::int64_t expires = expiry_of(id);
+  if (!cmd_) {
+    // No Redis: the end holds on this replica only (README, "Scale-out").
+    mark_ended(digest, expires);
+    done({});
+    return;
+  }
+  std::string when = std::to_string(expires);
+  auto finish = std::make_shared<std::function<void(Result<void>)>>(std::move(done));
+  cmd_->command(
+      {"ZADD", kEnded, when, digest},
+      [this, digest, expires, when, finish](Result<RedisReply> r) {
+        if (auto why = refused(r)) {
+          (*finish)(Error{"Service Unavailable: the session was not ended: " + *why});
+          return;
+        }
+        mark_ended(digest, expires);
+        cmd_->command({"PUBLISH", kEvents, "ended " + digest + " " + when}, [finish](Result<RedisReply> p) {
+          // Recorded already: a replica that misses the message reads the
+          // set when it reconnects.
+          if (auto why = refused(p)) spdlog::warn("cluster: announcing an ended session failed: {}", *why);
+          (*finish)({});
+        });
+      },
+      kTimeout);
+}
+
+void Cluster::on_ended_elsewhere(std::function<void(const std::string& id)> drop) {
+  std::lock_guard lk(mu_);
+  drop_ = std::move(drop);
+}
+
+void Cluster::held(const std::string& id) {
+  std::string digest = digest_of(id);
+  {
+    std::lock_guard lk(mu_);
+    held_[digest] = id;
+  }
+  if (!cmd_) return;
+  // A session another replica began may have asked for a log level there.
+  cmd_->command({"HGET", session_key(digest), "log"}, [this, id](Result<RedisReply> r) {
+    if (!r || r->type != RedisReply::Type::String) return;
+    std::function<void(const std::string&, const std::string&)> hook;
+    {
+      std::lock_guard lk(mu_);
+      hook = hooks_.log_level;
+    }
+    if (hook) hook(id, r->text);
+  });
+}
+
+void Cluster::released(const std::string& id) {
+  std::lock_guard lk(mu_);
+  held_.erase(digest_of(id));
+}
+
+// --- events -------------------------------------------------------------
+
+void Cluster::on_event(const std::string& payload) {
+  std::istringstream in(payload);
+  std::string kind, digest, arg;
+  in >> kind >> digest >> arg;
+  if (kind == "ended") {
+    std::int64_t expires = 0;
+    try {
+      expires = std::stoll(arg);
+    } catch (const std::exception&) {
+      return;
+    }
+    auto id = mark_ended(digest, expires);
+    std::function<void(const std::string&)> drop;
+    {
+      std::lock_guard lk(mu_);
+      drop = drop_;
+    }
+    if (id && drop) drop(*id);
+    return;
+  }
+  std::optional<std::string> id;
+  Hooks hooks;
+  {
+    std::lock_guard lk(mu_);
+    if (auto it = held_.find(digest); it != held_.end()) id = it->second;
+    hooks = hooks_;
+  }
+  if (!id) return;
+  if (kind == "log" && hooks.log_level && !arg.empty()) hooks.log_level(*id, arg);
+  else if (kind == "subs" && hooks.subscriptions_changed) hooks.subscriptions_changed(*id);
+}
+
+void Cluster::on_state() {
+  if (!cmd_ || !cmd_->up() || !sub_->up()) return;
+  {
+    std::lock_guard lk(mu_);
+    if (syncing_) return;
+    syncing_ = true;
+  }
+  sync_ended();
+}
+
+void Cluster::sync_ended() {
+  std::vector<std::string> repair{"ZADD", kEnded};
+  {
+    std::lock_guard lk(mu_);
+    for (const auto& [digest, expires] : ended_) {
+      repair.push_back(std::to_string(expires));
+      repair.push_back(digest);
+    }
+  }
+  std::string now = std::to_string(unix_now());
+  auto failed = [this](const std::string& why) {
+    spdlog::warn("cluster: reading the ended sessions failed: {}", why);
+    std::lock_guard lk(mu_);
+    syncing_ = false;
+  };
+  cmd_->command({"ZREMRANGEBYSCORE", kEnded, "-inf", "(" + now}, nullptr);
+  if (repair.size() > 2) cmd_->command(repair, nullptr);
+  cmd_->command({"ZRANGE", kEnded, "0", "-1", "WITHSCORES"}, [this, failed](Result<RedisReply> r) {
+    if (auto why = refused(r)) return failed(*why);
+    std::vector<std::string> drop;
+    std::function<void(const std::string&)> dropper;
+    {
+      std::lock_guard lk(mu_);
+      for (std::size_t i = 0; i + 1 < r->items.size(); i += 2) {
+        std::int64_t expires = 0;
+        try {
+          expires = std::stoll(r->items[i + 1].text);
+        } catch (const std::exception&) {
+          continue;
+        }
+        ended_[r->items[i].text] = expires;
+        if (auto it = held_.find(r->items[i].text); it != held_.end()) drop.push_back(it->second);
+      }
+      synced_ = true;
+      syncing_ = false;
+      dropper = drop_;
+    }
+    spdlog::info("cluster: {} ended sessions known", r->items.size() / 2);
+    if (dropper)
+      for (const auto& id : drop) dropper(id);
+  });
+}
+
+// --- shared per-session state -------------------------------------------
+
+Result<RedisReply> Cluster::call(std::vector<std::string> args) {
+  if (!cmd_) return Error{"cluster.redis is not set"};
+  auto promise = std::make_shared<std::promise<Result<RedisReply>>>();
+  auto future = promise->get_future();
+  cmd_->command(std::move(args), [promise](Result<RedisReply> r) { promise->set_value(std::move(r)); }, kTimeout);
+  if (future.wait_for(kTimeout + std::chrono::seconds(1)) != std::future_status::ready)
+    return Error{"Redis at " + shown_ + " did not answer in time"};
+  return future.get();
+}
+
+Result<bool> Cluster::use_once(const std::string& kind, const std::string& id, std::int64_t expires) {
+  if (!cmd_) return true;
+  auto r = call({"SET", "mcpgw:used:" + kind + ":" + id, "1", "NX", "EXAT", std::to_string(std::max(expires, unix_now() + 1))});
+  if (auto why = refused(r)) return Error{*why};
+  return r->type == RedisReply::Type::Status;
+}
+
+void Cluster::share_log_level(const std::string& id, const std::string& level) {
+  if (!cmd_) return;
+  std::string digest = digest_of(id);
+  std::string key = session_key(digest);
+  auto warn = [](Result<RedisReply> r) {
+    if (auto why = refused(r)) spdlog::warn("cluster: sharing a log level failed: {}", *why);
+  };
+  cmd_->command({"HSET", key, "log", level}, warn);
+  cmd_->command({"EXPIREAT", key, std::to_string(expiry_of(id))}, nullptr);
+  cmd_->command({"PUBLISH", kEvents, "log " + digest + " " + level}, nullptr);
+}
+
+Result<void> Cluster::set_subscription(const std::string& id, const std::string& uri, bool on) {
+  if (!cmd_) return {};
+  std::string digest = digest_of(id);
+  std::string key = subs_key(digest);
+  auto r = call({on ? "SADD" : "SREM", key, uri});
+  if (auto why = refused(r)) return Error{*why};
+  cmd_->command({"EXPIREAT", key, std::to_string(expiry_of(id))}, nullptr);
+  auto p = call({"PUBLISH", kEvents, "subs " + digest});
+  if (auto why = refused(p)) return Error{*why};
+  return {};
+}
+
+void Cluster::subscriptions(const std::string& id, std::function<void(Result<std::vector<std::string>>)> done) {
+  if (!cmd_) return done(std::vector<std::string>{});
+  cmd_->command({"SMEMBERS", subs_key(digest_of(id))}, [done = std::move(done)](Result<RedisReply> r) {
+    if (auto why = refused(r)) return done(Error{*why});
+    std::vector<std::string> uris;
+    for (const auto& item : r->items) uris.push_back(item.text);
+    done(std::move(uris));
+  });
+}
+
+}  // namespace mcpgw::cluster

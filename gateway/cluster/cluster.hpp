@@ -1,0 +1,121 @@
+#pragma once
+// The replicas' shared state (README, "Scale-out"). Sealed session ids let
+// any replica serve any session with nothing shared; Redis, when
+// configured, holds what must hold across replicas: ended sessions (a
+// sorted set every replica mirrors in memory, so checking an id costs no
+// round trip), single-use tokens, a session's log level and resource
+// subscriptions; one pub/sub channel tells the replicas of changes. Nothing
+// here is on the path of an ordinary call.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cluster/redis.hpp"
+#include "cluster/sealer.hpp"
+#include "config/config.hpp"
+#include "transport/shared_sessions.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace mcpgw::cluster {
+
+/// What /readyz says of the cluster machinery.
+struct Health {
+  bool redis_configured = false;
+  bool redis_up = false;
+  /// The ended sessions were loaded from Redis at least once: this replica
+  /// can tell an ended session from a live one.
+  bool synced = false;
+  std::string status;  ///< "up" or why Redis is not
+};
+
+class Cluster final : public transport::SharedSessions {
+ public:
+  /// What the server is told of sessions held here.
+  struct Hooks {
+    /// Another replica set session `id`'s log level (or it was loaded).
+    std::function<void(const std::string& id, const std::string& level)> log_level;
+    /// Session `id`'s resource subscriptions changed (on any replica).
+    std::function<void(const std::string& id)> subscriptions_changed;
+  };
+
+  Cluster(const config::Cluster& cfg, boost::asio::io_context& io);
+  ~Cluster() override;
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+
+  /// Before start().
+  void set_hooks(Hooks hooks);
+  /// Connects to Redis (when configured).
+  void start();
+  /// Closes the Redis connections; not on the loop.
+  void stop();
+
+  /// cluster.secret is set: session ids are sealed.
+  bool sealing() const { return sealer_.has_value(); }
+  /// cluster.redis is set.
+  bool redis() const { return cmd_ != nullptr; }
+  Health health() const;
+
+  // --- transport::SharedSessions ---
+  Result<std::string> seal(const transport::SealedSession& s) override;
+  std::variant<transport::SealedSession, transport::OpenRefusal> open(std::string_view id) override;
+  void end(const std::string& id, std::function<void(Result<void>)> done) override;
+  void on_ended_elsewhere(std::function<void(const std::string& id)> drop) override;
+  void held(const std::string& id) override;
+  void released(const std::string& id) override;
+
+  // --- for the server; the blocking ones only on worker threads ---
+
+  /// Records the first use of token `id` of `kind` (until unix second
+  /// `expires`): true the first time cluster-wide, false after; an error
+  /// naming Redis when it cannot tell. Blocks (worker threads only).
+  Result<bool> use_once(const std::string& kind, const std::string& id, std::int64_t expires);
+  /// Shares session `id`'s log level with the other replicas; failures are
+  /// logged (the level holds here regardless). Does not block.
+  void share_log_level(const std::string& id, const std::string& level);
+  /// Adds (`on`) or removes `uri` to session `id`'s subscriptions and tells
+  /// the replica holding its stream; an error naming Redis when it cannot.
+  /// Blocks (worker threads only).
+  Result<void> set_subscription(const std::string& id, const std::string& uri, bool on);
+  /// Session `id`'s subscriptions, to `done` (on an I/O thread).
+  void subscriptions(const std::string& id, std::function<void(Result<std::vector<std::string>>)> done);
+
+ private:
+  /// Runs `args` and waits for the reply, bounded.
+  Result<RedisReply> call(std::vector<std::string> args);
+  /// Unix second after which session `id` no longer opens.
+  std::int64_t expiry_of(std::string_view id) const;
+  void on_event(const std::string& payload);
+  void on_state();
+  /// Loads the ended sessions from Redis (after a (re)connect), writing
+  /// back the ones this replica knows and Redis lost.
+  void sync_ended();
+  /// Records that `digest` ended; its id if held here.
+  std::optional<std::string> mark_ended(const std::string& digest, std::int64_t expires);
+
+  std::optional<Sealer> sealer_;
+  std::int64_t ttl_s_;
+  std::unique_ptr<Redis> cmd_;
+  std::unique_ptr<Redis> sub_;
+  std::string shown_;
+
+  mutable std::mutex mu_;  // guards everything below
+  Hooks hooks_;
+  std::function<void(const std::string&)> drop_;
+  std::unordered_map<std::string, std::int64_t> ended_;  // digest -> expiry (unix s)
+  std::unordered_map<std::string, std::string> held_;    // digest -> id
+  bool synced_ = false;
+  bool syncing_ = false;
+};
+
+}  // namespace mcpgw::cluster
