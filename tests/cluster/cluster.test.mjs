@@ -9,10 +9,13 @@
 //     on a third;
 //   - a DELETE honoured by every replica; forged and tampered ids are 404;
 //   - a resource subscribed on one replica, its update reaching the GET
-//     stream held by another;
+//     stream held by another; a log level set on one replica holding on
+//     another;
 //   - Redis stopped and restarted under load: no call hangs or fails, what
-//     needs Redis fails with an error naming it, /readyz says so, and what
-//     was acknowledged before (a DELETE) still holds after.
+//     needs Redis (DELETE, saga resume, subscribe) fails with an error
+//     naming it, /readyz says so (503 on a replica started meanwhile, which
+//     cannot tell ended sessions), and what was acknowledged before (a
+//     DELETE) still holds after.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -23,8 +26,11 @@ import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import {
   BUILD,
+  MCPGW,
+  Proc,
   TOOLBOX,
   HttpClient,
+  writeConfig,
   httpGet,
   openGetStream,
   pollUntil,
@@ -180,6 +186,11 @@ test(
         assert.equal(res.status, 404, `${id.slice(0, 40)}… on ${r.hostPort}: ${res.status} ${res.text}`);
         assert.equal(res.message?.error?.message ?? JSON.parse(res.text).error.message, 'Session not found');
       }
+    // A client whose capabilities do not fit a header-sized id is told so.
+    const big = await rpc(lb.url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { experimental: { pad: 'x'.repeat(5000) } }, clientInfo: { name: 'big', version: '1' } } });
+    assert.equal(big.status, 400, big.text);
+    assert.match(JSON.parse(big.text).error.message, /^Invalid Request: the client's capabilities and clientInfo take \d+ bytes; a session id holds at most 3072$/);
+    assert.equal(big.headers.get('mcp-session-id'), null);
     // The genuine id still works everywhere.
     for (const r of replicas) assert.ok((await on(r.url, a).result('tools/list', {})).tools.length > 0);
   }),
@@ -216,6 +227,26 @@ test(
     // And the second token is spent everywhere too.
     const again = await on(A.url, a).request('tools/resumeSaga', { sagaToken: s2.sagaToken, completedSteps: [] });
     assert.ok(again.error, JSON.stringify(again));
+  }),
+);
+
+test(
+  'logging/setLevel on one replica holds on the others: the log messages of a call on C follow the level set on A',
+  withDiagnostics(async () => {
+    const [A, B, C] = replicas;
+    const s = new HttpClient(B.url);
+    await s.initialize();
+    const logsOfCallOn = async (r) => {
+      const res = await on(r.url, s).send('tools/call', { name: 'conf:test_tool_with_logging', arguments: {} });
+      assert.equal(res.message?.result?.content?.[0]?.text, 'Tool with logging executed successfully', res.text);
+      return res.messages.filter((m) => m.method === 'notifications/message').map((m) => m.params.level);
+    };
+    assert.deepEqual(await logsOfCallOn(C), ['info', 'info', 'info'], 'the default level, info');
+    assert.deepEqual(await on(A.url, s).result('logging/setLevel', { level: 'error' }), {});
+    // The level reaches C through Redis' pub/sub, a moment after A answered.
+    await pollUntil(async () => (await logsOfCallOn(C)).length === 0, { what: 'C to take the level set on A' });
+    assert.deepEqual(await on(A.url, s).result('logging/setLevel', { level: 'debug' }), {});
+    await pollUntil(async () => (await logsOfCallOn(C)).length === 3, { what: 'C to take the next level' });
   }),
 );
 
@@ -276,12 +307,15 @@ test(
     const D = await startReplica(dir, replicaConfig(), { label: 'mcpgw-D' });
     const group = [replicas[0], replicas[1], D];
     const lb2 = await startNginx(dir, group.map((r) => r.hostPort), { label: 'nginx-kill' });
-    // Sessions until one is begun on D (round robin: within three).
+    // Sessions until one is begun on D. A connect is three requests
+    // (initialize, initialized, GET): a /healthz in between moves the round
+    // robin on by one.
     let found;
     for (let i = 0; i < 6 && !found; i++) {
       const before = await messagesOf(D, 'initialize');
       const { client, transport } = await v1Client(lb2.url, `sdk-v1-kill-${i}`);
       if ((await messagesOf(D, 'initialize')) > before) found = { client, transport };
+      else await httpGet(`${lb2.base}/healthz`);
     }
     assert.ok(found, 'no session began on D');
     const { client, transport } = found;
@@ -338,12 +372,32 @@ test(
     });
     assert.equal(resume.error?.code, -32603, JSON.stringify(resume));
     assert.match(resume.error.message, /^mcpgw: cannot resume the saga: Redis at redis:\/\/127\.0\.0\.1:\d+\/0 (is unreachable|did not answer)/);
+    const { resources } = await on(A.url, s).result('resources/list', {});
+    const sub = await on(A.url, s).request('resources/subscribe', { uri: resources.find((r) => r.uri.endsWith(WATCHED)).uri });
+    assert.equal(sub.error?.code, -32603, JSON.stringify(sub));
+    assert.match(sub.error.message, /^mcpgw: cannot subscribe across the cluster: Redis at redis:\/\/127\.0\.0\.1:\d+\/0 (is unreachable|did not answer)/);
     // The session was not ended: it goes on.
     assert.ok((await on(C.url, s).result('tools/list', {})).tools.length > 0);
+    // A replica started now cannot tell ended sessions from live ones: not
+    // ready, and another's session gets 503 naming Redis, not a 404.
+    const E = new Proc('mcpgw-E', MCPGW, ['--config', writeConfig(dir, { ...replicaConfig(), listen: { host: '127.0.0.1', port: 0 } }, 'mcpgw-E.yaml')]);
+    const eUrl = (await E.waitForLine('stderr', /listening on (http:\/\/[^\s]+)/))[1];
+    const eBase = new URL(eUrl).origin;
+    const notReady = await httpGet(`${eBase}/readyz`);
+    assert.equal(notReady.status, 503, notReady.text);
+    const body = JSON.parse(notReady.text);
+    assert.equal(body.ready, false);
+    assert.match(body.down[0].redis, /^Redis at redis:\/\/127\.0\.0\.1:\d+\/0 is unreachable/);
+    const early = await rpc(eUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { session: s.session, protocolVersion: s.protocolVersion });
+    assert.equal(early.status, 503, early.text);
+    assert.match(JSON.parse(early.text).error.message, /^Service Unavailable: Redis at .* is unreachable: .*; this replica cannot yet tell whether the session was ended \(DELETE\)$/);
 
     redis = await startRedis(dir, { port: redis.port, label: 'redis-restarted' });
     for (const r of replicas)
       await pollUntil(async () => JSON.parse((await httpGet(`${r.base}/readyz`)).text).redis === 'up', { timeoutMs: 15000, what: `${r.hostPort} to reconnect` });
+    await pollUntil(async () => (await httpGet(`${eBase}/readyz`)).status === 200, { timeoutMs: 15000, what: 'E ready once Redis is back' });
+    assert.ok((await on(eUrl, s).result('tools/list', {})).tools.length > 0);
+    await E.stop();
     const mark2 = answered;
     await pollUntil(() => answered >= mark2 + 20, { what: 'calls after Redis is back' });
     running = false;
