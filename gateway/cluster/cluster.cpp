@@ -1,8 +1,10 @@
 #include "cluster/cluster.hpp"
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <future>
 #include <sstream>
 
@@ -12,6 +14,10 @@ namespace {
 constexpr const char* kEvents = "mcpgw:events";
 constexpr const char* kEnded = "mcpgw:ended";
 constexpr auto kTimeout = std::chrono::milliseconds(2000);
+/// How long a DELETE waits for the replicas to confirm they dropped the
+/// session; one that does not (stopped, cut off from Redis) reads the ended
+/// sessions again when it reconnects.
+constexpr auto kConfirmWithin = std::chrono::milliseconds(1000);
 
 std::string session_key(const std::string& digest) { return "mcpgw:session:" + digest; }
 std::string subs_key(const std::string& digest) { return "mcpgw:subs:" + digest; }
@@ -25,7 +31,17 @@ std::optional<std::string> refused(const Result<RedisReply>& r) {
 
 }  // namespace
 
-Cluster::Cluster(const config::Cluster& cfg, boost::asio::io_context& io) : ttl_s_(cfg.session_ttl_s) {
+struct Cluster::EndWaiter {
+  EndWaiter(boost::asio::io_context& io, std::string d, std::function<void(Result<void>)> f)
+      : digest(std::move(d)), done(std::move(f)), timer(io) {}
+  std::string digest;
+  long long needed = -1;  ///< subscribers the PUBLISH reached; -1 until known
+  long long confirmations = 0;
+  std::function<void(Result<void>)> done;
+  boost::asio::steady_timer timer;
+};
+
+Cluster::Cluster(const config::Cluster& cfg, boost::asio::io_context& io) : io_(io), ttl_s_(cfg.session_ttl_s) {
   if (!cfg.secrets.empty()) sealer_.emplace(cfg.secrets, cfg.session_ttl_s);
   if (cfg.redis.empty()) return;
   RedisEndpoint ep{cfg.redis_host, cfg.redis_port, cfg.redis_db, cfg.redis_password, ""};
@@ -54,6 +70,15 @@ void Cluster::stop() {
   if (!cmd_) return;
   sub_->stop();
   cmd_->stop();
+  std::vector<std::shared_ptr<EndWaiter>> waiting;
+  {
+    std::lock_guard lk(mu_);
+    waiting.swap(waiters_);
+  }
+  for (const auto& w : waiting) {
+    w->timer.cancel();
+    w->done(Error{"Service Unavailable: mcpgw is shutting down"});
+  }
 }
 
 Health Cluster::health() const {
@@ -106,6 +131,29 @@ std::optional<std::string> Cluster::mark_ended(const std::string& digest, std::i
   return it == held_.end() ? std::nullopt : std::optional<std::string>(it->second);
 }
 
+
+void Cluster::finish(const std::shared_ptr<EndWaiter>& w, const char* why) {
+  {
+    std::lock_guard lk(mu_);
+    auto it = std::find(waiters_.begin(), waiters_.end(), w);
+    if (it == waiters_.end()) return;
+    waiters_.erase(it);
+  }
+  w->timer.cancel();
+  if (why) spdlog::warn("cluster: session {}…: {}", w->digest.substr(0, 8), why);
+  w->done({});
+}
+
+void Cluster::confirmed(const std::string& digest) {
+  std::vector<std::shared_ptr<EndWaiter>> complete;
+  {
+    std::lock_guard lk(mu_);
+    for (const auto& w : waiters_)
+      if (w->digest == digest && ++w->confirmations >= w->needed && w->needed >= 0) complete.push_back(w);
+  }
+  for (const auto& w : complete) finish(w, nullptr);
+}
+
 void Cluster::end(const std::string& id, std::function<void(Result<void>)> done) {
   std::string digest = digest_of(id);
   std::int64_t expires = expiry_of(id);
@@ -116,20 +164,40 @@ void Cluster::end(const std::string& id, std::function<void(Result<void>)> done)
     return;
   }
   std::string when = std::to_string(expires);
-  auto finish = std::make_shared<std::function<void(Result<void>)>>(std::move(done));
+  // Acknowledged once every replica confirmed it dropped its copy: a
+  // request sent after the DELETE's answer is refused wherever it lands.
+  auto waiter = std::make_shared<EndWaiter>(io_, digest, std::move(done));
   cmd_->command(
       {"ZADD", kEnded, when, digest},
-      [this, digest, expires, when, finish](Result<RedisReply> r) {
+      [this, digest, expires, when, waiter](Result<RedisReply> r) {
         if (auto why = refused(r)) {
-          (*finish)(Error{"Service Unavailable: the session was not ended: " + *why});
+          waiter->done(Error{"Service Unavailable: the session was not ended: " + *why});
           return;
         }
         mark_ended(digest, expires);
-        cmd_->command({"PUBLISH", kEvents, "ended " + digest + " " + when}, [finish](Result<RedisReply> p) {
-          // Recorded already: a replica that misses the message reads the
-          // set when it reconnects.
-          if (auto why = refused(p)) spdlog::warn("cluster: announcing an ended session failed: {}", *why);
-          (*finish)({});
+        {
+          // Before the PUBLISH: confirmations may overtake its reply.
+          std::lock_guard lk(mu_);
+          waiters_.push_back(waiter);
+        }
+        waiter->timer.expires_after(kConfirmWithin);
+        waiter->timer.async_wait([this, waiter](boost::system::error_code ec) {
+          if (!ec) finish(waiter, "not every replica confirmed the end in time; the others read it when they reconnect");
+        });
+        cmd_->command({"PUBLISH", kEvents, "ended " + digest + " " + when}, [this, waiter](Result<RedisReply> p) {
+          if (auto why = refused(p)) {
+            // Recorded already: a replica that misses the message reads
+            // the set when it reconnects.
+            finish(waiter, "announcing the end failed");
+            return;
+          }
+          bool complete;
+          {
+            std::lock_guard lk(mu_);
+            waiter->needed = p->integer;
+            complete = waiter->confirmations >= waiter->needed;
+          }
+          if (complete) finish(waiter, nullptr);
         });
       },
       kTimeout);
@@ -142,9 +210,18 @@ void Cluster::on_ended_elsewhere(std::function<void(const std::string& id)> drop
 
 void Cluster::held(const std::string& id) {
   std::string digest = digest_of(id);
+  bool ended;
+  std::function<void(const std::string&)> drop;
   {
     std::lock_guard lk(mu_);
     held_[digest] = id;
+    // Restored while its end was on the way: the copy goes at once.
+    ended = ended_.count(digest) > 0;
+    drop = drop_;
+  }
+  if (ended) {
+    if (drop) drop(id);
+    return;
   }
   if (!cmd_) return;
   // A session another replica began may have asked for a log level there.
@@ -184,6 +261,12 @@ void Cluster::on_event(const std::string& payload) {
       drop = drop_;
     }
     if (id && drop) drop(*id);
+    // Dropped (or never held): the replica that ended it may answer.
+    cmd_->command({"PUBLISH", kEvents, "dropped " + digest}, nullptr);
+    return;
+  }
+  if (kind == "dropped") {
+    confirmed(digest);
     return;
   }
   std::optional<std::string> id;

@@ -102,8 +102,14 @@ class Cluster final : public transport::SharedSessions {
   void sync_ended();
   /// Records that `digest` ended; its id if held here.
   std::optional<std::string> mark_ended(const std::string& digest, std::int64_t expires);
+  /// A DELETE waiting until every replica confirmed it dropped the session.
+  struct EndWaiter;
+  /// Counts one confirmation for `digest`.
+  void confirmed(const std::string& digest);
+  void finish(const std::shared_ptr<EndWaiter>& w, const char* why);
 
   std::optional<Sealer> sealer_;
+  boost::asio::io_context& io_;
   std::int64_t ttl_s_;
   std::unique_ptr<Redis> cmd_;
   std::unique_ptr<Redis> sub_;
@@ -114,6 +120,7 @@ class Cluster final : public transport::SharedSessions {
   std::function<void(const std::string&)> drop_;
   std::unordered_map<std::string, std::int64_t> ended_;  // digest -> expiry (unix s)
   std::unordered_map<std::string, std::string> held_;    // digest -> id
+  std::vector<std::shared_ptr<EndWaiter>> waiters_;
   bool synced_ = false;
   bool syncing_ = false;
 };
