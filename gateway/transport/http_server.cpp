@@ -190,7 +190,6 @@ struct HttpServer::Impl {
                                  bool accept_json, bool accept_sse);
   awaitable<void> get(http::Request& req, http::Responder& res, const std::string& mode);
   awaitable<void> del(http::Request& req, http::Responder& res, const std::string& mode);
-  awaitable<Result<void>> end_everywhere(const asio::any_io_executor& strand, std::string id);
 
   /// Resolves Mcp-Session-Id for a non-initialize request; the refusal, or
   /// nothing with `out` set.
@@ -222,23 +221,9 @@ struct HttpServer::Impl {
     if (sealed.mode != ctx.mode || sealed.principal != ctx.principal) return std::nullopt;
     out = sessions.find_or_add(sid, [&]() -> std::shared_ptr<HttpSession> {
       auto resumed = handler.resume_session(ctx, sealed);
-      if (!resumed) return nullptr;
-      return make_session(sid, std::move(*resumed), ctx);
+      return resumed ? HttpSession::make(sid, std::move(*resumed), ctx) : nullptr;
     });
     return std::nullopt;
-  }
-
-  /// The transport's side of session `id`: its messages go to its GET
-  /// stream, when open here.
-  static std::shared_ptr<HttpSession> make_session(const std::string& id, std::shared_ptr<Session> session,
-                                                   const ClientContext& ctx) {
-    auto hs = std::make_shared<HttpSession>(std::move(session), ctx.mode, ctx.principal);
-    std::weak_ptr<HttpSession> weak = hs;
-    hs->session->bind(id, ctx, [weak](std::string msg) {
-      auto s = weak.lock();
-      return s && s->deliver(msg);
-    });
-    return hs;
   }
 };
 
@@ -355,7 +340,7 @@ awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res,
       co_await res.send(std::move(*refused));
       co_return;
     }
-    hs = make_session(*id, std::move(*opened), ctx);
+    hs = HttpSession::make(*id, std::move(*opened), ctx);
     sessions.add(*id, hs);
     extra.push_back({"Mcp-Session-Id", *id});
   } else if (auto refused = lookup(req, ctx, hs)) {
@@ -587,7 +572,7 @@ awaitable<void> HttpServer::Impl::del(http::Request& req, http::Responder& res, 
   }
   if (shared) {
     // Acknowledged only once every replica will refuse the id.
-    auto ended = co_await end_everywhere(res.executor(), hs->session->id());
+    auto ended = co_await end_everywhere(*shared, res.executor(), hs->session->id());
     if (!ended) {
       auto reply = json_error(503, jsonrpc::kInternalError, ended.error());
       co_await res.send(std::move(reply));
@@ -598,30 +583,6 @@ awaitable<void> HttpServer::Impl::del(http::Request& req, http::Responder& res, 
   {
     auto reply = bare(200);
     co_await res.send(std::move(reply));
-  }
-}
-
-awaitable<Result<void>> HttpServer::Impl::end_everywhere(const asio::any_io_executor& strand, std::string id) {
-  struct Outcome {
-    std::mutex mu;
-    std::optional<Result<void>> result;
-  };
-  auto outcome = std::make_shared<Outcome>();
-  auto signal = std::make_shared<http::Signal>(strand);
-  shared->end(id, [outcome, signal](Result<void> r) {
-    {
-      std::lock_guard lk(outcome->mu);
-      outcome->result = std::move(r);
-    }
-    signal->notify();
-  });
-  // end() answers within its own bound; this loop only waits for it.
-  for (;;) {
-    {
-      std::lock_guard lk(outcome->mu);
-      if (outcome->result) co_return std::move(*outcome->result);
-    }
-    co_await signal->wait(std::chrono::seconds(1));
   }
 }
 

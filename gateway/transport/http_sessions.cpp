@@ -10,11 +10,49 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "transport/sse.hpp"
 
 namespace mcpgw::transport {
+
+std::shared_ptr<HttpSession> HttpSession::make(const std::string& id, std::shared_ptr<Session> session,
+                                               const ClientContext& ctx) {
+  auto hs = std::make_shared<HttpSession>(std::move(session), ctx.mode, ctx.principal);
+  std::weak_ptr<HttpSession> weak = hs;
+  hs->session->bind(id, ctx, [weak](std::string msg) {
+    auto s = weak.lock();
+    return s && s->deliver(msg);
+  });
+  return hs;
+}
+
+http::awaitable<Result<void>> end_everywhere(SharedSessions& shared, const asio::any_io_executor& strand,
+                                             std::string id) {
+  struct Outcome {
+    std::mutex mu;
+    std::optional<Result<void>> result;
+  };
+  auto outcome = std::make_shared<Outcome>();
+  auto signal = std::make_shared<http::Signal>(strand);
+  shared.end(id, [outcome, signal](Result<void> r) {
+    {
+      std::lock_guard lk(outcome->mu);
+      outcome->result = std::move(r);
+    }
+    signal->notify();
+  });
+  // end() answers within its own bound; this loop only waits for it.
+  for (;;) {
+    {
+      std::lock_guard lk(outcome->mu);
+      if (outcome->result) co_return std::move(*outcome->result);
+    }
+    auto wait = std::chrono::seconds(1);
+    co_await signal->wait(wait);
+  }
+}
 
 bool HttpSession::open_stream(std::shared_ptr<http::StreamQueue> queue) {
   std::lock_guard lk(mu_);

@@ -23,6 +23,10 @@ class HttpSession {
   using Clock = std::chrono::steady_clock;
   HttpSession(std::shared_ptr<Session> s, std::string mode, std::string principal)
       : session(std::move(s)), mode(std::move(mode)), principal(std::move(principal)) {}
+  /// Session `id` of a client described by `ctx`: `session` bound to it,
+  /// its messages going to the GET stream when one is open here.
+  static std::shared_ptr<HttpSession> make(const std::string& id, std::shared_ptr<Session> session,
+                                           const ClientContext& ctx);
 
   const std::shared_ptr<Session> session;
   const std::string mode;
@@ -50,6 +54,11 @@ class HttpSession {
   bool ended_ = false;
   std::atomic<Clock::rep> last_active_{Clock::now().time_since_epoch().count()};
 };
+
+/// Ends session `id` through `shared` (every replica); completes with its
+/// outcome, on `strand`.
+http::awaitable<Result<void>> end_everywhere(SharedSessions& shared, const asio::any_io_executor& strand,
+                                             std::string id);
 
 /// The live sessions by id, and their idle expiry.
 class SessionStore {
