@@ -81,14 +81,19 @@ void Cluster::stop() {
   }
 }
 
-Health Cluster::health() const {
+Health Cluster::health() {
   Health h;
   h.redis_configured = cmd_ != nullptr;
   if (!cmd_) return h;
   h.redis_up = cmd_->up() && sub_->up();
   h.status = !cmd_->up() ? cmd_->status() : !sub_->up() ? sub_->status() : "up";
-  std::lock_guard lk(mu_);
-  h.synced = synced_;
+  {
+    std::lock_guard lk(mu_);
+    h.synced = synced_;
+  }
+  // A first read of the ended sessions that failed (Redis slow to answer)
+  // is tried again whenever someone asks.
+  if (!h.synced && h.redis_up) on_state();
   return h;
 }
 

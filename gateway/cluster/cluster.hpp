@@ -64,7 +64,8 @@ class Cluster final : public transport::SharedSessions {
   bool sealing() const { return sealer_.has_value(); }
   /// cluster.redis is set.
   bool redis() const { return cmd_ != nullptr; }
-  Health health() const;
+  /// Also retries a first read of the ended sessions that failed.
+  Health health();
 
   // --- transport::SharedSessions ---
   Result<std::string> seal(const transport::SealedSession& s) override;
