@@ -98,7 +98,8 @@ void Gateway::on_tools_changed(const std::string& server) {
     return a.size() == b.size() &&
            std::equal(a.begin(), a.end(), b.begin(), [](const auto& x, const auto& y) { return x.definition == y.definition; });
   };
-  bool tools = !same(old->tools, next->tools);
+  // A mode that turned to (or from) search lists other tools.
+  bool tools = !same(old->tools, next->tools) || old->search_modes != next->search_modes;
   bool resources = !same(old->resources, next->resources) || !same(old->templates, next->templates);
   bool prompts = !same(old->prompts, next->prompts);
   // After start-up a collision cannot stop the gateway: the first tool of

@@ -88,6 +88,8 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check", "validate the configuration, connect every upstream, print the catalog");
   check->add_option("--config", config_path, "gateway YAML file")->required();
   check->add_flag("--json", as_json, "machine-readable output");
+  std::string search_query;
+  auto* search = check->add_option("--search", search_query, "also show what this search_tools query finds per mode");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -128,7 +130,9 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  if (check->parsed()) return server::run_check(std::move(*cfg), as_json, std::cout);
+  if (check->parsed())
+    return server::run_check(std::move(*cfg), as_json, std::cout,
+                             search->count() ? std::optional(search_query) : std::nullopt);
 
   int grace = cfg->shutdown_grace_ms;
   server::Gateway gw(std::move(*cfg), threads);
