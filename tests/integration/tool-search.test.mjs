@@ -195,7 +195,9 @@ test(
     assert.deepEqual(r.content.map((x) => x.text), ['first', 'second', 'third']);
     assert.deepEqual(r._meta['mcpgw/chain'].map((h) => h.tool), ['toolbox:chain', 'toolbox:chain', 'toolbox:echo']);
     assert.equal(r._meta.nextTool, undefined);
-    assert.deepEqual(r, await c.callTool('toolbox:chain', chain), 'the same as the direct call');
+    // The same as the direct call, but for the hops' timings.
+    const timeless = (x) => ({ ...x, _meta: { 'mcpgw/chain': x._meta['mcpgw/chain'].map(({ ms, ...hop }) => hop) } });
+    assert.deepEqual(timeless(r), timeless(await c.callTool('toolbox:chain', chain)));
   }),
 );
 

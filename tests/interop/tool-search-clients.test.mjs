@@ -38,7 +38,7 @@ before(async () => {
 
 const transfer = (amount) => ({ name: 'bank:transfer_money', arguments: { fromAccountId: SAVINGS, toAccountId: CREDIT, amount } });
 const question = (amount) => ({
-  message: `Transfer ${amount} USD from High Yield Savings (${SAVINGS}) to Rewards Credit Card (${CREDIT})?`,
+  message: `Transfer ${amount.toFixed(2)} USD from High Yield Savings (${SAVINGS}) to Rewards Credit Card (${CREDIT})?`,
   requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean', title: 'Confirm the transfer' } }, required: ['confirm'] },
 });
 
