@@ -14,6 +14,7 @@
 //     reports an upstream tool named search_tools as hidden in search modes.
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   MCPGW,
@@ -22,6 +23,7 @@ import {
   bankStdio,
   connectHttp,
   newId,
+  openGetStream,
   pidFromResult,
   pollUntil,
   requireBinaries,
@@ -30,6 +32,7 @@ import {
   startGatewayStdio,
   tempDir,
   textOf,
+  toYaml,
   toolboxStdio,
   waitSleeping,
   withDiagnostics,
@@ -342,5 +345,23 @@ test(
     const plain = JSON.parse((await runCheck(cfg, ['--json'])).stdout);
     assert.equal(plain.search, undefined);
     assert.equal(plain.discovery.length, 3);
+  }),
+);
+
+test(
+  'SIGHUP turning a mode to discovery: search tells its sessions tools/list_changed; the same session then lists the meta tools',
+  withDiagnostics(async () => {
+    const listen = { host: '127.0.0.1', path: '/mcp', port: 0 };
+    const base = { listen, welcome: { strategy: 'none' }, modes: { helper: {} }, servers: [bankStdio()] };
+    const g = await startGateway(base, { label: 'mcpgw-reload-search' });
+    const c = await connectHttp(`${g.url}/helper`);
+    assert.ok((await c.listAllTools()).tools.some((t) => t.name === 'bank:list_accounts'));
+    const stream = await openGetStream(c);
+    assert.equal(stream.status, 200);
+    writeFileSync(g.configPath, toYaml({ ...base, listen: { ...listen, port: g.port }, modes: { helper: { discovery: 'search' } } }));
+    g.proc.child.kill('SIGHUP');
+    await stream.waitFor((m) => m.method === 'notifications/tools/list_changed', 10000);
+    assert.deepEqual((await c.listAllTools()).tools.map((t) => t.name), META);
+    stream.close();
   }),
 );
