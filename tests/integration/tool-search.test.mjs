@@ -365,3 +365,19 @@ test(
     stream.close();
   }),
 );
+
+test(
+  'the welcome tool works as before in a search mode: its text is in the instructions, and it stays callable by name',
+  withDiagnostics(async () => {
+    const g = await startGateway(
+      { welcome: { strategy: 'first' }, modes: { helper: { discovery: 'search' } }, servers: [toolboxStdio({ args: ['--welcome-tool', 'hello'] })] },
+      { label: 'mcpgw-welcome-search' },
+    );
+    const searching = await connectHttp(`${g.url}/helper`);
+    const listing = await connectHttp(g.url);
+    assert.match(searching.initResult.instructions, /welcome from toolbox-server/);
+    assert.equal(searching.initResult.instructions, listing.initResult.instructions);
+    assert.deepEqual((await searching.listAllTools()).tools.map((t) => t.name), META);
+    assert.equal(textOf(await searching.callTool('toolbox:hello')), 'welcome from toolbox-server');
+  }),
+);

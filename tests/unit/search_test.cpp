@@ -1,8 +1,10 @@
 #include <doctest/doctest.h>
 
+#include "catalog/tool_search.hpp"
 #include "search/index.hpp"
 
 using namespace mcpgw::search;
+namespace json = mcpgw::json;
 using Terms = std::vector<std::string>;
 
 TEST_CASE("search: the tokenizer splits identifiers and sentences") {
@@ -107,4 +109,27 @@ TEST_CASE("search: hostile queries and an empty index") {
   CHECK(idx.search("balance " + huge, 8, all).at(0).doc == 1);
   std::string binary("\0\xff\xfe\x01 balance", 10);
   CHECK(idx.search(binary, 8, all).at(0).doc == 1);
+}
+
+TEST_CASE("search: what the catalog indexes of a tool") {
+  auto def = json::parse(R"({"name":"get_x","description":"Gets x.","annotations":{"title":"Get X"},
+    "inputSchema":{"type":"object","properties":{"xId":{"type":"string","description":"Which x"},
+      "filter":{"type":"object","properties":{"since":{"type":"string","description":"From this date"},
+        "deep":{"type":"object","properties":{"hidden":{"type":"string"}}}}}}}})");
+  REQUIRE(def.ok());
+  Document d = mcpgw::catalog::document_of(*def, "srv:get_x");
+  CHECK(d.name == "srv:get_x");
+  CHECK(d.title == "Get X");  // annotations.title when there is no title
+  CHECK(d.description == "Gets x.");
+  // Parameter names and descriptions, one level of nesting deep.
+  CHECK(d.parameters == "xId Which x filter since From this date deep ");
+  auto bare = json::parse(R"({"name":"t","title":"T","inputSchema":{"type":"object"}})");
+  REQUIRE(bare.ok());
+  Document b = mcpgw::catalog::document_of(*bare, "t");
+  CHECK(b.title == "T");
+  CHECK(b.description.empty());
+  CHECK(b.parameters.empty());
+  CHECK(mcpgw::catalog::is_meta_tool("search_tools"));
+  CHECK(mcpgw::catalog::is_meta_tool("call_tool"));
+  CHECK_FALSE(mcpgw::catalog::is_meta_tool("bank:search_tools"));
 }
