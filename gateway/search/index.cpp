@@ -44,35 +44,8 @@ void undouble(std::string& s) {
     s.pop_back();
 }
 
-/// Calls `sink` with each term of `text`, in order (see tokenize()).
-template <typename Sink>
-void each_term(std::string_view text, Sink&& sink) {
-  std::size_t i = 0, n = text.size();
-  while (i < n) {
-    while (i < n && !is_word(text[i])) ++i;
-    std::size_t start = i;
-    while (i < n && is_word(text[i])) {
-      // A hump ends before an upper-case letter that follows a lower-case
-      // one or a digit ("getBalance"), or that starts a new word after an
-      // acronym ("HTTPServer": the S).
-      if (i > start && is_upper(text[i]) &&
-          (is_lower(text[i - 1]) || is_digit(text[i - 1]) || (i + 1 < n && is_lower(text[i + 1]) && is_upper(text[i - 1]))))
-        break;
-      ++i;
-    }
-    if (i == start) continue;
-    std::string word(text.substr(start, i - start));
-    for (char& c : word)
-      if (is_upper(c)) c = static_cast<char>(c - 'A' + 'a');
-    if (!is_stop_word(word)) sink(stem(word));
-  }
-}
-
-}  // namespace
-
-std::string stem(std::string_view word) {
-  std::string s(word);
-  if (s.size() <= 3) return s;
+void stem_in_place(std::string& s) {
+  if (s.size() <= 3) return;
   if (ends_with(s, "ies") && s.size() > 4) {
     s.resize(s.size() - 3);
     s += 'y';
@@ -89,12 +62,47 @@ std::string stem(std::string_view word) {
     undouble(s);
   }
   if (ends_with(s, "e") && s.size() >= 4) s.pop_back();
+}
+
+/// Calls `sink` with each term of `text`, in order (see tokenize()). The
+/// term is a buffer reused for the next one: a sink copies what it keeps.
+template <typename Sink>
+void each_term(std::string_view text, Sink&& sink) {
+  std::string word;
+  std::size_t i = 0, n = text.size();
+  while (i < n) {
+    while (i < n && !is_word(text[i])) ++i;
+    std::size_t start = i;
+    while (i < n && is_word(text[i])) {
+      // A hump ends before an upper-case letter that follows a lower-case
+      // one or a digit ("getBalance"), or that starts a new word after an
+      // acronym ("HTTPServer": the S).
+      if (i > start && is_upper(text[i]) &&
+          (is_lower(text[i - 1]) || is_digit(text[i - 1]) || (i + 1 < n && is_lower(text[i + 1]) && is_upper(text[i - 1]))))
+        break;
+      ++i;
+    }
+    if (i == start) continue;
+    word.assign(text.substr(start, i - start));
+    for (char& c : word)
+      if (is_upper(c)) c = static_cast<char>(c - 'A' + 'a');
+    if (is_stop_word(word)) continue;
+    stem_in_place(word);
+    sink(static_cast<const std::string&>(word));
+  }
+}
+
+}  // namespace
+
+std::string stem(std::string_view word) {
+  std::string s(word);
+  stem_in_place(s);
   return s;
 }
 
 std::vector<std::string> tokenize(std::string_view text) {
   std::vector<std::string> out;
-  each_term(text, [&](std::string term) { out.push_back(std::move(term)); });
+  each_term(text, [&](const std::string& term) { out.push_back(term); });
   return out;
 }
 
@@ -106,9 +114,13 @@ Index::Index(const std::vector<Document>& docs) {
     terms.clear();
     float length = 0;
     auto field = [&](const std::string& text, float weight) {
-      each_term(text, [&](std::string term) {
-        auto [it, fresh] = term_ids_.emplace(std::move(term), static_cast<std::uint32_t>(postings_.size()));
-        if (fresh) postings_.emplace_back();
+      each_term(text, [&](const std::string& term) {
+        auto it = term_ids_.find(term);
+        if (it == term_ids_.end()) {
+          it = term_ids_.emplace(term, static_cast<std::uint32_t>(terms_.size())).first;
+          terms_.push_back(term);
+          postings_.emplace_back();
+        }
         terms.emplace_back(it->second, weight);
         length += weight;
       });
@@ -129,18 +141,19 @@ Index::Index(const std::vector<Document>& docs) {
     total += length;
   }
   average_length_ = docs.empty() ? 0 : total / static_cast<double>(docs.size());
-  sorted_terms_.reserve(term_ids_.size());
-  for (const auto& [term, id] : term_ids_) sorted_terms_.push_back(term);
-  std::sort(sorted_terms_.begin(), sorted_terms_.end());
+  sorted_ids_.resize(terms_.size());
+  for (std::uint32_t id = 0; id < sorted_ids_.size(); ++id) sorted_ids_[id] = id;
+  std::sort(sorted_ids_.begin(), sorted_ids_.end(), [&](std::uint32_t a, std::uint32_t b) { return terms_[a] < terms_[b]; });
 }
 
 std::vector<std::pair<std::uint32_t, double>> Index::expand(const std::string& term) const {
   if (auto it = term_ids_.find(term); it != term_ids_.end()) return {{it->second, 1.0}};
   std::vector<std::pair<std::uint32_t, double>> out;
   if (term.size() < 3) return out;
-  for (auto it = std::lower_bound(sorted_terms_.begin(), sorted_terms_.end(), term);
-       it != sorted_terms_.end() && it->compare(0, term.size(), term) == 0 && out.size() < kMaxPrefixTerms; ++it)
-    out.emplace_back(term_ids_.at(*it), kPrefixWeight);
+  auto it = std::lower_bound(sorted_ids_.begin(), sorted_ids_.end(), term,
+                             [&](std::uint32_t id, const std::string& t) { return terms_[id] < t; });
+  for (; it != sorted_ids_.end() && terms_[*it].compare(0, term.size(), term) == 0 && out.size() < kMaxPrefixTerms; ++it)
+    out.emplace_back(*it, kPrefixWeight);
   return out;
 }
 
@@ -153,9 +166,9 @@ bool Index::understands(std::string_view query) const {
 std::vector<Hit> Index::search(std::string_view query, std::size_t limit,
                                const std::function<bool(std::size_t)>& visible) const {
   std::vector<std::string> terms;
-  each_term(query, [&](std::string term) {
+  each_term(query, [&](const std::string& term) {
     if (terms.size() < kMaxQueryTerms && std::find(terms.begin(), terms.end(), term) == terms.end())
-      terms.push_back(std::move(term));
+      terms.push_back(term);
   });
   std::vector<double> scores(lengths_.size(), 0.0);
   std::vector<std::uint32_t> touched;

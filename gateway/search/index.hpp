@@ -70,7 +70,8 @@ class Index {
   std::vector<std::pair<std::uint32_t, double>> expand(const std::string& term) const;
 
   std::unordered_map<std::string, std::uint32_t> term_ids_;
-  std::vector<std::string> sorted_terms_;  ///< for prefix matches
+  std::vector<std::string> terms_;          ///< by id
+  std::vector<std::uint32_t> sorted_ids_;   ///< ids in term order, for prefix matches
   std::vector<std::vector<Posting>> postings_;
   std::vector<float> lengths_;
   double average_length_ = 0;
