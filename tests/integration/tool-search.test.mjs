@@ -279,6 +279,7 @@ test(
     assert.deepEqual(listed.tools.map((t) => t.name), META);
     const found = await sresult(url, 'tools/call', { name: 'search_tools', arguments: { query: 'account balance' } });
     assert.equal(found.structuredContent.tools[0].name, 'bank:get_account_balance');
+    assert.equal(found.resultType, 'complete');
     const r = await sresult(url, 'tools/call', { name: 'call_tool', arguments: { name: 'toolbox:echo', arguments: { text: 'stateless hi' } } });
     assert.equal(textOf(r), 'stateless hi');
     const hidden = await srpc(url, 'tools/call', { name: 'call_tool', arguments: { name: 'toolbox:pid' } });
