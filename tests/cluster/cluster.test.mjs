@@ -197,6 +197,23 @@ test(
 );
 
 test(
+  'a sealed id is bound to its principal: with bearer auth, another token gets 404 on every replica, its own token 200',
+  withDiagnostics(async () => {
+    const auth = { bearer_tokens: [{ token: 'token-alice', name: 'alice' }, { token: 'token-bob', name: 'bob' }] };
+    const [P, Q] = await Promise.all(['P', 'Q'].map((n) => startReplica(dir, { ...replicaConfig(), auth }, { label: `mcpgw-auth-${n}` })));
+    const alice = new HttpClient(P.url, { headers: { authorization: 'Bearer token-alice' } });
+    await alice.initialize();
+    for (const r of [P, Q]) {
+      const asBob = await rpc(r.url, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { session: alice.session, protocolVersion: alice.protocolVersion, headers: { authorization: 'Bearer token-bob' } });
+      assert.equal(asBob.status, 404, asBob.text);
+      const asAlice = await rpc(r.url, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { session: alice.session, protocolVersion: alice.protocolVersion, headers: { authorization: 'Bearer token-alice' } });
+      assert.equal(asAlice.status, 200, asAlice.text);
+    }
+    await Promise.all([P.proc.stop(), Q.proc.stop()]);
+  }),
+);
+
+test(
   'a saga started on A, resumed on B, its token refused on C; the next token completes it on C',
   withDiagnostics(async () => {
     const [A, B, C] = replicas;

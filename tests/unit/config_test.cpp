@@ -449,6 +449,12 @@ TEST_CASE("config: cluster") {
   CHECK(parse_error("cluster:\n  session_ttl_s: 5\n") ==
         "gw.yaml:2: cluster.session_ttl_s: expected an integer >= 60, got 5");
   CHECK(parse_error("cluster:\n  redi: x\n").find("gw.yaml:2: cluster.redi: unknown key") == 0);
+  // The contract's own lines.
+  Cluster contract = parse_ok("cluster:\n  redis: \"\"\n  secret: ${MCPGW_CLUSTER_SECRET}\n",
+                              env_of({{"MCPGW_CLUSTER_SECRET", "k"}}))
+                         .cluster;
+  CHECK(contract.redis.empty());
+  CHECK(contract.secrets == std::vector<std::string>{"k"});
 }
 
 TEST_CASE("config: wrong types and ranges") {
