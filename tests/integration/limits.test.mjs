@@ -16,7 +16,7 @@ before(async () => {
   requireBinaries();
   gw = await startGateway({
     auth: { bearer_tokens: [{ token: 'token-a', name: 'alpha' }, { token: 'token-b', name: 'beta' }] },
-    limits: { calls_per_s: 2, burst: 3, max_in_flight_per_session: 1, max_sessions: 3 },
+    limits: { calls_per_s: 1, burst: 3, max_in_flight_per_session: 1, max_sessions: 3 },
     servers: [bankStdio(), toolboxStdio()],
   });
 });
@@ -31,14 +31,21 @@ test(
     const b = await connectHttp(gw.url, B);
     const call = (c) => c.request('tools/call', { name: 'bank:list_accounts', arguments: {} });
     const before = callsLogged('alpha');
-    const results = await Promise.all([call(a), call(a), call(a), call(a), call(b), call(b), call(b)]);
+    // Each principal calls one after the other (max_in_flight_per_session
+    // is 1), both principals at once.
+    const series = async (c, n) => {
+      const out = [];
+      for (let i = 0; i < n; i++) out.push(await call(c));
+      return out;
+    };
+    const results = (await Promise.all([series(a, 4), series(b, 3)])).flat();
     const refusedA = results.slice(0, 4).filter((r) => r.error);
     assert.equal(refusedA.length, 1, JSON.stringify(results.slice(0, 4)));
     const e = refusedA[0].error;
     assert.equal(e.code, -32000);
-    assert.equal(e.message, 'Rate limit exceeded: limits.calls_per_s (2/s, burst 3) for principal "alpha"');
+    assert.equal(e.message, 'Rate limit exceeded: limits.calls_per_s (1/s, burst 3) for principal "alpha"');
     assert.equal(e.data.limit, 'calls_per_s');
-    assert.ok(Number.isInteger(e.data.retryAfterMs) && e.data.retryAfterMs > 0 && e.data.retryAfterMs <= 500, JSON.stringify(e.data));
+    assert.ok(Number.isInteger(e.data.retryAfterMs) && e.data.retryAfterMs > 0 && e.data.retryAfterMs <= 1000, JSON.stringify(e.data));
     assert.ok(results.slice(4).every((r) => r.result && !r.result.isError), 'beta is unaffected');
     await pollUntil(() => callsLogged('alpha') === before + 3, { what: 'three calls of alpha logged' });
     assert.equal(callsLogged('alpha'), before + 3, 'the refused call did not reach the upstream');
