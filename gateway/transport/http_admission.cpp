@@ -234,7 +234,10 @@ http::awaitable<std::optional<http::Response>> Admission::admit(const http::Requ
     if (v.outcome == auth::Verdict::Outcome::UnknownKey) v.outcome = auth::Verdict::Outcome::Invalid;
   }
   using O = auth::Verdict::Outcome;
-  if (v.outcome != O::Admitted && v.outcome != O::Anonymous) co_return refuse(v, *st);
+  // Who first (401), then which mode (404 for one that does not exist),
+  // then whether this principal may use it (403).
+  if (v.outcome != O::Admitted && v.outcome != O::Anonymous && v.outcome != O::InsufficientScope)
+    co_return refuse(v, *st);
   if (!mode.empty()) {
     auto modes = handler_.modes();
     if (std::find(modes.begin(), modes.end(), mode) == modes.end()) {
@@ -247,6 +250,7 @@ http::awaitable<std::optional<http::Response>> Admission::admit(const http::Requ
                            "Unknown mode \"" + mode + "\"; available modes: " + (list.empty() ? "(none)" : list));
     }
   }
+  if (v.outcome == O::InsufficientScope) co_return refuse(v, *st);
   ctx.principal = v.principal;
   ctx.allowed_modes = v.modes;
   ctx.mode = mode;
