@@ -120,6 +120,7 @@ Verdict Verifier::check_jwt(std::string_view token, const KeySet* keys, std::int
     return v;
   }
   v.outcome = Outcome::Admitted;
+  v.valid_until = **exp + o.leeway_s;
   if (!o.scope_modes.empty()) {
     for (const auto& [scope, modes] : o.scope_modes) {
       if (!contains(scopes, scope)) continue;
@@ -137,6 +138,12 @@ Verdict Verifier::check_jwt(std::string_view token, const KeySet* keys, std::int
 
 Verdict Verifier::check(std::string_view authorization, std::string_view mode, const KeySet* keys,
                         std::int64_t now_s) const {
+  Verdict v = identify(authorization, keys, now_s);
+  restrict_to_mode(v, mode);
+  return v;
+}
+
+Verdict Verifier::identify(std::string_view authorization, const KeySet* keys, std::int64_t now_s) const {
   Verdict v;
   if (!s_.enabled) return v;
   v.outcome = Outcome::Missing;
@@ -161,13 +168,16 @@ Verdict Verifier::check(std::string_view authorization, std::string_view mode, c
     v.outcome = Outcome::Invalid;
     v.description = "unknown bearer token";
   }
-  if (v.outcome != Outcome::Admitted || v.modes.empty()) return v;
+  return v;
+}
+
+void Verifier::restrict_to_mode(Verdict& v, std::string_view mode) const {
+  if (v.outcome != Outcome::Admitted || v.modes.empty()) return;
   std::string m(mode.empty() ? std::string_view(s_.default_mode) : mode);
-  if (contains(v.modes, m)) return v;
+  if (contains(v.modes, m)) return;
   v.outcome = Outcome::InsufficientScope;
   v.scope = v.oauth ? scopes_for_mode(m) : "";
   v.description = "principal " + json::quote(v.principal) + " may not use mode " + json::quote(m);
-  return v;
 }
 
 }  // namespace mcpgw::auth

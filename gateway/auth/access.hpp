@@ -63,6 +63,9 @@ struct Verdict {
   std::string description;
   std::string scope;
   bool oauth = false;  ///< the credential was (or looked like) a JWT
+  /// For an admitted JWT: until when (Unix seconds, leeway included) the
+  /// verdict holds.
+  std::int64_t valid_until = 0;
 };
 
 /// Checks Authorization headers under one AccessSettings.
@@ -75,6 +78,12 @@ class Verifier {
   /// `keys` may be null when no JWKS has been read yet.
   Verdict check(std::string_view authorization, std::string_view mode, const KeySet* keys,
                 std::int64_t now_s) const;
+  /// The first half of check(): who the credentials are (and the modes
+  /// they may use), without looking at the mode asked for.
+  Verdict identify(std::string_view authorization, const KeySet* keys, std::int64_t now_s) const;
+  /// The second half: refuses (InsufficientScope) an admitted `v` for a
+  /// mode it may not use.
+  void restrict_to_mode(Verdict& v, std::string_view mode) const;
   /// Checks a JWT alone (the part of check() after the bearer tokens).
   Verdict check_jwt(std::string_view token, const KeySet* keys, std::int64_t now_s) const;
   /// The scopes a request for `mode` needs beyond the required ones (the

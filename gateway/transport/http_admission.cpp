@@ -101,7 +101,9 @@ Result<std::shared_ptr<const AccessState>> make_access_state(Io& io, const auth:
   else if (limits.calls_per_s > 0)
     limiter = std::make_shared<auth::RateLimiter>(limits.calls_per_s, limits.burst);
   return std::shared_ptr<const AccessState>(
-      std::make_shared<const AccessState>(AccessState{auth::Verifier(access), std::move(jwks), limits, std::move(limiter), std::move(forward_headers)}));
+      std::make_shared<const AccessState>(AccessState{auth::Verifier(access), std::move(jwks),
+                  access.oauth ? std::make_shared<auth::TokenCache>() : nullptr, limits, std::move(limiter),
+                  std::move(forward_headers)}));
 }
 
 std::shared_ptr<const AccessState> Admission::state() const {
@@ -225,14 +227,18 @@ http::awaitable<std::optional<http::Response>> Admission::admit(const http::Requ
   auto st = state();
   std::string authorization = req.get("Authorization");
   auto keys = st->jwks ? st->jwks->keys() : nullptr;
-  auth::Verdict v = st->verifier.check(authorization, mode, keys.get(), unix_now());
+  std::int64_t now = unix_now();
+  auto cached = st->tokens ? st->tokens->find(authorization, keys, now) : std::nullopt;
+  auth::Verdict v = cached ? std::move(*cached) : st->verifier.identify(authorization, keys.get(), now);
   if (v.outcome == auth::Verdict::Outcome::UnknownKey && st->jwks) {
     // The authorization server may have rotated its keys: read them again
     // (at most once a minute) and look once more.
     keys = co_await st->jwks->refresh();
-    v = st->verifier.check(authorization, mode, keys.get(), unix_now());
+    v = st->verifier.identify(authorization, keys.get(), unix_now());
     if (v.outcome == auth::Verdict::Outcome::UnknownKey) v.outcome = auth::Verdict::Outcome::Invalid;
   }
+  if (!cached && st->tokens) st->tokens->put(authorization, keys, v, now);
+  st->verifier.restrict_to_mode(v, mode);
   using O = auth::Verdict::Outcome;
   // Who first (401), then which mode (404 for one that does not exist),
   // then whether this principal may use it (403).

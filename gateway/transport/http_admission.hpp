@@ -12,6 +12,7 @@
 
 #include "auth/access.hpp"
 #include "auth/rate_limit.hpp"
+#include "auth/token_cache.hpp"
 #include "transport/http_listener.hpp"
 #include "transport/http_server.hpp"
 #include "transport/jwks_source.hpp"
@@ -29,6 +30,7 @@ std::string lower(std::string s);
 struct AccessState {
   auth::Verifier verifier;
   std::shared_ptr<JwksSource> jwks;  ///< null without auth.oauth
+  std::shared_ptr<auth::TokenCache> tokens;  ///< JWTs checked already; null without auth.oauth
   auth::LimitSettings limits;
   std::shared_ptr<auth::RateLimiter> limiter;  ///< null without calls_per_s
   /// Request headers to copy into the client's context (the union of
