@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import {
   bankStdio, connectHttp, openGetStream, pollUntil, requireBinaries, rpc, startGateway, toolboxStdio, withDiagnostics,
 } from './harness.mjs';
+import { srpc } from './stateless.mjs';
 
 const A = { headers: { authorization: 'Bearer token-a' } };
 const B = { headers: { authorization: 'Bearer token-b' } };
@@ -15,7 +16,7 @@ let gw;
 before(async () => {
   requireBinaries();
   gw = await startGateway({
-    auth: { bearer_tokens: [{ token: 'token-a', name: 'alpha' }, { token: 'token-b', name: 'beta' }] },
+    auth: { bearer_tokens: [{ token: 'token-a', name: 'alpha' }, { token: 'token-b', name: 'beta' }, { token: 'token-c', name: 'gamma' }] },
     limits: { calls_per_s: 1, burst: 3, max_in_flight_per_session: 1, max_sessions: 3 },
     servers: [bankStdio(), toolboxStdio()],
   });
@@ -99,5 +100,20 @@ test(
     assert.equal(refused.json.error.message, 'Service Unavailable: limits.max_sessions (3) reached and no session is idle');
     for (const s of streams) await s.close?.();
     await Promise.all([s2.close(), s3.close(), s4.close()]);
+  }),
+);
+
+test(
+  'a stateless (2026-07-28) client is rate limited by its principal too, with the same error',
+  withDiagnostics(async () => {
+    const call = () => srpc(gw.url, 'tools/call', { name: 'bank:list_accounts', arguments: {} }, { headers: { authorization: 'Bearer token-c' } });
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await call());
+    assert.ok(answers.slice(0, 3).every((r) => r.status === 200 && r.message?.result), JSON.stringify(answers.map((r) => r.message)));
+    const last = answers[3];
+    assert.equal(last.status, 200);
+    assert.equal(last.message.error.code, -32000);
+    assert.equal(last.message.error.message, 'Rate limit exceeded: limits.calls_per_s (1/s, burst 3) for principal "gamma"');
+    assert.equal(last.message.id, answers[3].request.id);
   }),
 );
