@@ -14,6 +14,7 @@
 #include "transport/http_admission.hpp"
 #include "transport/http_cors.hpp"
 #include "transport/http_listener.hpp"
+#include "transport/http_post_stream.hpp"
 #include "transport/http_sessions.hpp"
 #include "transport/sse.hpp"
 #include "util/random.hpp"
@@ -30,113 +31,6 @@ constexpr const char* kEventStream = "text/event-stream";
 constexpr std::chrono::milliseconds kStreamAfter{200};
 /// Heartbeats of such a stream: how soon a client that left is noticed.
 constexpr std::chrono::milliseconds kCallHeartbeat{250};
-
-/// The events of one POST: replies and related messages, in order, pushed
-/// from any thread. The request's coroutine waits on `signal` until it can
-/// choose between one JSON body and a stream; once streaming, events go to
-/// `queue` as they come.
-struct PostStream {
-  PostStream(const asio::any_io_executor& strand, const HttpServerOptions& o)
-      : signal(std::make_shared<http::Signal>(strand)),
-        queue(std::make_shared<http::StreamQueue>(strand, o.stream_max_messages, o.stream_max_bytes)) {}
-
-  std::mutex mu;
-  std::deque<std::pair<bool, std::string>> events;  // (is_final, message) until streaming
-  std::size_t finals_expected = 0;
-  std::size_t finals_seen = 0;
-  bool seen_related = false;
-  bool streaming = false;
-  // Weak: each exchange owns the stream, not the other way round.
-  std::vector<std::weak_ptr<Exchange>> exchanges;
-  std::shared_ptr<http::Signal> signal;
-  std::shared_ptr<http::StreamQueue> queue;
-
-  void push(bool final, std::string msg) {
-    {
-      std::lock_guard lk(mu);
-      if (final) ++finals_seen;
-      else seen_related = true;
-      if (streaming) forward(msg);
-      else events.emplace_back(final, std::move(msg));
-    }
-    signal->notify();
-  }
-  /// From now on the answer is a stream: what came so far goes first.
-  void start_streaming() {
-    std::lock_guard lk(mu);
-    streaming = true;
-    for (auto& [final, msg] : events) queue->push(sse::format_event(msg));
-    events.clear();
-    if (finals_seen == finals_expected) queue->close();
-  }
-  /// Both kinds of answer end after the last reply.
-  bool complete() {
-    std::lock_guard lk(mu);
-    return finals_seen == finals_expected;
-  }
-  void cancel_all() {
-    std::vector<std::shared_ptr<Exchange>> live;
-    {
-      std::lock_guard lk(mu);
-      for (auto& e : exchanges)
-        if (auto x = e.lock()) live.push_back(std::move(x));
-    }
-    // Cancel callbacks take other locks: run them outside ours.
-    for (auto& x : live) x->cancel();
-  }
-
- private:
-  void forward(const std::string& msg) {
-    queue->push(sse::format_event(msg));
-    if (finals_seen == finals_expected) queue->close();
-  }
-};
-
-class PostExchange final : public Exchange {
- public:
-  PostExchange(std::shared_ptr<PostStream> stream, bool can_stream, std::shared_ptr<HttpSession> counted = nullptr)
-      : stream_(std::move(stream)), can_stream_(can_stream), counted_(std::move(counted)) {
-    if (counted_) ++counted_->in_flight;
-  }
-  bool can_send() const override { return can_stream_; }
-  void send(std::string msg) override {
-    // A client that accepts only JSON cannot receive messages mid-request;
-    // dropping them is what the spec leaves us.
-    if (can_stream_ && !cancelled()) stream_->push(false, std::move(msg));
-  }
-  void reply(std::string response) override {
-    // Exactly once: the session has one request fewer running.
-    if (counted_) --counted_->in_flight;
-    stream_->push(true, std::move(response));
-  }
-
- private:
-  std::shared_ptr<PostStream> stream_;
-  bool can_stream_;
-  std::shared_ptr<HttpSession> counted_;  ///< whose in_flight counts this request
-};
-
-enum class Answer { Json, Stream };
-
-/// Waits until the answer can start: every reply is in, or (for a client
-/// that takes SSE) something must stream first, or `stream_after` passed.
-awaitable<Answer> wait_first(PostStream& s, bool accept_json, bool accept_sse,
-                             std::optional<std::chrono::milliseconds> stream_after = std::nullopt) {
-  auto deadline = stream_after && accept_sse ? Clock::now() + *stream_after : Clock::time_point::max();
-  for (;;) {
-    bool ready, related;
-    {
-      std::lock_guard lk(s.mu);
-      related = s.seen_related;
-      ready = s.finals_seen == s.finals_expected || (related && accept_sse);
-    }
-    if (ready) co_return accept_json && !related ? Answer::Json : Answer::Stream;
-    auto now = Clock::now();
-    if (now >= deadline) co_return Answer::Stream;
-    co_await s.signal->wait(deadline == Clock::time_point::max() ? Clock::duration(std::chrono::hours(1))
-                                                                   : deadline - now);
-  }
-}
 
 http::StreamOptions heartbeats(std::chrono::milliseconds every, bool prime) {
   return {every, std::string(sse::kHeartbeat), prime};

@@ -16,7 +16,7 @@ let gw;
 before(async () => {
   requireBinaries();
   gw = await startGateway({
-    auth: { bearer_tokens: [{ token: 'token-a', name: 'alpha' }, { token: 'token-b', name: 'beta' }, { token: 'token-c', name: 'gamma' }] },
+    auth: { bearer_tokens: [{ token: 'token-a', name: 'alpha' }, { token: 'token-b', name: 'beta' }, { token: 'token-c', name: 'gamma' }, { token: 'token-d', name: 'delta' }] },
     limits: { calls_per_s: 1, burst: 3, max_in_flight_per_session: 1, max_sessions: 3 },
     servers: [bankStdio(), toolboxStdio()],
   });
@@ -64,8 +64,10 @@ test(
 test(
   'max_in_flight_per_session: a second request while one runs is refused; another session is not',
   withDiagnostics(async () => {
-    const a = await connectHttp(gw.url, B);
-    const b = await connectHttp(gw.url, B);
+    // A principal of its own: its rate bucket is full whatever ran before.
+    const D = { headers: { authorization: 'Bearer token-d' } };
+    const a = await connectHttp(gw.url, D);
+    const b = await connectHttp(gw.url, D);
     const slow = a.request('tools/call', { name: 'toolbox:sleep', arguments: { ms: 3000 } });
     // A ping passes until the slow call is in flight, then is refused.
     let second;
