@@ -17,6 +17,7 @@
 #include <memory>
 #include <string_view>
 
+#include "config/access.hpp"
 #include "config/paths.hpp"
 #include "config/yaml_value.hpp"
 
@@ -95,7 +96,12 @@ Listen read_listen(const Value& v, bool auth_enabled) {
 
 Auth read_auth(const Value& v, const ModeCheck& known_mode) {
   Auth a;
-  auto tokens = v.fields({"bearer_tokens"}).get("bearer_tokens");
+  Fields fields = v.fields({"bearer_tokens", "oauth"});
+  if (auto oauth = fields.get("oauth"); oauth && !oauth->is_null()) {
+    a.oauth = read_oauth(*oauth, known_mode);
+    a.enabled = true;
+  }
+  auto tokens = fields.get("bearer_tokens");
   if (!tokens) return a;  // `auth: {}` is the same as no `auth`
   std::vector<Value> items = tokens->items();
   // An empty list would lock every client out; say so rather than guess.
@@ -306,6 +312,13 @@ Server read_server(const Value& v, const Naming& naming, std::map<std::string, i
   }
   if (auto headers = f.get("headers")) s.headers = headers->string_map();
   f.read("forward_headers", s.forward_headers);
+  for (const auto& h : s.forward_headers) {
+    // No token passthrough: the client's credentials are for the gateway.
+    std::string l = h;
+    std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (l == "authorization" || l == "cookie" || l == "host" || l.empty())
+      f.get("forward_headers")->fail("cannot forward " + quote(h) + " (the client's credentials stay at the gateway; give upstream credentials in headers)");
+  }
   if (auto tls = f.get("tls"); tls && !tls->is_null()) {
     if (s.transport != T::Http) tls->fail("tls applies to transport: http servers");
     Fields t = tls->fields({"ca_file", "verify"});
@@ -348,8 +361,8 @@ Plugin read_plugin(const Value& v) {
 Config read_config(const Value& root, const std::string& source) {
   if (root.is_null()) root.fail("the file is empty (expected a mapping of settings)");
   if (!root.is_map()) root.fail("expected a mapping of settings at the top level, got " + root.found());
-  Fields f = root.fields({"listen", "auth", "naming", "filters", "modes", "default_mode", "chain", "welcome",
-                          "sagas", "servers", "plugins", "instructions", "shutdown_grace_ms", "discovery",
+  Fields f = root.fields({"listen", "admin", "auth", "limits", "naming", "filters", "modes", "default_mode", "chain",
+                          "welcome", "sagas", "servers", "plugins", "instructions", "shutdown_grace_ms", "discovery",
                           "cluster"});
   Config c;
   c.source = source;
@@ -368,6 +381,8 @@ Config read_config(const Value& root, const std::string& source) {
   if (auto v = f.get("discovery")) c.discovery = read_discovery(*v);
   if (auto v = f.get("auth")) c.auth = read_auth(*v, known_mode);
   if (auto v = f.get("listen")) c.listen = read_listen(*v, c.auth.enabled);
+  if (auto v = f.get("admin"); v && !v->is_null()) c.admin = read_admin(*v);
+  if (auto v = f.get("limits")) c.limits = read_limits(*v);
   if (auto v = f.get("naming")) c.naming = read_naming(*v);
   if (auto v = f.get("filters")) c.filters = read_filters(*v);
   if (auto v = f.get("chain")) c.chain = read_chain(*v);

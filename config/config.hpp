@@ -55,10 +55,42 @@ struct BearerToken {
   bool operator==(const BearerToken&) const = default;
 };
 
+/// `auth.oauth`: the gateway as an OAuth 2.1 resource server.
+struct OAuth {
+  std::string issuer;               // must equal the token's iss
+  std::string audience;             // must be in the token's aud; the resource in the metadata
+  std::string jwks_url;             // https (http only for a loopback host); or
+  std::string jwks_file;            // absolute
+  std::vector<std::string> authorization_servers;
+  std::vector<std::string> required_scopes;
+  /// scope -> modes it opens, in file order; empty = every mode.
+  std::vector<std::pair<std::string, std::vector<std::string>>> scope_modes;
+  std::string principal_claim = "sub";
+  int leeway_s = 60;
+  bool operator==(const OAuth&) const = default;
+};
+
 struct Auth {
   bool enabled = false;             // false when `auth:` is absent
   std::vector<BearerToken> bearer_tokens;
+  std::optional<OAuth> oauth;
   bool operator==(const Auth&) const = default;
+};
+
+/// `limits:`
+struct Limits {
+  int calls_per_s = 0;              // per principal; 0 = no limit
+  int burst = 0;                    // 0 = calls_per_s
+  int max_in_flight_per_session = 0;
+  int max_sessions = 10000;         // 0 = no limit
+  bool operator==(const Limits&) const = default;
+};
+
+/// `admin:` — a second listener for /healthz, /readyz and /metrics.
+struct Admin {
+  std::string host = "127.0.0.1";
+  int port = 9090;
+  bool operator==(const Admin&) const = default;
 };
 
 struct Naming {
@@ -172,7 +204,9 @@ struct Plugin {
 struct Config {
   std::string source;                 // file it was read from
   Listen listen;
+  std::optional<Admin> admin;
   Auth auth;
+  Limits limits;
   Naming naming;
   Filters filters;
   std::vector<Mode> modes;

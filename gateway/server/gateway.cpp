@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "server/access.hpp"
+
 namespace mcpgw::server {
 
 Gateway::Gateway(config::Config cfg, unsigned io_threads)
@@ -143,16 +145,38 @@ Result<void> Gateway::bind_http() {
   o.reuse_port = l.reuse_port;
   o.tls_cert_file = l.tls.cert_file;
   o.tls_key_file = l.tls.key_file;
-  o.auth_enabled = cfg->auth.enabled;
-  for (const auto& t : cfg->auth.bearer_tokens) o.credentials.push_back({t.token, t.name, t.modes});
+  o.access = access_settings(*cfg);
+  o.limits = limit_settings(*cfg);
+  o.forward_headers = forwarded_header_names(*cfg);
   auto http = std::make_unique<transport::HttpServer>(std::move(o), router_, io_);
   if (cluster_->sealing()) http->share_sessions(*cluster_);
   if (cluster_->sealing() || cluster_->redis()) {
     router_.set_cluster(*cluster_);
     cluster_->start();
   }
-  http->add_get("/healthz", [] { return transport::SimpleResponse{200, "text/plain", "ok\n"}; });
-  http->add_get("/readyz", [this] {
+  std::unique_ptr<transport::AdminServer> admin;
+  if (cfg->admin) {
+    admin = std::make_unique<transport::AdminServer>(cfg->admin->host, cfg->admin->port, io_);
+    add_operator_endpoints(*admin);
+    auto bound = admin->bind();
+    if (!bound) return Error{"admin: " + bound.error()};
+    spdlog::info("admin endpoints on {}:{}", cfg->admin->host, *bound);
+  } else {
+    add_operator_endpoints(*http);
+  }
+  auto port = http->bind();
+  if (!port) return Error{port.error()};
+  http_port_ = *port;
+  std::lock_guard lk(serve_mu_);
+  http_ = std::move(http);
+  admin_ = std::move(admin);
+  return {};
+}
+
+template <typename Server>
+void Gateway::add_operator_endpoints(Server& http) {
+  http.add_get("/healthz", [] { return transport::SimpleResponse{200, "text/plain", "ok\n"}; });
+  http.add_get("/readyz", [this] {
     json::Document d(rapidjson::kObjectType);
     auto& a = d.GetAllocator();
     json::Value down(rapidjson::kArrayType);
@@ -181,29 +205,27 @@ Result<void> Gateway::bind_http() {
     d.AddMember("down", down, a);
     return transport::SimpleResponse{ready ? 200 : 503, "application/json", json::write(d)};
   });
-  http->add_get("/metrics", [this] {
+  http.add_get("/metrics", [this] {
     return transport::SimpleResponse{200, "text/plain; version=0.0.4", metrics_.render()};
   });
-  auto port = http->bind();
-  if (!port) return Error{port.error()};
-  http_port_ = *port;
-  std::lock_guard lk(serve_mu_);
-  http_ = std::move(http);
-  return {};
 }
 
 int Gateway::serve_http() {
   transport::HttpServer* http;
+  transport::AdminServer* admin;
   {
     std::lock_guard lk(serve_mu_);
     if (stopping_ || !http_) return 0;
     http = http_.get();
+    admin = admin_.get();
   }
+  if (admin) admin->start();
   auto cfg = config();
   const auto& l = cfg->listen;
   std::string shown = l.host.find(':') != std::string::npos ? "[" + l.host + "]" : l.host;
   spdlog::info("listening on {}://{}:{}{}", http->tls() ? "https" : "http", shown, http_port_, l.path);
   http->serve();
+  if (admin) admin->stop();
   router_.drain();
   stop_upstreams();
   spdlog::info("stopped");
@@ -253,8 +275,17 @@ Result<void> Gateway::reload(const std::string& path) {
   if (!loaded) return Error{loaded.error()};
   auto next = std::make_shared<const config::Config>(std::move(*loaded));
   auto prev = config();
-  if (!(next->listen == prev->listen) || !(next->auth == prev->auth))
-    spdlog::warn("reload: changes to listen and auth take effect after a restart");
+  if (!(next->listen == prev->listen) || !(next->admin == prev->admin))
+    spdlog::warn("reload: changes to listen and admin take effect after a restart");
+  {
+    // auth and limits apply now, or nothing does: a bad jwks_file keeps
+    // the old configuration whole.
+    std::lock_guard lk(serve_mu_);
+    if (http_) {
+      auto applied = http_->set_access(access_settings(*next), limit_settings(*next), forwarded_header_names(*next));
+      if (!applied) return Error{applied.error()};
+    }
+  }
   if (!(next->cluster == prev->cluster)) spdlog::warn("reload: changes to cluster take effect after a restart");
   std::vector<std::shared_ptr<upstream::Upstream>> kept, started, removed;
   auto old = upstreams();

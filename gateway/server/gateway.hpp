@@ -11,6 +11,7 @@
 #include "plugin/plugin.hpp"
 #include "server/metrics.hpp"
 #include "server/router.hpp"
+#include "transport/admin_server.hpp"
 #include "transport/http_server.hpp"
 #include "transport/io.hpp"
 #include "transport/stdio_server.hpp"
@@ -67,6 +68,9 @@ class Gateway final : public upstream::Listener {
   std::shared_ptr<upstream::Upstream> find_upstream(std::string_view name) const;
 
   std::shared_ptr<const config::Config> config() const;
+  /// Registers /healthz, /readyz and /metrics on `server`.
+  template <typename Server>
+  void add_operator_endpoints(Server& server);
 
   // First member: every socket, pipe and timer below lives on it, so it is
   // destroyed last.
@@ -85,6 +89,7 @@ class Gateway final : public upstream::Listener {
   Router router_;
   std::mutex serve_mu_;
   std::unique_ptr<transport::HttpServer> http_;
+  std::unique_ptr<transport::AdminServer> admin_;  ///< with `admin:` set
   int http_port_ = 0;
   transport::StdioServer* stdio_ = nullptr;
   bool stopping_ = false;

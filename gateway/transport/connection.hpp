@@ -27,6 +27,9 @@ struct RequestOptions {
   /// Extra HTTP headers (a stateless tool call's `Mcp-Param-*`); stdio has
   /// no headers and ignores them.
   std::vector<std::pair<std::string, std::string>> headers;
+  /// The client's headers this server's forward_headers lists, sent with
+  /// the request whatever the revision; stdio ignores them.
+  std::vector<std::pair<std::string, std::string>> forwarded;
 };
 
 /// Why a request produced no response. TooLarge: the answer was over the

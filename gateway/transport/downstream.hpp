@@ -31,6 +31,9 @@ struct ClientContext {
   /// transport has no headers (stdio).
   std::vector<std::pair<std::string, std::string>> param_headers;
   bool has_param_headers = false;
+  /// Headers of the client's request named by some server's
+  /// `forward_headers` (as received), for the upstreams that list them.
+  std::vector<std::pair<std::string, std::string>> forward_headers;
 };
 
 /// One client session. The transport creates the id and keeps the session

@@ -1,12 +1,21 @@
 #pragma once
 // The checks every request to the MCP endpoint passes before its method is
-// looked at: Host (DNS rebinding), Origin, bearer token, mode. Each refusal
-// is a finished HTTP response, worded as the contract says.
+// looked at: Host (DNS rebinding), Origin, credentials (static bearer
+// tokens, OAuth JWTs), mode; and the limits on calls and sessions. Each
+// refusal is a finished HTTP response (or JSON-RPC error), worded as the
+// contract says, and goes through on_refused().
+#include <atomic>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
+#include "auth/access.hpp"
+#include "auth/rate_limit.hpp"
+#include "auth/token_cache.hpp"
 #include "transport/http_listener.hpp"
 #include "transport/http_server.hpp"
+#include "transport/jwks_source.hpp"
 
 namespace mcpgw::transport {
 
@@ -17,23 +26,75 @@ http::Response json_response(int status, std::string body);
 /// ASCII lower case.
 std::string lower(std::string s);
 
+/// The `auth` and `limits` in force; replaced whole on SIGHUP.
+struct AccessState {
+  auth::Verifier verifier;
+  std::shared_ptr<JwksSource> jwks;  ///< null without auth.oauth
+  std::shared_ptr<auth::TokenCache> tokens;  ///< JWTs checked already; null without auth.oauth
+  auth::LimitSettings limits;
+  std::shared_ptr<auth::RateLimiter> limiter;  ///< null without calls_per_s
+  /// Request headers to copy into the client's context (the union of
+  /// every server's forward_headers).
+  std::vector<std::string> forward_headers;
+};
+
+/// Builds the state for `access` and `limits` (reading a jwks_file now);
+/// `keep` (may be null) lends its rate buckets when the limits are the same
+/// and its JWKS source when the oauth settings are (a jwks_file is re-read).
+Result<std::shared_ptr<const AccessState>> make_access_state(Io& io, const auth::AccessSettings& access,
+                                                             const auth::LimitSettings& limits,
+                                                             std::vector<std::string> forward_headers,
+                                                             const AccessState* keep);
+
+/// One refusal, for the log (and, later, the audit trail).
+struct Refused {
+  std::string what;       ///< "auth", "scope", "origin", "host", "rate", "in_flight", "sessions"
+  std::string principal;  ///< "" when unknown
+  std::string reason;
+};
+
 /// Admission of MCP requests under one server's options.
 class Admission {
  public:
-  Admission(const HttpServerOptions& opts, Handler& handler) : opts_(opts), handler_(handler) {}
-  /// Nothing when `req` may go on (then `ctx` holds its mode and
-  /// principal); otherwise the refusal to send.
-  std::optional<http::Response> admit(const http::Request& req, const std::string& mode, ClientContext& ctx) const;
+  Admission(const HttpServerOptions& opts, Handler& handler, std::shared_ptr<const AccessState> state)
+      : opts_(opts), handler_(handler), state_(std::move(state)) {}
+  /// Nothing when `req` may go on (then `ctx` holds its mode, principal
+  /// and forwarded headers); otherwise the refusal to send. Waits (without
+  /// blocking) only when a token names a key the JWKS lacks.
+  http::awaitable<std::optional<http::Response>> admit(const http::Request& req, const std::string& mode,
+                                                       ClientContext& ctx) const;
+  /// The JSON-RPC error for request `m` when a limit refuses it (`in_flight`:
+  /// the session's requests already running, -1 for none), else nothing.
+  std::optional<std::string> limit_call(const ClientContext& ctx, const jsonrpc::Message& m, int in_flight) const;
+  /// max_sessions (0 = none).
+  int max_sessions() const;
+  /// The 503 for an initialize over max_sessions.
+  http::Response sessions_full(const ClientContext& ctx) const;
+  /// The RFC 9728 document when `path` is a protected-resource metadata
+  /// path and auth.oauth is set.
+  std::optional<http::Response> metadata(std::string_view path) const;
+  /// The origin to grant CORS to: the request's Origin when it is in
+  /// listen.allowed_origins.
+  std::optional<std::string> cors_origin(const http::Request& req) const;
+  /// Every refusal passes here (logged; the place for an audit record).
+  void on_refused(const Refused& r) const;
+
+  std::shared_ptr<const AccessState> state() const;
+  /// Applies a reloaded `auth`/`limits`: the next request is checked under it.
+  void set_state(std::shared_ptr<const AccessState> s);
 
  private:
   bool host_allowed(const http::Request& req) const;
   bool origin_allowed(const http::Request& req) const;
-  /// The credential of the request; nullptr when auth is off. `ok` is false
-  /// when auth is on and the token is missing or wrong.
-  const BearerCredential* authenticate(const http::Request& req, bool& ok) const;
+  /// The answer to a verdict that does not admit.
+  http::Response refuse(const auth::Verdict& v, const AccessState& st) const;
+  /// Where the metadata of the resource is (RFC 9728 §3.1).
+  std::string metadata_url(const AccessState& st) const;
 
   const HttpServerOptions& opts_;
   Handler& handler_;
+  mutable std::mutex mu_;
+  std::shared_ptr<const AccessState> state_;
 };
 
 }  // namespace mcpgw::transport

@@ -137,7 +137,8 @@ asio::awaitable<void> HttpConnection::run_request(std::int64_t id, std::string b
     r = {std::nullopt, Failure::Closed, "connection closed"};
   } else {
     try {
-      r = co_await post(std::move(body), id, abort, std::move(opts.on_related), std::move(routing));
+      r = co_await post(std::move(body), id, abort, std::move(opts.on_related), std::move(routing),
+                        std::move(opts.forwarded));
     } catch (const std::exception& e) {
       // A bug or an allocation failure fails this request only.
       r = {std::nullopt, Failure::Transport, std::string("internal error: ") + e.what()};
@@ -156,9 +157,11 @@ asio::awaitable<void> HttpConnection::run_request(std::int64_t id, std::string b
 
 asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<std::int64_t> id,
                                                std::shared_ptr<Abort> abort,
-                                               std::function<void(jsonrpc::Message&)> on_related, Headers routing) {
+                                               std::function<void(jsonrpc::Message&)> on_related, Headers routing,
+                                               Headers forwarded) {
   const std::size_t limit = target_.max_response_bytes;
   HttpRequest req{"POST", base_headers(routing), std::move(body)};
+  req.headers.insert(req.headers.end(), forwarded.begin(), forwarded.end());
   req.headers.emplace_back("Content-Type", "application/json");
   req.headers.emplace_back("Accept", "application/json, text/event-stream");
   std::string had_session;

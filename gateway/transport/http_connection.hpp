@@ -51,8 +51,10 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
   /// stateless request's own, replaces them), then the configured ones.
   Headers base_headers(const Headers& routing = {});
   /// POSTs `body`; for a request (`id`), reads until its response.
+  /// `forwarded`: the client's headers the server's forward_headers lists.
   asio::awaitable<Response> post(std::string body, std::optional<std::int64_t> id, std::shared_ptr<Abort> abort,
-                                 std::function<void(jsonrpc::Message&)> on_related, Headers routing);
+                                 std::function<void(jsonrpc::Message&)> on_related, Headers routing,
+                                 Headers forwarded = {});
   asio::awaitable<void> run_request(std::int64_t id, std::string body, RequestOptions opts, Headers routing,
                                     ResponseHandler done);
   asio::awaitable<void> drain_outbox();

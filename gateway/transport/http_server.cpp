@@ -12,7 +12,9 @@
 #include "mcp/era.hpp"
 #include "mcp/protocol.hpp"
 #include "transport/http_admission.hpp"
+#include "transport/http_cors.hpp"
 #include "transport/http_listener.hpp"
+#include "transport/http_post_stream.hpp"
 #include "transport/http_sessions.hpp"
 #include "transport/sse.hpp"
 #include "util/random.hpp"
@@ -29,106 +31,6 @@ constexpr const char* kEventStream = "text/event-stream";
 constexpr std::chrono::milliseconds kStreamAfter{200};
 /// Heartbeats of such a stream: how soon a client that left is noticed.
 constexpr std::chrono::milliseconds kCallHeartbeat{250};
-
-/// The events of one POST: replies and related messages, in order, pushed
-/// from any thread. The request's coroutine waits on `signal` until it can
-/// choose between one JSON body and a stream; once streaming, events go to
-/// `queue` as they come.
-struct PostStream {
-  PostStream(const asio::any_io_executor& strand, const HttpServerOptions& o)
-      : signal(std::make_shared<http::Signal>(strand)),
-        queue(std::make_shared<http::StreamQueue>(strand, o.stream_max_messages, o.stream_max_bytes)) {}
-
-  std::mutex mu;
-  std::deque<std::pair<bool, std::string>> events;  // (is_final, message) until streaming
-  std::size_t finals_expected = 0;
-  std::size_t finals_seen = 0;
-  bool seen_related = false;
-  bool streaming = false;
-  // Weak: each exchange owns the stream, not the other way round.
-  std::vector<std::weak_ptr<Exchange>> exchanges;
-  std::shared_ptr<http::Signal> signal;
-  std::shared_ptr<http::StreamQueue> queue;
-
-  void push(bool final, std::string msg) {
-    {
-      std::lock_guard lk(mu);
-      if (final) ++finals_seen;
-      else seen_related = true;
-      if (streaming) forward(msg);
-      else events.emplace_back(final, std::move(msg));
-    }
-    signal->notify();
-  }
-  /// From now on the answer is a stream: what came so far goes first.
-  void start_streaming() {
-    std::lock_guard lk(mu);
-    streaming = true;
-    for (auto& [final, msg] : events) queue->push(sse::format_event(msg));
-    events.clear();
-    if (finals_seen == finals_expected) queue->close();
-  }
-  /// Both kinds of answer end after the last reply.
-  bool complete() {
-    std::lock_guard lk(mu);
-    return finals_seen == finals_expected;
-  }
-  void cancel_all() {
-    std::vector<std::shared_ptr<Exchange>> live;
-    {
-      std::lock_guard lk(mu);
-      for (auto& e : exchanges)
-        if (auto x = e.lock()) live.push_back(std::move(x));
-    }
-    // Cancel callbacks take other locks: run them outside ours.
-    for (auto& x : live) x->cancel();
-  }
-
- private:
-  void forward(const std::string& msg) {
-    queue->push(sse::format_event(msg));
-    if (finals_seen == finals_expected) queue->close();
-  }
-};
-
-class PostExchange final : public Exchange {
- public:
-  PostExchange(std::shared_ptr<PostStream> stream, bool can_stream)
-      : stream_(std::move(stream)), can_stream_(can_stream) {}
-  bool can_send() const override { return can_stream_; }
-  void send(std::string msg) override {
-    // A client that accepts only JSON cannot receive messages mid-request;
-    // dropping them is what the spec leaves us.
-    if (can_stream_ && !cancelled()) stream_->push(false, std::move(msg));
-  }
-  void reply(std::string response) override { stream_->push(true, std::move(response)); }
-
- private:
-  std::shared_ptr<PostStream> stream_;
-  bool can_stream_;
-};
-
-enum class Answer { Json, Stream };
-
-/// Waits until the answer can start: every reply is in, or (for a client
-/// that takes SSE) something must stream first, or `stream_after` passed.
-awaitable<Answer> wait_first(PostStream& s, bool accept_json, bool accept_sse,
-                             std::optional<std::chrono::milliseconds> stream_after = std::nullopt) {
-  auto deadline = stream_after && accept_sse ? Clock::now() + *stream_after : Clock::time_point::max();
-  for (;;) {
-    bool ready, related;
-    {
-      std::lock_guard lk(s.mu);
-      related = s.seen_related;
-      ready = s.finals_seen == s.finals_expected || (related && accept_sse);
-    }
-    if (ready) co_return accept_json && !related ? Answer::Json : Answer::Stream;
-    auto now = Clock::now();
-    if (now >= deadline) co_return Answer::Stream;
-    co_await s.signal->wait(deadline == Clock::time_point::max() ? Clock::duration(std::chrono::hours(1))
-                                                                   : deadline - now);
-  }
-}
 
 http::StreamOptions heartbeats(std::chrono::milliseconds every, bool prime) {
   return {every, std::string(sse::kHeartbeat), prime};
@@ -170,7 +72,7 @@ std::optional<std::string> mode_of(std::string_view path, std::string_view base)
 
 struct HttpServer::Impl {
   Impl(HttpServerOptions o, Handler& h, Io& i)
-      : opts(std::move(o)), handler(h), io(i), admission(opts, handler), sessions(handler, io.context(), opts.session_idle_s) {}
+      : opts(std::move(o)), handler(h), io(i), admission(opts, handler, nullptr), sessions(handler, io.context(), opts.session_idle_s) {}
 
   HttpServerOptions opts;
   Handler& handler;
@@ -185,6 +87,7 @@ struct HttpServer::Impl {
   SharedSessions* shared = nullptr;               // cluster: sealed ids, cluster-wide DELETE
 
   awaitable<void> handle(http::Request& req, http::Responder& res);
+  awaitable<void> route(http::Request& req, http::Responder& res);
   awaitable<void> post(http::Request& req, http::Responder& res, const std::string& mode);
   awaitable<void> post_stateless(http::Request& req, http::Responder& res, ClientContext& ctx, jsonrpc::Parsed& parsed,
                                  bool accept_json, bool accept_sse);
@@ -219,6 +122,8 @@ struct HttpServer::Impl {
     }
     const SealedSession& sealed = std::get<SealedSession>(opened);
     if (sealed.mode != ctx.mode || sealed.principal != ctx.principal) return std::nullopt;
+    // A copy counts toward limits.max_sessions like a session begun here.
+    if (!sessions.make_room(static_cast<std::size_t>(admission.max_sessions()))) return admission.sessions_full(ctx);
     out = sessions.find_or_add(sid, [&]() -> std::shared_ptr<HttpSession> {
       auto resumed = handler.resume_session(ctx, sealed);
       return resumed ? HttpSession::make(sid, std::move(*resumed), ctx) : nullptr;
@@ -228,10 +133,34 @@ struct HttpServer::Impl {
 };
 
 awaitable<void> HttpServer::Impl::handle(http::Request& req, http::Responder& res) {
+  auto origin = admission.cors_origin(req);
+  if (!origin) {
+    // A preflight from an origin we do not grant is refused as its request would be.
+    if (req.method == "OPTIONS" && req.has("Origin")) {
+      admission.on_refused({"origin", "", "preflight from Origin " + req.get("Origin")});
+      auto reply = json_error(403, jsonrpc::kInvalidRequest, "Forbidden: Origin not allowed");
+      co_await res.send(std::move(reply));
+      co_return;
+    }
+    co_await route(req, res);
+    co_return;
+  }
+  if (req.method == "OPTIONS") {
+    auto reply = cors_preflight(req, *origin);
+    co_await res.send(std::move(reply));
+    co_return;
+  }
+  CorsResponder cors(res, std::move(*origin));
+  co_await route(req, cors);
+}
+
+awaitable<void> HttpServer::Impl::route(http::Request& req, http::Responder& res) {
   bool failed = false;
   try {
     std::string_view path = req.path();
-    if (auto mode = mode_of(path, opts.path)) {
+    if (auto meta = req.method == "GET" ? admission.metadata(path) : std::nullopt) {
+      co_await res.send(std::move(*meta));
+    } else if (auto mode = mode_of(path, opts.path)) {
       if (req.method == "POST") co_await post(req, res, *mode);
       else if (req.method == "GET") co_await get(req, res, *mode);
       else if (req.method == "DELETE") co_await del(req, res, *mode);
@@ -259,7 +188,7 @@ awaitable<void> HttpServer::Impl::handle(http::Request& req, http::Responder& re
 
 awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res, const std::string& mode) {
   ClientContext ctx;
-  if (auto refused = admission.admit(req, mode, ctx)) {
+  if (auto refused = co_await admission.admit(req, mode, ctx)) {
     co_await res.send(std::move(*refused));
     co_return;
   }
@@ -329,6 +258,8 @@ awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res,
       refused = json_error(400, jsonrpc::kInvalidRequest, "Invalid Request: initialize must be sent alone");
     else if (req.has("Mcp-Session-Id") && sessions.find(req.get("Mcp-Session-Id")))
       refused = json_error(400, jsonrpc::kInvalidRequest, "Invalid Request: session is already initialized");
+    else if (!sessions.make_room(static_cast<std::size_t>(admission.max_sessions())))
+      refused = admission.sessions_full(ctx);
     Result<std::string> id = random_hex(16);
     if (!refused && shared) {
       id = shared->seal(describe_session(ctx, parsed.messages.front()));
@@ -349,21 +280,31 @@ awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res,
   }
 
   auto stream = std::make_shared<PostStream>(res.executor(), opts);
-  std::vector<std::pair<jsonrpc::Message, std::shared_ptr<Exchange>>> work;
+  struct Work {
+    jsonrpc::Message msg;
+    std::shared_ptr<Exchange> ex;
+    std::optional<std::string> over;  ///< a limit's refusal
+  };
+  std::vector<Work> work;
   for (auto& m : parsed.messages) {
     std::shared_ptr<Exchange> ex;
+    std::optional<std::string> over;
     if (m.is_request()) {
-      ex = std::make_shared<PostExchange>(stream, accept_sse);
+      over = admission.limit_call(ctx, m, hs->in_flight.load());
+      ex = std::make_shared<PostExchange>(stream, accept_sse, hs);
       stream->exchanges.push_back(ex);
       ++stream->finals_expected;
     }
-    work.emplace_back(std::move(m), std::move(ex));
+    work.push_back({std::move(m), std::move(ex), std::move(over)});
   }
   for (auto& err : parsed.errors) {
     ++stream->finals_expected;
     stream->push(true, std::move(err));
   }
-  for (auto& [m, ex] : work) handler.handle(hs->session, std::move(m), std::move(ex));
+  for (auto& w : work) {
+    if (w.over) w.ex->reply(std::move(*w.over));
+    else handler.handle(hs->session, std::move(w.msg), std::move(w.ex));
+  }
 
   if (stream->finals_expected == 0) {
     {
@@ -465,6 +406,9 @@ awaitable<void> HttpServer::Impl::post_stateless(http::Request& req, http::Respo
       }
     }
   }
+  if (!refusal) {
+    if (auto over = admission.limit_call(ctx, m, -1)) refusal = json_response(200, std::move(*over));
+  }
   if (refusal) {
     co_await res.send(std::move(*refusal));
     co_return;
@@ -533,7 +477,7 @@ awaitable<void> HttpServer::Impl::post_stateless(http::Request& req, http::Respo
 
 awaitable<void> HttpServer::Impl::get(http::Request& req, http::Responder& res, const std::string& mode) {
   ClientContext ctx;
-  std::optional<http::Response> refused = admission.admit(req, mode, ctx);
+  std::optional<http::Response> refused = co_await admission.admit(req, mode, ctx);
   std::string accept = lower(req.get("Accept"));
   if (!refused && accept.find(kEventStream) == std::string::npos && accept.find("*/*") == std::string::npos)
     refused = json_error(406, jsonrpc::kInvalidRequest, "Not Acceptable: Accept must include text/event-stream");
@@ -564,7 +508,7 @@ awaitable<void> HttpServer::Impl::get(http::Request& req, http::Responder& res, 
 awaitable<void> HttpServer::Impl::del(http::Request& req, http::Responder& res, const std::string& mode) {
   ClientContext ctx;
   std::shared_ptr<HttpSession> hs;
-  std::optional<http::Response> refused = admission.admit(req, mode, ctx);
+  std::optional<http::Response> refused = co_await admission.admit(req, mode, ctx);
   if (!refused) refused = lookup(req, ctx, hs);
   if (refused) {
     co_await res.send(std::move(*refused));
@@ -614,7 +558,20 @@ void HttpServer::add_get(const std::string& path, std::function<SimpleResponse()
   impl_->gets[path] = std::move(fn);
 }
 
-Result<int> HttpServer::bind() { return impl_->listener->bind(); }
+Result<int> HttpServer::bind() {
+  const auto& o = impl_->opts;
+  if (auto applied = set_access(o.access, o.limits, o.forward_headers); !applied) return Error{applied.error()};
+  return impl_->listener->bind();
+}
+
+Result<void> HttpServer::set_access(const auth::AccessSettings& access, const auth::LimitSettings& limits,
+                                    std::vector<std::string> forward_headers) {
+  auto old = impl_->admission.state();
+  auto next = make_access_state(impl_->io, access, limits, std::move(forward_headers), old.get());
+  if (!next) return Error{next.error()};
+  impl_->admission.set_state(std::move(*next));
+  return {};
+}
 
 void HttpServer::share_sessions(SharedSessions& shared) {
   impl_->shared = &shared;

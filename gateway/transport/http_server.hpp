@@ -9,17 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "auth/access.hpp"
+#include "auth/rate_limit.hpp"
 #include "transport/downstream.hpp"
 #include "transport/io.hpp"
 
 namespace mcpgw::transport {
 
 /// A bearer token and the principal it authenticates.
-struct BearerCredential {
-  std::string token;
-  std::string principal;
-  std::vector<std::string> modes;
-};
+using BearerCredential = auth::BearerCredential;
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
@@ -30,8 +28,12 @@ struct HttpServerOptions {
   std::size_t max_body_bytes = 4 * 1024 * 1024;
   int heartbeat_ms = 15000;
   int session_idle_s = 3600;
-  bool auth_enabled = false;
-  std::vector<BearerCredential> credentials;
+  /// `auth`: bearer tokens and the OAuth resource server.
+  auth::AccessSettings access;
+  auth::LimitSettings limits;
+  /// Request headers copied into the client's context for upstreams
+  /// (the union of every server's forward_headers).
+  std::vector<std::string> forward_headers;
   bool reuse_port = false;      ///< SO_REUSEPORT
   std::string tls_cert_file;    ///< both set: serve HTTPS
   std::string tls_key_file;
@@ -67,9 +69,13 @@ class HttpServer {
   /// Serves sessions shared with other replicas (cluster): sealed ids, a
   /// cluster-wide DELETE. `shared` outlives this server. Call before bind().
   void share_sessions(SharedSessions& shared);
-  /// Binds the socket; returns the bound port or "cannot listen on
-  /// HOST:PORT: why".
+  /// Reads the access settings (a jwks_file) and binds the socket; returns
+  /// the bound port, or what is wrong ("cannot listen on HOST:PORT: why").
   Result<int> bind();
+  /// Applies reloaded `auth` and `limits` (after bind()): the next request
+  /// is checked under them, sessions stay. On an error nothing changes.
+  Result<void> set_access(const auth::AccessSettings& access, const auth::LimitSettings& limits,
+                          std::vector<std::string> forward_headers);
   /// True when serving HTTPS (after bind()).
   bool tls() const;
   /// Serves on the I/O threads, blocking the caller until stop() and until

@@ -151,6 +151,27 @@ std::size_t SessionStore::size() const {
   return sessions_.size();
 }
 
+bool SessionStore::make_room(std::size_t max) {
+  if (max == 0) return true;
+  for (;;) {
+    std::string oldest;
+    {
+      std::lock_guard lk(mu_);
+      if (sessions_.size() < max) return true;
+      HttpSession::Clock::time_point at = HttpSession::Clock::time_point::max();
+      for (auto& [id, s] : sessions_) {
+        if (s->in_flight.load() > 0 || s->stream_open() || s->last_active() >= at) continue;
+        at = s->last_active();
+        oldest = id;
+      }
+    }
+    if (oldest.empty()) return false;
+    remove(oldest);
+    spdlog::info("session {} ended: limits.max_sessions ({}) reached and it was the longest idle", oldest.substr(0, 8),
+                 max);
+  }
+}
+
 void SessionStore::start() {
   if (idle_s_ <= 0) return;
   {

@@ -48,6 +48,10 @@ class HttpSession {
   /// Ends the open stream, if any, and refuses new ones.
   void end();
 
+  /// Requests of this session still running (for max_in_flight_per_session
+  /// and for telling an idle session from a busy one).
+  std::atomic<int> in_flight{0};
+
  private:
   mutable std::mutex mu_;
   std::shared_ptr<http::StreamQueue> stream_;
@@ -82,6 +86,10 @@ class SessionStore {
   /// Ends session `id` and tells the handler; nothing when unknown.
   void remove(const std::string& id);
   std::size_t size() const;
+  /// Makes room for one more session under `max` (0 = no limit) by ending
+  /// the longest-idle sessions (no GET stream, no request running); false
+  /// when every session is busy.
+  bool make_room(std::size_t max);
   /// Starts expiring idle sessions (a timer on the loop).
   void start();
   /// Stops expiry and ends every open GET stream; sessions stay.

@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "jsonrpc/json.hpp"
 #include "util/cancel.hpp"
@@ -19,6 +21,9 @@ struct Caller {
   std::string principal;  ///< "" without auth
   std::string mode;       ///< "all" or a configured mode
   std::string session;    ///< the client's session id
+  /// The client's headers named by some server's forward_headers
+  /// (lower-case names); each upstream sends the ones it lists.
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 /// What a call produced: the result object, or a JSON-RPC error object

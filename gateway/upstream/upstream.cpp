@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -683,6 +685,13 @@ transport::Response Upstream::send(std::string_view method, json::Document p, co
   o.deadline = opts.deadline;
   o.cancel = opts.cancel;
   o.headers = headers;
+  if (opts.caller) {
+    for (const auto& name : cfg_.forward_headers)
+      for (const auto& [have, value] : opts.caller->headers)
+        if (std::equal(name.begin(), name.end(), have.begin(), have.end(),
+                       [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; }))
+          o.forwarded.emplace_back(name, value);
+  }
   std::uint64_t seq = 0;
   if (opts.client) {
     ActiveCall active{opts.client, opts.deadline};

@@ -3,7 +3,7 @@
 -- Environment: MCP_SESSION (session id; empty for a stateless request),
 -- MCP_BODY (the JSON-RPC request), MCP_EXPECT (a substring every answer must
 -- contain); for a stateless request MCP_METHOD and MCP_NAME (the Mcp-Method
--- and Mcp-Name headers).
+-- and Mcp-Name headers); MCP_AUTH, when set, the Authorization header.
 local session = os.getenv("MCP_SESSION") or ""
 local expect = os.getenv("MCP_EXPECT") or ""
 wrk.method = "POST"
@@ -17,6 +17,8 @@ else
   wrk.headers["Mcp-Name"] = os.getenv("MCP_NAME")
 end
 wrk.body = os.getenv("MCP_BODY")
+local auth = os.getenv("MCP_AUTH") or ""
+if auth ~= "" then wrk.headers["Authorization"] = auth end
 
 local bad = 0
 response = function(status, headers, body)

@@ -175,6 +175,22 @@ void search_seeds(const fs::path& dir) {
     for (char limit : {'\x08', '\x01', '\x3f'}) put_raw(dir, std::string(1, limit) + corpus + '\0' + q);
 }
 
+void jwt_seeds(const fs::path& dir) {
+  // Mode 0: header values as clients send them.
+  for (const char* v : {"Bearer static-token", "Bearer a.b.c", "bearer eyJhbGciOiJub25lIn0.e30.", "Basic eA==", ""})
+    put(dir, 0, v);
+  // Mode 1: header and claims the harness signs (RS256, kid "rsa").
+  const char* header = R"({"alg":"RS256","kid":"rsa","typ":"at+jwt"})";
+  for (const char* claims :
+       {R"({"iss":"https://idp.test/","aud":"https://gw.test/mcp","sub":"alice","scope":"mcp ro","exp":1800000300})",
+        R"({"iss":"https://idp.test/","aud":["x","https://gw.test/mcp"],"sub":"b","scp":["ro"],"exp":1800000300,"nbf":1799999990})",
+        R"({"iss":"https://idp.test/","aud":"https://gw.test/mcp","sub":"c","scope":"mcp","exp":1.5e9})"})
+    put(dir, 1, std::string(header) + "\n" + claims);
+  // Mode 2: JWKS documents.
+  put(dir, 2, R"({"keys":[{"kty":"EC","crv":"P-256","kid":"e","x":"MKBCTNIcKUSDii11ySs3526iDZ8AiTo7Tu6KPAqv7D4","y":"4Etl6SRW2YiLUrN5vfvVHuhp7x8PxltmWWlbbM4IFyM"}]})");
+  put(dir, 2, R"({"keys":[{"kty":"RSA","kid":"r","n":"AQAB","e":"AQAB"},{"kty":"OKP"}]})");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -189,6 +205,7 @@ int main(int argc, char** argv) {
   config_seeds(root / "fuzz_config");
   sse_seeds(root / "fuzz_sse");
   search_seeds(root / "fuzz_search");
+  jwt_seeds(root / "fuzz_jwt");
   std::printf("fuzz_seeds: %d seeds in %s\n", written, root.c_str());
   return 0;
 }

@@ -776,3 +776,76 @@ TEST_CASE("config: discovery at the top level and per mode") {
   CHECK(parse_error("modes:\n  a:\n    discovery: [search]\n").rfind("gw.yaml:3: modes.a.discovery:", 0) == 0);
   CHECK(parse_error("modes:\n  a:\n    discover: search\n").rfind("gw.yaml:3: modes.a.discover: unknown key", 0) == 0);
 }
+
+TEST_CASE("config: auth.oauth, limits and admin") {
+  Config c = parse_ok(R"(auth:
+  oauth:
+    issuer: https://idp.example.com/
+    audience: https://gw.example.com/mcp
+    jwks_url: https://idp.example.com/jwks
+    required_scopes: [mcp]
+    scope_modes: {"mcp:read": [readonly], "mcp:all": [all]}
+    principal_claim: client_id
+    leeway_s: 30
+limits: {calls_per_s: 5, burst: 10, max_in_flight_per_session: 4, max_sessions: 100}
+admin: {host: 127.0.0.1, port: 9191}
+modes: {readonly: {include_slices: [read]}}
+servers:
+  - {name: crm, transport: http, url: "http://127.0.0.1:1/mcp", forward_headers: [X-Customer-Id]}
+)");
+  CHECK(c.auth.enabled);
+  CHECK(c.auth.bearer_tokens.empty());
+  REQUIRE(c.auth.oauth.has_value());
+  const OAuth& o = *c.auth.oauth;
+  CHECK(o.issuer == "https://idp.example.com/");
+  CHECK(o.audience == "https://gw.example.com/mcp");
+  CHECK(o.jwks_url == "https://idp.example.com/jwks");
+  CHECK(o.jwks_file.empty());
+  CHECK(o.authorization_servers == std::vector<std::string>{"https://idp.example.com/"});  // defaults to the issuer
+  CHECK(o.required_scopes == std::vector<std::string>{"mcp"});
+  REQUIRE(o.scope_modes.size() == 2);
+  CHECK(o.scope_modes[0].first == "mcp:read");
+  CHECK(o.scope_modes[0].second == std::vector<std::string>{"readonly"});
+  CHECK(o.principal_claim == "client_id");
+  CHECK(o.leeway_s == 30);
+  CHECK(c.limits == Limits{5, 10, 4, 100});
+  REQUIRE(c.admin.has_value());
+  CHECK(c.admin->port == 9191);
+  CHECK(c.servers[0].forward_headers == std::vector<std::string>{"X-Customer-Id"});
+}
+
+TEST_CASE("config: access defaults") {
+  Config c = parse_ok("servers: []\n");
+  CHECK_FALSE(c.auth.oauth.has_value());
+  CHECK(c.limits == Limits{0, 0, 0, 10000});
+  CHECK_FALSE(c.admin.has_value());
+  Config f = parse_ok("auth: {oauth: {issuer: i, audience: \"https://gw/mcp\", jwks_file: keys.json}}\n");
+  CHECK(f.auth.oauth->jwks_file == here("keys.json"));
+  CHECK(f.auth.oauth->principal_claim == "sub");
+  CHECK(f.auth.oauth->leeway_s == 60);
+}
+
+TEST_CASE("config: bad access settings name the key") {
+  const std::string head = "auth:\n  oauth:\n    issuer: https://idp/\n    audience: https://gw/mcp\n";
+  CHECK(parse_error(head) == "gw.yaml:3: auth.oauth: jwks_url or jwks_file is required");
+  CHECK(parse_error(head + "    jwks_url: http://idp.example.com/jwks\n") ==
+        "gw.yaml:5: auth.oauth.jwks_url: plain http is allowed only for a loopback host; use https, got "
+        "\"http://idp.example.com/jwks\"");
+  CHECK(parse_ok(head + "    jwks_url: http://127.0.0.1:8081/jwks\n").auth.oauth->jwks_url == "http://127.0.0.1:8081/jwks");
+  CHECK(parse_error(head + "    jwks_url: https://idp/jwks\n    jwks_file: k.json\n") ==
+        "gw.yaml:6: auth.oauth.jwks_file: give jwks_url or jwks_file, not both");
+  CHECK(parse_error(head + "    jwks_url: https://idp/jwks\n    scope_modes: {x: [nope]}\n") ==
+        "gw.yaml:6: auth.oauth.scope_modes.x[0]: unknown mode \"nope\"");
+  CHECK(parse_error(head + "    jwks_url: https://idp/jwks\n    jwks_uri: x\n") ==
+        "gw.yaml:6: auth.oauth.jwks_uri: unknown key \"jwks_uri\" (did you mean \"jwks_url\"?)");
+  CHECK(parse_error("auth: {oauth: {audience: \"https://gw/mcp\", jwks_file: k}}\n") ==
+        "gw.yaml:1: auth.oauth.issuer: required key is missing");
+  CHECK(parse_error("limits: {calls_per_s: -1}\n") == "gw.yaml:1: limits.calls_per_s: expected an integer >= 0, got -1");
+  CHECK(parse_error("limits: {burst: 3}\n") == "gw.yaml:1: limits.burst: burst needs calls_per_s");
+  CHECK(parse_error("limits: {max_session: 3}\n") ==
+        "gw.yaml:1: limits.max_session: unknown key \"max_session\" (did you mean \"max_sessions\"?)");
+  CHECK(parse_error("admin: {port: 70000}\n") == "gw.yaml:1: admin.port: expected an integer from 0 to 65535, got 70000");
+  CHECK(parse_error("servers:\n  - {name: a, transport: http, url: \"http://127.0.0.1:1/mcp\", forward_headers: [Authorization]}\n") ==
+        "gw.yaml:2: servers[0].forward_headers: cannot forward \"Authorization\" (the client's credentials stay at the "
+        "gateway; give upstream credentials in headers)");
+}
