@@ -115,6 +115,12 @@ void Gateway::on_tools_changed(const std::string& server) {
   if (prompts) router_.list_changed("prompts");
 }
 
+void Gateway::on_health(const std::string& server, bool up) { metrics_.set_upstream_up(server, up); }
+
+void Gateway::on_circuit(const std::string& server, upstream::Breaker::State state) {
+  metrics_.set_circuit(server, state == upstream::Breaker::State::Open ? 1 : state == upstream::Breaker::State::HalfOpen ? 2 : 0);
+}
+
 void Gateway::on_upstream_notification(const std::string& server, jsonrpc::Message& msg) {
   for (const auto& u : upstreams())
     if (u->name() == server && msg.method() == "notifications/resources/updated") router_.resource_updated(*u, msg);
@@ -150,12 +156,31 @@ Result<void> Gateway::bind_http() {
       e.AddMember("status", json::str(u->status(), a), a);
       down.PushBack(e, a);
     }
+    // Breakers do not decide readiness (an open one fails its server's calls
+    // fast, the rest works), but they show here.
+    json::Value circuits(rapidjson::kArrayType);
+    for (const auto& u : upstreams()) {
+      if (!u->has_circuit()) continue;
+      json::Value e(rapidjson::kObjectType);
+      e.AddMember("server", json::str(u->name(), a), a);
+      e.AddMember("state", json::str(upstream::state_name(u->circuit()), a), a);
+      circuits.PushBack(e, a);
+    }
     bool ready = down.Empty();
     d.AddMember("ready", ready, a);
     d.AddMember("down", down, a);
+    d.AddMember("circuits", circuits, a);
     return transport::SimpleResponse{ready ? 200 : 503, "application/json", json::write(d)};
   });
-  http->add_get("/metrics", [this] {
+  http->add_get("/metrics", [this, server = http.get()] {
+    metrics_.set_suspended(static_cast<double>(router_.suspended_calls()));
+    metrics_.set_open_streams(static_cast<double>(server->open_streams()));
+    for (const auto& u : upstreams()) {
+      auto state = u->circuit();
+      metrics_.set_circuit(u->name(), state == upstream::Breaker::State::Open ? 1
+                                      : state == upstream::Breaker::State::HalfOpen ? 2
+                                                                                    : 0);
+    }
     return transport::SimpleResponse{200, "text/plain; version=0.0.4", metrics_.render()};
   });
   auto port = http->bind();
@@ -223,6 +248,9 @@ void Gateway::stop_upstreams() {
 }
 
 Result<void> Gateway::reload(const std::string& path) {
+  // SIGHUP is also logrotate's signal: the audit file is reopened whether
+  // or not the configuration reads.
+  router_.audit().reopen();
   auto loaded = config::load(path);
   if (!loaded) return Error{loaded.error()};
   auto next = std::make_shared<const config::Config>(std::move(*loaded));

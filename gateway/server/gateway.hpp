@@ -49,6 +49,8 @@ class Gateway final : public upstream::Listener {
 
   void on_tools_changed(const std::string& server) override;
   void on_upstream_notification(const std::string& server, jsonrpc::Message& msg) override;
+  void on_health(const std::string& server, bool up) override;
+  void on_circuit(const std::string& server, upstream::Breaker::State state) override;
 
   /// The current snapshot (for `mcpgw check`).
   std::shared_ptr<const catalog::Snapshot> snapshot() const { return catalog_.snapshot(); }

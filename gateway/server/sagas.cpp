@@ -93,8 +93,11 @@ Answer call_saga(Services& sv, Request& r) {
   auto arguments = std::make_shared<json::Document>(rapidjson::kObjectType);
   if (args && args->IsObject()) arguments->CopyFrom(*args, arguments->GetAllocator());
   std::shared_ptr<saga::Parked> parked;
+  auto started = std::chrono::steady_clock::now();
   auto outcome = drive(sv, r, parked, json::Value(rapidjson::kObjectType),
                        tool_work(sv, *r.session, snap, *mode, *tool, arguments, nullptr), true);
+  audit_round(sv, r, "saga_round", tool->name, &*arguments, outcome,
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
   return saga_reply(sv, r, std::move(outcome), parked, tool->name, *arguments);
 }
 
@@ -137,8 +140,11 @@ Answer resume_saga(Services& sv, Request& r) {
     return Answer::error(jsonrpc::kInvalidParams, "Invalid sagaToken: it was already resumed");
   auto arguments = std::make_shared<json::Document>(json::clone(*args));
   std::shared_ptr<saga::Parked> parked = sv.engine.take(c.state);
+  auto started = std::chrono::steady_clock::now();
   auto outcome = drive(sv, r, parked, answers,
                        parked ? Work() : tool_work(sv, *r.session, snap, *mode, *tool, arguments, nullptr), true);
+  audit_round(sv, r, "saga_round", tool->name, &*arguments, outcome,
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
   return saga_reply(sv, r, std::move(outcome), parked, tool->name, *arguments);
 }
 

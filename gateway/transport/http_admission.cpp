@@ -85,6 +85,9 @@ std::optional<http::Response> Admission::admit(const http::Request& req, const s
   bool ok = true;
   const BearerCredential* cred = authenticate(req, ok);
   if (!ok) {
+    ClientContext who;
+    who.mode = mode;
+    handler_.refused(who, "auth", req.has("Authorization") ? "invalid bearer token" : "missing bearer token");
     auto r = json_error(401, jsonrpc::kInvalidRequest, "Unauthorized: missing or invalid bearer token");
     r.headers.push_back({"WWW-Authenticate", "Bearer realm=\"mcpgw\""});
     return r;

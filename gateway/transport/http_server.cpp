@@ -11,6 +11,7 @@
 
 #include "mcp/era.hpp"
 #include "mcp/protocol.hpp"
+#include "mcp/trace.hpp"
 #include "transport/http_admission.hpp"
 #include "transport/http_listener.hpp"
 #include "transport/http_sessions.hpp"
@@ -272,6 +273,9 @@ awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res,
     co_return;
   }
   jsonrpc::Parsed parsed = jsonrpc::parse(req.body);
+  // W3C trace context: the handler finds it where stdio clients put it.
+  if (req.has("traceparent"))
+    for (auto& m : parsed.messages) mcp::adopt_traceparent(m, req.get("traceparent"));
   if (parsed.messages.empty() && !parsed.batch) {
     {
       auto reply = json_response(400, parsed.errors.front());
@@ -607,5 +611,7 @@ void HttpServer::stop() {
 }
 
 std::size_t HttpServer::session_count() const { return impl_->sessions.size(); }
+
+std::size_t HttpServer::open_streams() const { return impl_->sessions.open_streams(); }
 
 }  // namespace mcpgw::transport

@@ -63,6 +63,8 @@ class SessionStore {
   /// Ends session `id` and tells the handler; nothing when unknown.
   void remove(const std::string& id);
   std::size_t size() const;
+  /// Sessions with their GET stream open.
+  std::size_t open_streams() const;
   /// Starts expiring idle sessions (a timer on the loop).
   void start();
   /// Stops expiry and ends every open GET stream; sessions stay.
