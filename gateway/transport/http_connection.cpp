@@ -34,12 +34,13 @@ bool starts_with_ci(std::string_view s, std::string_view prefix) {
 }
 
 /// The headers a request of the stateless revision repeats for
-/// intermediaries that route on them (version, method, addressed name).
+/// intermediaries that route on them (version, method, addressed name),
+/// then the request's `extra` ones (any revision: e.g. traceparent).
 Headers routing_headers(std::string_view method, const json::Value* params, const Headers& extra) {
   Headers routing;
   const json::Value* meta = params ? json::find(*params, "_meta") : nullptr;
   auto version = meta ? json::get_string(*meta, mcp::kMetaVersion) : std::nullopt;
-  if (!version) return routing;
+  if (!version) return extra;
   routing.emplace_back("MCP-Protocol-Version", std::string(*version));
   routing.emplace_back("Mcp-Method", std::string(method));
   if (const char* key = mcp::named_param(method))
@@ -119,9 +120,11 @@ void HttpConnection::forget(const std::shared_ptr<Abort>& abort) {
 
 Headers HttpConnection::base_headers(const Headers& routing) {
   Headers h;
+  // A stateless request names its version itself and has no session.
+  bool stateless = std::any_of(routing.begin(), routing.end(), [](const auto& r) { return r.first == "MCP-Protocol-Version"; });
   {
     std::lock_guard lk(mu_);
-    if (routing.empty()) {
+    if (!stateless) {
       if (!session_id_.empty()) h.emplace_back("Mcp-Session-Id", session_id_);
       if (!protocol_version_.empty()) h.emplace_back("MCP-Protocol-Version", protocol_version_);
     }

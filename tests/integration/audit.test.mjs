@@ -225,17 +225,22 @@ test(
   withDiagnostics(async () => {
     const c = await connectHttp(gw.url, { headers: AUTH, capabilities: {} });
     const args = { message: 'audit-saga' };
-    const s = await c.request('tools/callSaga', { name: 'conf:test_elicitation', arguments: args });
+    const s = await c.request('tools/callSaga', { name: 'conf:test_elicitation', arguments: args }, { headers: { ...AUTH, traceparent: traceparent() } });
     assert.equal(s.result?.state, 'suspended', JSON.stringify(s));
     const answer = { action: 'accept', content: { username: 'ada', email: 'ada@example.org' } };
-    const done = await c.request('tools/resumeSaga', { sagaToken: s.result.sagaToken, completedSteps: [{ stepId: 'user_details', result: answer }] });
+    const done = await c.request(
+      'tools/resumeSaga',
+      { sagaToken: s.result.sagaToken, completedSteps: [{ stepId: 'user_details', result: answer }] },
+      { headers: { ...AUTH, traceparent: traceparent('1111111111111111') } },
+    );
     assert.equal(done.error, undefined, JSON.stringify(done));
     const rounds = await auditLines((l) => l.event === 'saga_round' && l.tool === 'conf:test_elicitation', 2, 'two saga rounds');
-    const common = { event: 'saga_round', principal: 'ci', session: c.session, mode: 'all', tool: 'conf:test_elicitation', arguments_digest: digest(args), outcome: 'ok' };
+    const common = { event: 'saga_round', principal: 'ci', session: c.session, mode: 'all', tool: 'conf:test_elicitation', arguments_digest: digest(args), outcome: 'ok', trace_id: TRACE };
     assert.deepEqual({ ...rounds[0], time: undefined, ms: undefined }, { time: undefined, ms: undefined, ...common, reason: 'suspended: 1 question(s) for the client' });
     assert.deepEqual({ ...rounds[1], time: undefined, ms: undefined }, { time: undefined, ms: undefined, ...common, reason: 'complete' });
     const [call] = await auditLines((l) => l.event === 'call' && l.tool === 'conf:test_elicitation', 1, 'the upstream call of the saga');
     assert.equal(call.outcome, 'ok');
+    assert.equal(call.trace_id, TRACE);
     await c.close();
   }),
 );
