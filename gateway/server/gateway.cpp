@@ -157,10 +157,10 @@ Result<void> Gateway::bind_http() {
       down.PushBack(e, a);
     }
     // Breakers do not decide readiness (an open one fails its server's calls
-    // fast, the rest works), but they show here.
+    // fast, the rest works), but the ones not closed show here.
     json::Value circuits(rapidjson::kArrayType);
     for (const auto& u : upstreams()) {
-      if (!u->has_circuit()) continue;
+      if (u->circuit() == upstream::Breaker::State::Closed) continue;
       json::Value e(rapidjson::kObjectType);
       e.AddMember("server", json::str(u->name(), a), a);
       e.AddMember("state", json::str(upstream::state_name(u->circuit()), a), a);
