@@ -157,15 +157,19 @@ void Audit::record(const AuditRecord& r) {
   // work, and the writer then only copies bytes.
   std::string line = format(r, arguments, now_ms);
   line.push_back('\n');
+  bool wake = false;
   {
     std::lock_guard lk(mu_);
     if (queue_.size() >= kQueueLines) {
       metrics_.audit_dropped();
       return;
     }
+    // The writer is woken for the first line of a batch and when a batch is
+    // full, not for every line: a wake-up per call costs more than the line.
+    wake = queue_.empty() || queue_.size() + 1 == kBatchLines;
     queue_.push_back(std::move(line));
   }
-  cv_.notify_one();
+  if (wake) cv_.notify_one();
 }
 
 void Audit::refused(std::string_view reason, AuditRecord r) {
@@ -193,6 +197,8 @@ void Audit::run() {
   open_locked();
   for (;;) {
     cv_.wait(lk, [&] { return stopping_ || reopen_ || !queue_.empty(); });
+    // Lines of the next few milliseconds go out in the same write.
+    cv_.wait_for(lk, kBatchWait, [&] { return stopping_ || reopen_ || queue_.size() >= kBatchLines; });
     if (reopen_) {
       reopen_ = false;
       open_locked();

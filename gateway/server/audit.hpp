@@ -4,6 +4,7 @@
 // formatted by the caller and written by a thread of the log's own through
 // a bounded queue: a full queue drops the line (counted in
 // mcpgw_audit_dropped_total), a call never waits for the disk.
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
@@ -40,6 +41,10 @@ class Audit {
  public:
   /// Lines the queue holds before it drops.
   static constexpr std::size_t kQueueLines = 8192;
+  /// The writer writes up to this many lines at once, or what came within
+  /// kBatchWait of the first one.
+  static constexpr std::size_t kBatchLines = 256;
+  static constexpr std::chrono::milliseconds kBatchWait{20};
 
   Audit(const config::Audit& cfg, Metrics& metrics);
   ~Audit();
