@@ -64,8 +64,15 @@ Result<std::shared_ptr<transport::Session>> Router::open_session(const transport
     return Error{"unknown mode \"" + mode + "\"; available modes: " + list};
   }
   if (!ctx.allowed_modes.empty() &&
-      std::find(ctx.allowed_modes.begin(), ctx.allowed_modes.end(), mode) == ctx.allowed_modes.end())
-    return Error{"principal \"" + ctx.principal + "\" may not use mode \"" + mode + "\""};
+      std::find(ctx.allowed_modes.begin(), ctx.allowed_modes.end(), mode) == ctx.allowed_modes.end()) {
+    std::string why = "principal \"" + ctx.principal + "\" may not use mode \"" + mode + "\"";
+    AuditRecord r;
+    r.principal = ctx.principal;
+    r.mode = mode;
+    r.reason = why;
+    audit_.refused("auth", std::move(r));
+    return Error{why};
+  }
   auto s = std::make_shared<McpSession>(mode, ctx.stateless);
   // A stateless request's session lasts one request: it is not a client
   // session to count or to notify.

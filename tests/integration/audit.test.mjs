@@ -23,6 +23,7 @@ import {
   withDiagnostics,
 } from './harness.mjs';
 import { parseMetrics, sample } from './metrics-util.mjs';
+import { srpc } from './stateless.mjs';
 
 const CONFORMANCE = path.join(BUILD, 'examples', 'conformance-server');
 const C_PLUGIN = path.join(BUILD, 'plugins', 'libtest_c_plugin.so');
@@ -65,7 +66,12 @@ before(async () => {
   gw = await startGateway(
     {
       welcome: { strategy: 'none' },
-      auth: { bearer_tokens: [{ token: 'tok-ci', name: 'ci' }] },
+      auth: {
+        bearer_tokens: [
+          { token: 'tok-ci', name: 'ci' },
+          { token: 'tok-ro', name: 'ro', modes: ['limited'] },
+        ],
+      },
       audit: { path: auditFile, arguments: 'digest' },
       modes: { limited: { include_tools: ['toolbox:*'] } },
       servers: [
@@ -189,6 +195,10 @@ test(
     const [wrong] = await auditLines((l) => l.event === 'refused' && l.reason === 'invalid bearer token', 1, 'the bad token');
     assert.deepEqual({ ...wrong, time: undefined }, { time: undefined, event: 'refused', outcome: 'refused', reason: 'invalid bearer token' });
     await auditLines((l) => l.event === 'refused' && l.reason === 'missing bearer token', 1, 'the missing token');
+    const otherMode = await rpc(gw.url, { jsonrpc: '2.0', id: 3, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } }, { headers: { authorization: 'Bearer tok-ro' } });
+    assert.equal(otherMode.status, 403, otherMode.text);
+    const [mode] = await auditLines((l) => l.event === 'refused' && l.principal === 'ro', 1, 'the principal in a mode it may not use');
+    assert.deepEqual({ ...mode, time: undefined }, { time: undefined, event: 'refused', principal: 'ro', mode: 'all', outcome: 'refused', reason: 'principal "ro" may not use mode "all"' });
 
     const c = await connectHttp(`${gw.url}/limited`, { headers: AUTH });
     const hidden = await c.request('tools/call', { name: 'conf:test_simple_text', arguments: { a: 1 } }, { headers: { ...AUTH, traceparent: traceparent() } });
@@ -214,7 +224,7 @@ test(
     // An unknown tool is an error, not a refusal.
     assert.equal(readJsonLines(auditFile).filter((l) => l.tool === 'nope:nothing').length, 0);
     const m1 = parseMetrics((await httpGet(`${gw.base}/metrics`)).text);
-    assert.equal(sample(m1, 'mcpgw_refused_total', { reason: 'auth' }) - sample(m0, 'mcpgw_refused_total', { reason: 'auth' }), 2);
+    assert.equal(sample(m1, 'mcpgw_refused_total', { reason: 'auth' }) - sample(m0, 'mcpgw_refused_total', { reason: 'auth' }), 3);
     assert.equal(sample(m1, 'mcpgw_refused_total', { reason: 'tool_hidden' }) - sample(m0, 'mcpgw_refused_total', { reason: 'tool_hidden' }), 1);
     await c.close();
   }),
@@ -242,6 +252,29 @@ test(
     assert.equal(call.outcome, 'ok');
     assert.equal(call.trace_id, TRACE);
     await c.close();
+  }),
+);
+
+test(
+  'MRTR (a 2026-07-28 client): one mrtr_round line per round, input_required then complete',
+  withDiagnostics(async () => {
+    const args = { message: 'audit-mrtr' };
+    const caps = { elicitation: { form: {} } };
+    const headers = { ...AUTH, traceparent: traceparent() };
+    const r1 = await srpc(gw.url, 'tools/call', { name: 'conf:test_elicitation', arguments: args }, { caps, headers });
+    assert.equal(r1.message?.result?.resultType, 'input_required', r1.text);
+    const answer = { action: 'accept', content: { username: 'ada', email: 'ada@example.org' } };
+    const r2 = await srpc(
+      gw.url,
+      'tools/call',
+      { name: 'conf:test_elicitation', arguments: args, inputResponses: { user_details: answer }, requestState: r1.message.result.requestState },
+      { caps, headers },
+    );
+    assert.equal(r2.message?.result?.resultType, 'complete', r2.text);
+    const rounds = await auditLines((l) => l.event === 'mrtr_round' && l.arguments_digest === digest(args), 2, 'two MRTR rounds');
+    const common = { event: 'mrtr_round', principal: 'ci', mode: 'all', tool: 'conf:test_elicitation', arguments_digest: digest(args), outcome: 'ok', trace_id: TRACE };
+    assert.deepEqual({ ...rounds[0], time: undefined, ms: undefined }, { time: undefined, ms: undefined, ...common, reason: 'suspended: 1 question(s) for the client' });
+    assert.deepEqual({ ...rounds[1], time: undefined, ms: undefined }, { time: undefined, ms: undefined, ...common, reason: 'complete' });
   }),
 );
 
