@@ -7,6 +7,10 @@
 namespace mcpgw::mcp {
 namespace {
 
+bool hex(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
 bool hex_id(std::string_view s, std::size_t size) {
   if (s.size() != size) return false;
   bool nonzero = false;
@@ -24,14 +28,11 @@ std::optional<TraceContext> TraceContext::parse(std::string_view v) {
   // fields after a dash, version ff is invalid.
   if (v.size() < 55 || v[2] != '-' || v[35] != '-' || v[52] != '-') return std::nullopt;
   std::string_view version = v.substr(0, 2);
-  if (!std::all_of(version.begin(), version.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }) ||
-      version == "ff")
-    return std::nullopt;
+  if (!hex(version) || version == "ff") return std::nullopt;
   if (version == "00" && v.size() != 55) return std::nullopt;
   if (v.size() > 55 && v[55] != '-') return std::nullopt;
   std::string_view flags = v.substr(53, 2);
-  if (!std::all_of(flags.begin(), flags.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }))
-    return std::nullopt;
+  if (!hex(flags)) return std::nullopt;
   TraceContext t{std::string(v.substr(3, 32)), std::string(v.substr(36, 16)), std::string(flags)};
   if (!hex_id(t.trace_id, 32) || !hex_id(t.span_id, 16)) return std::nullopt;
   return t;

@@ -189,7 +189,8 @@ void Audit::open_locked() {
     return;
   }
   file_ = std::fopen(open_path_.c_str(), "a");
-  if (!file_) spdlog::error("audit: cannot open {}: {}; audit lines are dropped until it can", open_path_, std::strerror(errno));
+  if (!file_)
+    spdlog::error("audit: cannot open {}: {}; audit lines are dropped (counted) until a SIGHUP reopens it", open_path_, std::strerror(errno));
 }
 
 void Audit::run() {

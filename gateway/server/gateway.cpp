@@ -118,7 +118,8 @@ void Gateway::on_tools_changed(const std::string& server) {
 void Gateway::on_health(const std::string& server, bool up) { metrics_.set_upstream_up(server, up); }
 
 void Gateway::on_circuit(const std::string& server, upstream::Breaker::State state) {
-  metrics_.set_circuit(server, state == upstream::Breaker::State::Open ? 1 : state == upstream::Breaker::State::HalfOpen ? 2 : 0);
+  using S = upstream::Breaker::State;
+  metrics_.set_circuit(server, state == S::Open ? 1 : state == S::HalfOpen ? 2 : 0);
 }
 
 void Gateway::on_upstream_notification(const std::string& server, jsonrpc::Message& msg) {
@@ -175,12 +176,8 @@ Result<void> Gateway::bind_http() {
   http->add_get("/metrics", [this, server = http.get()] {
     metrics_.set_suspended(static_cast<double>(router_.suspended_calls()));
     metrics_.set_open_streams(static_cast<double>(server->open_streams()));
-    for (const auto& u : upstreams()) {
-      auto state = u->circuit();
-      metrics_.set_circuit(u->name(), state == upstream::Breaker::State::Open ? 1
-                                      : state == upstream::Breaker::State::HalfOpen ? 2
-                                                                                    : 0);
-    }
+    // An open breaker turns half open by time alone: read now.
+    for (const auto& u : upstreams()) on_circuit(u->name(), u->circuit());
     return transport::SimpleResponse{200, "text/plain; version=0.0.4", metrics_.render()};
   });
   auto port = http->bind();

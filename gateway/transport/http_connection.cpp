@@ -121,7 +121,8 @@ void HttpConnection::forget(const std::shared_ptr<Abort>& abort) {
 Headers HttpConnection::base_headers(const Headers& routing) {
   Headers h;
   // A stateless request names its version itself and has no session.
-  bool stateless = std::any_of(routing.begin(), routing.end(), [](const auto& r) { return r.first == "MCP-Protocol-Version"; });
+  bool stateless =
+      std::any_of(routing.begin(), routing.end(), [](const auto& r) { return r.first == "MCP-Protocol-Version"; });
   {
     std::lock_guard lk(mu_);
     if (!stateless) {
