@@ -33,14 +33,18 @@ before(() => requireBinaries(TOOLBOX));
 
 /** Starts the stale-session fixture (answering unknown sessions with `stale`) on `port` (0 = free). */
 async function startFixture(stale, port = 0) {
-  const proc = new Proc(`stale-${stale}`, process.execPath, [FIXTURE, '--stale', String(stale), '--port', String(port)]);
+  const proc = new Proc(`stale-${stale}`, process.execPath, [FIXTURE, '--stale', stale, '--port', String(port)]);
   const m = await proc.waitForLine('stdout', /^listening (http:\/\/127\.0\.0\.1:(\d+)\/mcp)$/);
   return { proc, url: m[1], port: Number(m[2]) };
 }
 
-for (const stale of [400, 404]) {
+for (const [stale, status] of [
+  ['400', 400],
+  ['uninitialized', 400],
+  ['404', 404],
+]) {
   test(
-    `an HTTP upstream restarted on its port answering the stale session with ${stale}: one re-initialize, the call retried, a warning`,
+    `an HTTP upstream restarted on its port answering the stale session with ${status} (${stale}): one re-initialize, the call retried, a warning`,
     withDiagnostics(async () => {
       let up = await startFixture(stale);
       const gw = await startGateway({ welcome: { strategy: 'none' }, servers: [httpServer('crm', up.url)] }, { label: `mcpgw-${stale}` });
@@ -54,7 +58,7 @@ for (const stale of [400, 404]) {
       assert.equal(textOf(r), `pid ${up.proc.pid}`);
       assert.match(
         gw.proc.stderrText,
-        new RegExp(`upstream crm: the server does not know session [0-9a-f-]{8} \\(HTTP ${stale}: [^)]+\\); initializing a new session and retrying tools/call`),
+        new RegExp(`upstream crm: the server does not know session [0-9a-f-]{8} \\(HTTP ${status}: [^)]+\\); initializing a new session and retrying tools/call`),
       );
       // And so do the next ones, without another warning.
       assert.equal(textOf(await c.callTool('crm:whoami')), `pid ${up.proc.pid}`);

@@ -2,11 +2,14 @@
 // (@modelcontextprotocol/sdk) the way its README example is: sessions in a
 // map, and a request naming a session it does not know (say, after a
 // restart) answered with HTTP 400 "Bad Request: No valid session ID
-// provided" (--stale 400, the README's way) or 404 "Session not found"
-// (--stale 404, the spec's way). It offers no GET stream (405), so a
-// gateway learns of a restart only from the answer to its next request.
+// provided" (--stale 400, the README's way), 400 "Bad Request: Server not
+// initialized" (--stale uninitialized: what the SDK's transport itself says
+// when a restarted single-session server gets a request before initialize)
+// or 404 "Session not found" (--stale 404, the spec's way). It offers no GET
+// stream (405), so a gateway learns of a restart only from the answer to
+// its next request.
 //
-//   node stale-session-fixture.mjs --stale 400|404 [--port PORT]
+//   node stale-session-fixture.mjs --stale 400|uninitialized|404 [--port PORT]
 //   prints "listening http://127.0.0.1:PORT/mcp"
 //
 // Tool: whoami {} -> "pid PID" (tells server instances apart).
@@ -20,10 +23,10 @@ const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
   return i >= 0 ? process.argv[i + 1] : fallback;
 };
-const stale = Number(arg('--stale', '400'));
+const stale = arg('--stale', '400');
 const port = Number(arg('--port', '0'));
-if (stale !== 400 && stale !== 404) {
-  process.stderr.write('usage: stale-session-fixture.mjs --stale 400|404 [--port PORT]\n');
+if (!['400', 'uninitialized', '404'].includes(stale)) {
+  process.stderr.write('usage: stale-session-fixture.mjs --stale 400|uninitialized|404 [--port PORT]\n');
   process.exit(2);
 }
 
@@ -57,7 +60,8 @@ const httpServer = http.createServer((req, res) => {
     let transport = sid ? transports.get(sid) : undefined;
     if (!transport) {
       if (sid) {
-        if (stale === 400) return refuse(res, 400, -32000, 'Bad Request: No valid session ID provided');
+        if (stale === '400') return refuse(res, 400, -32000, 'Bad Request: No valid session ID provided');
+        if (stale === 'uninitialized') return refuse(res, 400, -32000, 'Bad Request: Server not initialized');
         return refuse(res, 404, -32001, 'Session not found');
       }
       if (req.method !== 'POST' || !isInitializeRequest(body)) return refuse(res, 400, -32000, 'Bad Request: Server not initialized');
