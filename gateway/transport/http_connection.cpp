@@ -50,8 +50,10 @@ Headers routing_headers(std::string_view method, const json::Value* params, cons
 }
 
 /// True when an exchange failed because the server could not be
-/// connected to (the request never left).
-bool unreachable(const std::string& error) { return error.rfind("cannot connect", 0) == 0; }
+/// connected to, so the request never reached it.
+bool unreachable(const HttpResult& res) {
+  return !res.maybe_delivered && res.error.rfind("cannot connect", 0) == 0;
+}
 
 /// True when a JSON-RPC error body says the session is unknown or the
 /// server is not initialized (how servers word a stale session).
@@ -284,7 +286,7 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
     case Abort::Why::None: break;
   }
   if (res.head.status == 0)
-    co_return Response{std::nullopt, unreachable(res.error) ? Failure::Unreachable : Failure::Transport,
+    co_return Response{std::nullopt, unreachable(res) ? Failure::Unreachable : Failure::Transport,
                        client_->url().text() + ": " + res.error};
   int status = res.head.status;
   // A restarted server does not know our session: the spec says 404, the
@@ -439,7 +441,7 @@ asio::awaitable<void> HttpConnection::listen_loop() {
     // they do not offer with 400, and the next request tells anyway.)
     std::string lost;
     if (status == 404 && has_session) lost = "its GET stream was refused (HTTP 404): the server forgot the session";
-    else if (status == 0 && unreachable(res.error)) lost = "its GET stream dropped: " + res.error;
+    else if (status == 0 && unreachable(res)) lost = "its GET stream dropped: " + res.error;
     if (!lost.empty()) {
       if (handlers_.on_close) handlers_.on_close(lost);
       break;

@@ -27,7 +27,8 @@ before(() => requireBinaries(TOOLBOX));
 test(
   'metrics before, during and after an upstream crash',
   withDiagnostics(async () => {
-    let box = await startUpstreamHttp(TOOLBOX, [], { label: 'toolbox-http' });
+    // With a GET stream: the gateway holds one open, so it sees the server go.
+    let box = await startUpstreamHttp(TOOLBOX, ['--get-stream', '1'], { label: 'toolbox-http' });
     const port = Number(new URL(box.url).port);
     const gw = await startGateway({ welcome: { strategy: 'none' }, servers: [httpServer('box', box.url)] });
     const metrics = async () => parseMetrics((await httpGet(`${gw.base}/metrics`)).text);
@@ -65,7 +66,7 @@ test(
     assert.equal((await httpGet(`${gw.base}/readyz`)).status, 503);
 
     // After: the server comes back on its port; the gateway reconnects by itself.
-    box = { proc: new Proc('toolbox-http-2', TOOLBOX, ['--http', String(port)]) };
+    box = { proc: new Proc('toolbox-http-2', TOOLBOX, ['--http', String(port), '--get-stream', '1']) };
     await box.proc.waitForLine('stdout', /^listening http/);
     await pollUntil(async () => sample(await metrics(), 'mcpgw_upstream_up', { server: 'box' }) === 1, { timeoutMs: 40000, what: 'mcpgw_upstream_up back to 1' });
     assert.equal(textOf(await c.callTool('box:echo', { text: 'after' })), 'after');
