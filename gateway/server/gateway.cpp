@@ -177,7 +177,10 @@ Result<void> Gateway::bind_http() {
     metrics_.set_suspended(static_cast<double>(router_.suspended_calls()));
     metrics_.set_open_streams(static_cast<double>(server->open_streams()));
     // An open breaker turns half open by time alone: read now.
-    for (const auto& u : upstreams()) on_circuit(u->name(), u->circuit());
+    for (const auto& u : upstreams()) {
+      on_circuit(u->name(), u->circuit());
+      metrics_.set_queued(u->name(), u->calls_waiting());
+    }
     return transport::SimpleResponse{200, "text/plain; version=0.0.4", metrics_.render()};
   });
   auto port = http->bind();

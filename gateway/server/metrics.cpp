@@ -23,6 +23,10 @@ struct Metrics::Impl {
                                                          .Name("mcpgw_tool_calls_in_flight")
                                                          .Help("Tool calls running, by origin server")
                                                          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& queued = prometheus::BuildGauge()
+                                                      .Name("mcpgw_tool_calls_queued")
+                                                      .Help("Tool calls waiting for a max_concurrency slot, by server")
+                                                      .Register(*registry);
   prometheus::Family<prometheus::Gauge>& circuit =
       prometheus::BuildGauge()
           .Name("mcpgw_upstream_circuit_state")
@@ -92,6 +96,8 @@ void Metrics::set_upstream_up(const std::string& server, bool up) {
 void Metrics::call_in_flight(const std::string& server, int delta) {
   impl_->in_flight.Add({{"server", server}}).Increment(delta);
 }
+
+void Metrics::set_queued(const std::string& server, int n) { impl_->queued.Add({{"server", server}}).Set(n); }
 
 void Metrics::set_circuit(const std::string& server, int state) {
   impl_->circuit.Add({{"server", server}}).Set(state);

@@ -19,6 +19,8 @@ class Metrics {
                  double seconds);
   /// A tool call to `server` started (+1) or ended (-1).
   void call_in_flight(const std::string& server, int delta);
+  /// Tool calls to `server` waiting for a max_concurrency slot.
+  void set_queued(const std::string& server, int n);
   void set_upstream_up(const std::string& server, bool up);
   /// Circuit breaker state of `server`: 0 closed, 1 open, 2 half open.
   void set_circuit(const std::string& server, int state);

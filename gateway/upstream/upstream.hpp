@@ -87,9 +87,7 @@ class Upstream final : public ToolOrigin {
   long pid() const { return pid_.load(); }
   /// The state of the server's circuit breaker (Closed when it has none).
   Breaker::State circuit() const { return breaker_.state(); }
-  bool has_circuit() const { return breaker_.enabled(); }
-  /// Tool calls holding a max_concurrency slot, and calls waiting for one.
-  int calls_in_flight() const { return limiter_.in_flight(); }
+  /// Tool calls waiting for a max_concurrency slot.
   int calls_waiting() const { return limiter_.waiting(); }
 
   /// Calls tool `tool` (upstream name). Never throws and never hangs past

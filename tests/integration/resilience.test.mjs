@@ -145,7 +145,12 @@ test(
       { label: 'mcpgw-limit' },
     );
     const clients = await Promise.all(Array.from({ length: 10 }, () => connectHttp(gw.url)));
-    const results = await Promise.all(clients.map((c) => c.callTool('lim:sleep', { ms: 200 })));
+    const running = Promise.all(clients.map((c) => c.callTool('lim:sleep', { ms: 400 })));
+    // Meanwhile the calls beyond the limit are queued, visibly.
+    await pollUntil(async () => sample(parseMetrics((await httpGet(`${gw.base}/metrics`)).text), 'mcpgw_tool_calls_queued', { server: 'lim' }) >= 1, {
+      what: 'queued calls in /metrics',
+    });
+    const results = await running;
     const spans = results.map((r) => {
       assert.equal(r.isError, undefined, JSON.stringify(r));
       return r.structuredContent;
@@ -166,6 +171,7 @@ test(
     const m = parseMetrics((await httpGet(`${gw.base}/metrics`)).text);
     assert.equal(sample(m, 'mcpgw_tool_calls_total', { server: 'lim', tool: 'sleep', outcome: 'ok' }), 10);
     assert.equal(sample(m, 'mcpgw_tool_calls_in_flight', { server: 'lim' }), 0);
+    assert.equal(sample(m, 'mcpgw_tool_calls_queued', { server: 'lim' }), 0);
     await Promise.all(clients.map((c) => c.close()));
     await gw.proc.stop();
     await hbox.proc.stop();
