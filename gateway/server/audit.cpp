@@ -212,7 +212,8 @@ void Audit::run() {
     std::size_t lost = 0;
     for (const auto& line : batch)
       if (!f || std::fwrite(line.data(), 1, line.size(), f) != line.size()) ++lost;
-    if (f) std::fflush(f);
+    // A failed flush lost what it held: the batch, as far as we can tell.
+    if (f && std::fflush(f) != 0) lost = batch.size();
     for (std::size_t i = 0; i < lost; ++i) metrics_.audit_dropped();
     lk.lock();
     if (stop && queue_.empty()) break;

@@ -148,3 +148,26 @@ TEST_CASE("limiter: at most N at once, first come first served, bounded by the d
     many.push_back(std::move(*s));
   }
 }
+
+TEST_CASE("audit: lines that cannot be written are counted as dropped") {
+  for (const char* path : {"/dev/full", "/nonexistent-dir/audit.jsonl"}) {
+    INFO(path);
+    server::Metrics metrics;
+    {
+      server::Audit audit(config::Audit{path, config::Audit::Arguments::Digest}, metrics);
+      CHECK(audit.enabled());
+      server::AuditRecord r;
+      r.event = "call";
+      r.tool = "t";
+      r.outcome = "ok";
+      for (int i = 0; i < 5; ++i) audit.record(r);
+    }  // the writer drains its queue before it stops
+    CHECK(metrics.render().find("mcpgw_audit_dropped_total 5") != std::string::npos);
+  }
+  server::Metrics metrics;
+  server::Audit off(config::Audit{}, metrics);
+  CHECK_FALSE(off.enabled());
+  server::AuditRecord r;
+  off.record(r);
+  CHECK(metrics.render().find("mcpgw_audit_dropped_total 0") != std::string::npos);
+}
