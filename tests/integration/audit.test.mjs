@@ -4,7 +4,7 @@
 // session, mode, tools, an argument digest, outcome, ms, chain id and hop,
 // and the trace id the client sent; reopened on SIGHUP (logrotate).
 import { createHash } from 'node:crypto';
-import { renameSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -279,7 +279,7 @@ test(
 );
 
 test(
-  'SIGHUP reopens the audit file: after logrotate moved it, new lines go to a new file at the path',
+  'SIGHUP reopens the audit file: after logrotate moved it, new lines go to a new file at the path; a reload with another path moves the log',
   withDiagnostics(async () => {
     const c = await connectHttp(gw.url, { headers: AUTH });
     await c.callTool('toolbox:echo', { text: 'before rotation' });
@@ -292,6 +292,15 @@ test(
     const [after] = await auditLines((l) => l.tool === 'toolbox:echo', 1, 'the call after rotation, in the new file');
     assert.equal(after.arguments_digest, digest({ text: 'after rotation' }));
     assert.equal(readJsonLines(rotated).filter((l) => l.arguments_digest === digest({ text: 'after rotation' })).length, 0);
+
+    // A reload that changes audit.path moves the log there.
+    const moved = `${auditFile}.moved`;
+    writeFileSync(gw.configPath, readFileSync(gw.configPath, 'utf8').replace(auditFile, moved));
+    gw.proc.child.kill('SIGHUP');
+    await pollUntil(() => (gw.proc.stderrText.match(/reloaded .*: 2 upstreams kept/g) || []).length === 2, { what: 'the second reload' });
+    await c.callTool('toolbox:echo', { text: 'after the move' });
+    await pollUntil(() => readJsonLines(moved).some((l) => l.arguments_digest === digest({ text: 'after the move' })), { what: 'the line in the new file' });
+    assert.equal(readJsonLines(auditFile).filter((l) => l.arguments_digest === digest({ text: 'after the move' })).length, 0);
     await c.close();
   }),
 );
