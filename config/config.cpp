@@ -138,17 +138,22 @@ Naming read_naming(const Value& v) {
   return n;
 }
 
+Discovery read_discovery(const Value& v) {
+  return v.one_of<Discovery>({{"all", Discovery::All}, {"search", Discovery::Search}});
+}
+
 std::vector<Mode> read_modes(const Value& v) {
   std::vector<Mode> modes;
   for (const Entry& e : v.entries()) {
     if (!is_identifier(e.name)) e.key.fail("expected a mode name of [A-Za-z0-9_-]+, got " + quote(e.name));
     if (e.name == "all") e.key.fail("a mode may not be named \"all\" (it means every tool)");
-    Fields f =
-        e.value.fields({"description", "include_slices", "exclude_slices", "include_tools", "exclude_tools"});
+    Fields f = e.value.fields(
+        {"description", "include_slices", "exclude_slices", "include_tools", "exclude_tools", "discovery"});
     Mode m;
     m.name = e.name;
     f.read("description", m.description);
     read_filters(f, m.filters);
+    if (auto d = f.get("discovery")) m.discovery = read_discovery(*d);
     modes.push_back(std::move(m));
   }
   return modes;
@@ -309,7 +314,8 @@ Config read_config(const Value& root, const std::string& source) {
   if (root.is_null()) root.fail("the file is empty (expected a mapping of settings)");
   if (!root.is_map()) root.fail("expected a mapping of settings at the top level, got " + root.found());
   Fields f = root.fields({"listen", "auth", "naming", "filters", "modes", "default_mode", "chain", "welcome",
-                          "sagas", "audit", "servers", "plugins", "instructions", "shutdown_grace_ms"});
+                          "sagas", "audit", "servers", "plugins", "instructions", "shutdown_grace_ms",
+                          "discovery"});
   Config c;
   c.source = source;
   // Read in dependency order, not file order: modes before the references to
@@ -324,6 +330,7 @@ Config read_config(const Value& root, const std::string& source) {
     if (!known_mode(c.default_mode))
       v->fail("expected \"all\" or a key of modes, got " + quote(c.default_mode));
   }
+  if (auto v = f.get("discovery")) c.discovery = read_discovery(*v);
   if (auto v = f.get("auth")) c.auth = read_auth(*v, known_mode);
   if (auto v = f.get("listen")) c.listen = read_listen(*v, c.auth.enabled);
   if (auto v = f.get("naming")) c.naming = read_naming(*v);

@@ -76,10 +76,16 @@ struct Filters {
   bool operator==(const Filters&) const = default;
 };
 
+/// How a mode's tools/list shows its tools: all of them, or only the two
+/// meta tools search_tools and call_tool (Tool search).
+enum class Discovery { All, Search };
+
 struct Mode {
   std::string name;
   std::string description;
   Filters filters;
+  /// `modes.<name>.discovery`; unset = the top-level `discovery`.
+  std::optional<Discovery> discovery;
 };
 
 struct Chain {
@@ -177,6 +183,8 @@ struct Config {
   Filters filters;
   std::vector<Mode> modes;
   std::string default_mode = "all";
+  /// `discovery:`, the default of every mode (and of mode "all").
+  Discovery discovery = Discovery::All;
   Chain chain;
   Welcome welcome;
   Sagas sagas;

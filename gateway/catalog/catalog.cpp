@@ -6,6 +6,7 @@
 
 #include "catalog/filter.hpp"
 #include "catalog/naming.hpp"
+#include "catalog/tool_search.hpp"
 
 namespace mcpgw::catalog {
 namespace {
@@ -212,14 +213,43 @@ class ToolAdder {
       e.in_mode.push_back(passes(m.filters, full, {}, e.slices) || (full != name && passes(m.filters, name, {}, e.slices)));
     snap_.tool_index.emplace(name, snap_.tools.size());
     snap_.tools.push_back(std::move(e));
+    documents_.push_back(document_of(def, name));
   }
+
+  /// What the search index holds of each added tool, in `tools` order.
+  std::vector<search::Document> take_documents() { return std::move(documents_); }
 
  private:
   const config::Config& cfg_;
   Snapshot& snap_;
   std::unordered_map<std::string, std::pair<std::string, bool>> seen_;  // exposed name -> (who, composite)
   std::unordered_map<const upstream::ToolOrigin*, int> welcome_seen_;
+  std::vector<search::Document> documents_;
 };
+
+/// Marks the search modes and hides from them the tools exposed under a
+/// meta tool's name (the meta tool takes precedence there).
+void apply_discovery(const config::Config& cfg, Snapshot& snap) {
+  snap.search_modes.assign(snap.modes.size(), cfg.discovery == config::Discovery::Search);
+  for (std::size_t m = 0; m < cfg.modes.size(); ++m)
+    if (cfg.modes[m].discovery) snap.search_modes[m + 1] = *cfg.modes[m].discovery == config::Discovery::Search;
+  if (std::none_of(snap.search_modes.begin(), snap.search_modes.end(), [](bool b) { return b; })) return;
+  for (auto& t : snap.tools) {
+    if (!is_meta_tool(t.name)) continue;
+    std::vector<std::string> hidden;
+    for (std::size_t m = 0; m < snap.modes.size(); ++m)
+      if (snap.search_modes[m] && t.in_mode[m]) {
+        t.in_mode[m] = false;
+        hidden.push_back(snap.modes[m]);
+      }
+    std::string modes;
+    for (const auto& h : hidden) modes += (modes.empty() ? "" : ", ") + h;
+    if (!hidden.empty())
+      snap.warnings.push_back("tool \"" + t.name + "\" of " + (t.composite ? "plugin " : "server ") + t.origin->name() +
+                              " is hidden in search modes (" + modes + "): " + t.name +
+                              " is the gateway's meta tool there; expose it under another name (prefix: true) to reach it");
+  }
+}
 
 }  // namespace
 
@@ -296,6 +326,8 @@ std::shared_ptr<const Snapshot> build(const config::Config& cfg,
   for (auto it = snap->raw_resource_index.begin(); it != snap->raw_resource_index.end();)
     it = it->second == SIZE_MAX ? snap->raw_resource_index.erase(it) : std::next(it);
 
+  apply_discovery(cfg, *snap);
+  snap->index = std::make_shared<const search::Index>(tools.take_documents());
   snap->mode_tools.resize(snap->modes.size());
   for (std::size_t i = 0; i < snap->tools.size(); ++i)
     for (std::size_t m = 0; m < snap->modes.size(); ++m)

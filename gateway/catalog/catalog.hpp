@@ -13,6 +13,7 @@
 
 #include "config/config.hpp"
 #include "plugin/plugin.hpp"
+#include "search/index.hpp"
 #include "upstream/upstream.hpp"
 
 namespace mcpgw::catalog {
@@ -79,6 +80,12 @@ struct Snapshot {
   std::unordered_map<std::string, std::size_t> raw_resource_index;  ///< upstream URI -> resource, when unique
   std::unordered_map<std::string, std::shared_ptr<upstream::Upstream>> servers;  ///< prefixed servers by name
   bool resources_subscribable = false;
+  /// By `modes` index: the mode has `discovery: search` (its tools/list is
+  /// the meta tools of catalog/tool_search.hpp).
+  std::vector<bool> search_modes;
+  /// The search index over `tools` (document i is tools[i]), built with the
+  /// snapshot so that a new listing is searchable as soon as it is published.
+  std::shared_ptr<const search::Index> index;
 };
 
 /// Builds a snapshot from the plugins' tools and the upstreams' current

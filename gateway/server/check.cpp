@@ -4,6 +4,7 @@
 #include <array>
 #include <map>
 
+#include "server/check_search.hpp"
 #include "server/gateway.hpp"
 
 namespace mcpgw::server {
@@ -28,7 +29,7 @@ std::vector<std::string> modes_of(const catalog::Snapshot& s, const catalog::Exp
 
 }  // namespace
 
-int run_check(config::Config cfg, bool as_json, std::ostream& out) {
+int run_check(config::Config cfg, bool as_json, std::ostream& out, const std::optional<std::string>& search) {
   std::string source = cfg.source;
   std::string default_mode = cfg.default_mode;
   // What each stdio server runs, as resolved against the file's directory.
@@ -109,6 +110,7 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out) {
     d.AddMember("plugins", loaded, a);
     d.AddMember("tools", tools, a);
     d.AddMember("welcome", welcome, a);
+    add_search_report(*snap, search, d);
     d.AddMember("errors", strings(errors), a);
     d.AddMember("warnings", strings(warnings), a);
     out << json::write(d) << "\n";
@@ -156,6 +158,7 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out) {
     out << "  " << snap->modes[m] << ": " << (w ? snap->tools[*w].name : std::string("none")) << " ("
         << snap->welcome_reason[m] << ")\n";
   }
+  print_search_report(*snap, search, out);
   out << "\n";
   for (const auto& e : errors) out << "error: " << e << "\n";
   for (const auto& w : warnings) out << "warning: " << w << "\n";

@@ -1,6 +1,8 @@
 #pragma once
 // `mcpgw check`: connect every upstream once and report the catalog.
+#include <optional>
 #include <ostream>
+#include <string>
 
 #include "config/config.hpp"
 
@@ -9,6 +11,8 @@ namespace mcpgw::server {
 /// Starts the upstreams of `cfg`, prints the catalog and every problem to
 /// `out` (a table, or JSON with `as_json`), stops them. Returns the exit
 /// code: 0 when every upstream connected and no warning was raised, else 1.
-int run_check(config::Config cfg, bool as_json, std::ostream& out);
+/// With `search`, also what that query finds in each mode.
+int run_check(config::Config cfg, bool as_json, std::ostream& out,
+              const std::optional<std::string>& search = std::nullopt);
 
 }  // namespace mcpgw::server

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 
 namespace mcpgw::server {
 
@@ -92,13 +93,18 @@ void Gateway::on_tools_changed(const std::string& server) {
   std::lock_guard lk(rebuild_mu_);
   auto old = catalog_.snapshot();
   auto ups = upstreams();
+  auto started = std::chrono::steady_clock::now();
   auto next = catalog::build(*config(), ups, plugins(), catalog_.next_generation());
+  spdlog::debug("catalog: generation {} ({} tools, search index included) built in {:.1f} ms", next->generation,
+                next->tools.size(),
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
   for (const auto& u : ups) metrics_.set_upstream_up(u->name(), u->ready());
   auto same = [](const auto& a, const auto& b) {
     return a.size() == b.size() &&
            std::equal(a.begin(), a.end(), b.begin(), [](const auto& x, const auto& y) { return x.definition == y.definition; });
   };
-  bool tools = !same(old->tools, next->tools);
+  // A mode that turned to (or from) search lists other tools.
+  bool tools = !same(old->tools, next->tools) || old->search_modes != next->search_modes;
   bool resources = !same(old->resources, next->resources) || !same(old->templates, next->templates);
   bool prompts = !same(old->prompts, next->prompts);
   // After start-up a collision cannot stop the gateway: the first tool of

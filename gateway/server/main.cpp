@@ -86,12 +86,24 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error")->capture_default_str();
   app.add_option("--log-format", log_format, "text|json")->capture_default_str();
   auto* check = app.add_subcommand("check", "validate the configuration, connect every upstream, print the catalog");
-  check->add_option("--config", config_path, "gateway YAML file")->required();
+  // The common flags (--config, --log-level, ...) belong to the app and are
+  // taken before or after the subcommand alike.
+  check->fallthrough();
   check->add_flag("--json", as_json, "machine-readable output");
+  std::string search_query;
+  auto* search = check->add_option("--search", search_query, "also show what this search_tools query finds per mode");
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // A usage error is one line and exit 2, like an invalid configuration.
+    std::fprintf(stderr, "mcpgw: %s (see mcpgw --help)\n", e.what());
+    return 2;
   }
   if (auto r = server::setup_logging(log_level, log_format); !r) {
     std::fprintf(stderr, "mcpgw: %s\n", r.error().c_str());
@@ -128,7 +140,9 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  if (check->parsed()) return server::run_check(std::move(*cfg), as_json, std::cout);
+  if (check->parsed())
+    return server::run_check(std::move(*cfg), as_json, std::cout,
+                             search->count() ? std::optional(search_query) : std::nullopt);
 
   int grace = cfg->shutdown_grace_ms;
   server::Gateway gw(std::move(*cfg), threads);

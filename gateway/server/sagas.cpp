@@ -1,5 +1,6 @@
 // tools/callSaga and tools/resumeSaga (seed 004): a tool call whose
 // questions are handed out as saga steps under a signed sagaToken.
+#include "server/tool_search.hpp"
 #include "server/tools.hpp"
 
 namespace mcpgw::server {
@@ -98,6 +99,10 @@ Answer call_saga(Services& sv, Request& r) {
   if (args && !args->IsObject() && !args->IsNull()) return Answer::invalid_params("arguments must be an object");
   auto snap = sv.catalog.snapshot();
   auto mode = snap->mode_index(r.session->mode());
+  auto meta = resolve_meta_tool(*snap, mode, *name, args);
+  if (auto* answered = std::get_if<Answer>(&meta)) return std::move(*answered);
+  name = std::get<ToolTarget>(meta).name;
+  args = std::get<ToolTarget>(meta).args;
   const catalog::ExposedTool* tool = mode ? snap->find_tool(*name, *mode) : nullptr;
   if (!tool) return Answer::error(jsonrpc::kInvalidParams, "Unknown tool: " + std::string(*name));
   auto arguments = std::make_shared<json::Document>(rapidjson::kObjectType);

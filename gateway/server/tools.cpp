@@ -9,6 +9,7 @@
 #include <charconv>
 
 #include "chain/chain.hpp"
+#include "server/tool_search.hpp"
 
 namespace mcpgw::server {
 namespace {
@@ -73,6 +74,8 @@ std::string param_header_mismatch(const catalog::ExposedTool& tool, const json::
 Answer list_tools(Services& sv, Request& r) {
   auto snap = sv.catalog.snapshot();
   auto mode = snap->mode_index(r.session->mode());
+  if (lists_meta_tools(*snap, mode))
+    return list_meta_tools(r, static_cast<std::size_t>(sv.settings.config()->listen.page_size));
   static const std::vector<std::size_t> kNone;
   const auto& visible = mode && *mode < snap->mode_tools.size() ? snap->mode_tools[*mode] : kNone;
   return page_of(
@@ -91,6 +94,11 @@ Answer call_tool(Services& sv, Request& r) {
 
   auto snap = sv.catalog.snapshot();
   auto mode = snap->mode_index(r.session->mode());
+  auto meta = resolve_meta_tool(*snap, mode, *name, args);
+  if (auto* answered = std::get_if<Answer>(&meta)) return std::move(*answered);
+  const auto& target = std::get<ToolTarget>(meta);
+  name = target.name;
+  args = target.args;
   // A tool hidden from this client's mode is as unknown as one that does not exist.
   const catalog::ExposedTool* tool = mode ? snap->find_tool(*name, *mode) : nullptr;
   if (!tool) {
@@ -110,7 +118,10 @@ Answer call_tool(Services& sv, Request& r) {
     }
     return Answer::error(jsonrpc::kInvalidParams, "Unknown tool: " + std::string(*name));
   }
-  if (std::string why = param_header_mismatch(*tool, args, r.session->context()); !why.empty())
+  // Mcp-Param-* headers repeat the arguments of the tool the request names
+  // (call_tool's, which declares none).
+  if (std::string why = target.through_call_tool ? "" : param_header_mismatch(*tool, args, r.session->context());
+      !why.empty())
     return Answer::error(mcp::kHeaderMismatch, "Header mismatch: " + why);
 
   auto arguments = std::make_shared<json::Document>();

@@ -162,6 +162,19 @@ void sse_seeds(const fs::path& dir) {
     for (std::uint8_t mode : {0x00, 0x07, 0x40, 0x83}) put(dir, mode, s);
 }
 
+void search_seeds(const fs::path& dir) {
+  // Limit byte; documents (0x01 between them, 0x02 between fields); 0x00; the query.
+  const std::string doc = "\x01", field = "\x02";
+  const std::string corpus = "bank:get_account_balance" + field + "Get Account Balance" + field +
+                             "Returns the current balance of one account." + field + "accountId e.g. acc_savings_001" +
+                             doc + "bank:list_accounts" + field + "List Accounts" + field +
+                             "Lists the customer's accounts." + field + doc + "rates:get_exchange_rates" + field + field +
+                             "Exchange rates from one base currency" + field + "base ISO code";
+  for (const char* q : {"account balance", "getHTTPStatus transferring entries", "", "the of and", "excha",
+                        "\xff\xfe balance"})
+    for (char limit : {'\x08', '\x01', '\x3f'}) put_raw(dir, std::string(1, limit) + corpus + '\0' + q);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -175,6 +188,7 @@ int main(int argc, char** argv) {
   jsonrpc_seeds(root / "fuzz_jsonrpc");
   config_seeds(root / "fuzz_config");
   sse_seeds(root / "fuzz_sse");
+  search_seeds(root / "fuzz_search");
   std::printf("fuzz_seeds: %d seeds in %s\n", written, root.c_str());
   return 0;
 }

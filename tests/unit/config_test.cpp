@@ -746,3 +746,20 @@ TEST_CASE("config: servers[].protocol, max_concurrency and circuit") {
         "gw.yaml:4: servers[0].circuit.open_ms: expected an integer >= 1, got 0");
   CHECK(parse_error(head + "    circuit: { failure: 3 }\n").find("servers[0].circuit.failure: unknown key") != std::string::npos);
 }
+
+TEST_CASE("config: discovery at the top level and per mode") {
+  Config c = parse_ok("modes:\n  a: {include_slices: [read]}\n  b: {discovery: search}\n  c: {discovery: all}\n");
+  CHECK(c.discovery == Discovery::All);
+  REQUIRE(c.modes.size() == 3);
+  CHECK_FALSE(c.modes[0].discovery.has_value());
+  CHECK(c.modes[1].discovery == Discovery::Search);
+  CHECK(c.modes[2].discovery == Discovery::All);
+
+  Config s = parse_ok("discovery: search\nmodes:\n  a: {discovery: all}\n");
+  CHECK(s.discovery == Discovery::Search);
+  CHECK(s.modes[0].discovery == Discovery::All);
+
+  CHECK(parse_error("discovery: bm25\n") == "gw.yaml:1: discovery: expected all | search, got \"bm25\"");
+  CHECK(parse_error("modes:\n  a:\n    discovery: [search]\n").rfind("gw.yaml:3: modes.a.discovery:", 0) == 0);
+  CHECK(parse_error("modes:\n  a:\n    discover: search\n").rfind("gw.yaml:3: modes.a.discover: unknown key", 0) == 0);
+}
