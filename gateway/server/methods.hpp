@@ -16,6 +16,7 @@
 #include "mcp/codec.hpp"
 #include "saga/engine.hpp"
 #include "saga/token.hpp"
+#include "server/audit.hpp"
 #include "server/metrics.hpp"
 #include "server/sessions.hpp"
 #include "server/subscriptions.hpp"
@@ -82,6 +83,7 @@ struct Services {
   /// Ids of the requests forwarded to clients ("mcpgw-N"): unique across
   /// sessions, so a client can never answer another's.
   std::atomic<std::uint64_t>& forwarded_ids;
+  Audit& audit;
 };
 
 /// One request as its handler sees it.

@@ -103,6 +103,10 @@ class Handler {
   virtual void close_session(const std::shared_ptr<Session>& session) = 0;
   /// Modes a client may select in the URL, for error messages and checks.
   virtual std::vector<std::string> modes() const = 0;
+  /// The transport refused a request before handing it over (`reason`:
+  /// auth, ...; `detail` says why), for the audit log and metrics. Must not
+  /// block.
+  virtual void refused(const ClientContext& /*ctx*/, std::string_view /*reason*/, std::string_view /*detail*/) {}
 };
 
 }  // namespace mcpgw::transport
