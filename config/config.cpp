@@ -280,7 +280,8 @@ Server read_server(const Value& v, const Naming& naming, std::map<std::string, i
   Server s;
   Fields f = v.fields({"name", "transport", "command", "args", "env", "cwd", "url", "headers",
                        "forward_headers", "proxy_tools", "prefix", "slices", "filters", "welcome_priority",
-                       "timeout_ms", "session", "required", "tls", "max_response_bytes"});
+                       "timeout_ms", "session", "required", "tls", "max_response_bytes", "protocol",
+                       "max_concurrency", "circuit"});
   Value name = f.required("name");
   s.name = name.text();
   if (!is_identifier(s.name)) name.fail("expected a server name of [A-Za-z0-9_-]+, got " + quote(s.name));
@@ -344,7 +345,33 @@ Server read_server(const Value& v, const Naming& naming, std::map<std::string, i
         {{"shared", Server::Session::Shared}, {"per_client", Server::Session::PerClient}});
   }
   f.read("required", s.required);
+  if (auto protocol = f.get("protocol")) {
+    using P = Server::Protocol;
+    s.protocol = protocol->one_of<P>({{"auto", P::Auto}, {"2025-11-25", P::Stateful}, {"2026-07-28", P::Stateless}});
+  }
+  f.read("max_concurrency", s.max_concurrency, 0);
+  if (auto circuit = f.get("circuit"); circuit && !circuit->is_null()) {
+    Fields c = circuit->fields({"failures", "open_ms"});
+    c.read("failures", s.circuit.failures, 0);
+    c.read("open_ms", s.circuit.open_ms, 1);
+  }
   return s;
+}
+
+Audit read_audit(const Value& v) {
+  Audit a;
+  Fields f = v.fields({"path", "arguments"});
+  if (auto path = f.get("path")) {
+    std::string text = path->text();
+    // "-" is stderr, not a file of that name.
+    if (text == "-" || text.empty()) a.path = text;
+    else a.path = path->path();
+  }
+  if (auto args = f.get("arguments")) {
+    using A = Audit::Arguments;
+    a.arguments = args->one_of<A>({{"digest", A::Digest}, {"full", A::Full}, {"none", A::None}});
+  }
+  return a;
 }
 
 Plugin read_plugin(const Value& v) {
@@ -362,8 +389,8 @@ Config read_config(const Value& root, const std::string& source) {
   if (root.is_null()) root.fail("the file is empty (expected a mapping of settings)");
   if (!root.is_map()) root.fail("expected a mapping of settings at the top level, got " + root.found());
   Fields f = root.fields({"listen", "admin", "auth", "limits", "naming", "filters", "modes", "default_mode", "chain",
-                          "welcome", "sagas", "servers", "plugins", "instructions", "shutdown_grace_ms", "discovery",
-                          "cluster"});
+                          "welcome", "sagas", "audit", "servers", "plugins", "instructions", "shutdown_grace_ms",
+                          "discovery", "cluster"});
   Config c;
   c.source = source;
   // Read in dependency order, not file order: modes before the references to
@@ -388,6 +415,7 @@ Config read_config(const Value& root, const std::string& source) {
   if (auto v = f.get("chain")) c.chain = read_chain(*v);
   if (auto v = f.get("welcome")) c.welcome = read_welcome(*v);
   if (auto v = f.get("sagas")) c.sagas = read_sagas(*v);
+  if (auto v = f.get("audit")) c.audit = read_audit(*v);
   if (auto v = f.get("cluster")) c.cluster = read_cluster(*v);
   if (auto v = f.get("servers")) {
     std::map<std::string, int> first_line;

@@ -161,6 +161,14 @@ struct UpstreamTls {
   bool operator==(const UpstreamTls&) const = default;
 };
 
+/// `servers[].circuit`: the breaker that fails calls fast while a server
+/// keeps failing.
+struct Circuit {
+  int failures = 5;     ///< consecutive failed calls that open it; 0 = no breaker
+  int open_ms = 10000;  ///< how long it stays open before one probe call goes through
+  bool operator==(const Circuit&) const = default;
+};
+
 struct Server {
   std::string name;
   enum class Transport { Stdio, Http } transport = Transport::Stdio;
@@ -188,6 +196,13 @@ struct Server {
   enum class Session { Shared, PerClient } session = Session::Shared;
   /// Counted by /readyz.
   bool required = true;
+  /// Which MCP revision to speak: Auto = the newest both sides support
+  /// (a per_client connection mirrors its client's), else exactly this one.
+  enum class Protocol { Auto, Stateful, Stateless } protocol = Protocol::Auto;
+  /// Calls in flight to this server at once; more wait (within their
+  /// timeout). 0 = no limit.
+  int max_concurrency = 0;
+  Circuit circuit;
   bool operator==(const Server&) const = default;
 };
 
@@ -198,6 +213,13 @@ struct Plugin {
   std::string path;
   std::string config_json = "{}";     // compact JSON object, handed to the plugin
   bool operator==(const Plugin&) const = default;
+};
+
+/// `audit:` — one JSON line per call, refusal and round.
+struct Audit {
+  std::string path;  ///< "" = off, "-" = stderr, else a file (appended, reopened on SIGHUP)
+  enum class Arguments { Digest, Full, None } arguments = Arguments::Digest;
+  bool operator==(const Audit&) const = default;
 };
 
 /// The whole file.
@@ -216,6 +238,7 @@ struct Config {
   Chain chain;
   Welcome welcome;
   Sagas sagas;
+  Audit audit;
   Cluster cluster;
   std::vector<Server> servers;
   std::vector<Plugin> plugins;

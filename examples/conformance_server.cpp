@@ -83,7 +83,14 @@ json::Document text_contents(std::string_view uri, std::string_view mime, std::s
 /// error saying why.
 template <typename Describe>
 ex::ToolOutcome ask_client(ex::CallContext& ctx, std::string_view key, std::string_view method,
-                           const json::Value& params, Describe describe) {
+                           const json::Value& params, Describe describe, bool mid_call_only = false) {
+  // Like a server whose tools can only ask in the middle of a call (the
+  // conformance repository's everything-server): in the stateless era the
+  // call fails instead of answering input_required.
+  if (mid_call_only && ctx.stateless())
+    return mcp::tool_error(std::string(method) +
+                           " is asked mid-call, which protocol 2026-07-28 does not allow: call this tool in a "
+                           "2025-11-25 session");
   ex::Outcome answer = ctx.request(method, params, key);
   if (auto* err = std::get_if<ex::RpcError>(&answer))
     return mcp::tool_error(std::string(method) + " failed: " + err->message);
@@ -245,7 +252,9 @@ void add_content_tools(ex::Server& server) {
   });
 }
 
-void add_talking_tools(ex::Server& server) {
+/// `mid_call_only` (set by --mid-call-only before serving): the tools that
+/// ask the client fail in the stateless era.
+void add_talking_tools(ex::Server& server, const bool& mid_call_only) {
   server.add_tool({
       .name = "test_tool_with_logging",
       .description = "Sends three info log messages 50 ms apart while it runs.",
@@ -274,21 +283,21 @@ void add_talking_tools(ex::Server& server) {
       .name = "test_sampling",
       .description = "Asks the client for an LLM completion of `prompt` (sampling/createMessage).",
       .input_schema = R"({"type":"object","properties":{"prompt":{"type":"string","description":"The prompt to send to the LLM"}},"required":["prompt"]})",
-      .context_handler = [](const json::Value& args, ex::CallContext& ctx) -> ex::ToolOutcome {
+      .context_handler = [&mid_call_only](const json::Value& args, ex::CallContext& ctx) -> ex::ToolOutcome {
         auto prompt = json::get_string(args, "prompt");
         if (!prompt) return mcp::tool_error("Missing required argument: prompt");
         json::Document params = ex::parse_json(R"({"messages":[{"role":"user","content":)" +
                                                text_item(*prompt) + R"(}],"maxTokens":100})");
         return ask_client(ctx, "llm_response", "sampling/createMessage", params, [](const json::Value& r) {
           return "LLM response: " + sampled_text(r);
-        });
+        }, mid_call_only);
       },
   });
   server.add_tool({
       .name = "test_elicitation",
       .description = "Asks the user for a username and an email address (elicitation/create) showing `message`.",
       .input_schema = R"({"type":"object","properties":{"message":{"type":"string","description":"The message to show the user"}},"required":["message"]})",
-      .context_handler = [](const json::Value& args, ex::CallContext& ctx) -> ex::ToolOutcome {
+      .context_handler = [&mid_call_only](const json::Value& args, ex::CallContext& ctx) -> ex::ToolOutcome {
         auto message = json::get_string(args, "message");
         if (!message) return mcp::tool_error("Missing required argument: message");
         json::Document params = elicitation_params(*message, R"({
@@ -301,28 +310,28 @@ void add_talking_tools(ex::Server& server) {
         })");
         return ask_client(ctx, "user_details", "elicitation/create", params, [](const json::Value& r) {
           return "User response: " + elicit_summary(r);
-        });
+        }, mid_call_only);
       },
   });
   server.add_tool({
       .name = "test_elicitation_sep1034_defaults",
       .description = "Elicits a form whose string, integer, number, enum and boolean fields have defaults (SEP-1034).",
-      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
+      .context_handler = [&mid_call_only](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
         json::Document params =
             elicitation_params("Please review and update the form fields with defaults", kSep1034Schema);
         return ask_client(ctx, "defaults_form", "elicitation/create", params, [](const json::Value& r) {
           return "Elicitation completed: " + elicit_summary(r);
-        });
+        }, mid_call_only);
       },
   });
   server.add_tool({
       .name = "test_elicitation_sep1330_enums",
       .description = "Elicits a form with the five enum schema variants of SEP-1330.",
-      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
+      .context_handler = [&mid_call_only](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
         json::Document params = elicitation_params("Please select options from the enum fields", kSep1330Schema);
         return ask_client(ctx, "enum_form", "elicitation/create", params, [](const json::Value& r) {
           return "Elicitation completed: " + elicit_summary(r);
-        });
+        }, mid_call_only);
       },
   });
 }
@@ -715,7 +724,8 @@ int main(int argc, char** argv) {
   WatchedResource watched;
   DynamicLists lists(server);
   add_content_tools(server);
-  add_talking_tools(server);
+  bool mid_call_only = false;
+  add_talking_tools(server, mid_call_only);
   add_stateless_tools(server, lists);
   add_resources(server, watched);
   add_prompts(server, lists);
@@ -736,6 +746,12 @@ int main(int argc, char** argv) {
   });
 
   const std::vector<ex::Flag> flags = {
+      {"--mid-call-only", "1: the tools that ask the client fail in protocol 2026-07-28 (they ask mid-call only)",
+       [&](std::string_view v) {
+         if (v != "0" && v != "1") return false;
+         mid_call_only = v == "1";
+         return true;
+       }},
       {"--watch-interval-ms", "how often test://watched-resource changes (0 = never; default 1000)",
        [&](std::string_view v) {
          int ms = -1;

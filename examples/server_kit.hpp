@@ -132,6 +132,8 @@ class CallContext {
   CallContext(const CallContext&) = delete;
   CallContext& operator=(const CallContext&) = delete;
 
+  /// True for a request of the stateless era (2026-07-28).
+  bool stateless() const { return stateless_ != nullptr; }
   /// True when the call carried `_meta.progressToken`.
   bool has_progress_token() const { return !progress_token_.IsNull(); }
   /// Sends notifications/progress for the call's token; nothing without one

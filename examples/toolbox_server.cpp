@@ -270,6 +270,12 @@ int main(int argc, char** argv) {
   add_tools(server);
   auto welcome = std::make_shared<WelcomeState>();
   const std::vector<ex::Flag> flags = {
+      {"--get-stream", "1: over HTTP, offer each session a GET stream (the kit does with subscriptions on)",
+       [&](std::string_view v) {
+         if (v != "0" && v != "1") return false;
+         if (v == "1") server.enable_subscriptions();
+         return true;
+       }},
       {"--tools", "add N generated tools gen_0 .. gen_{N-1}",
        [&](std::string_view v) {
          std::size_t n = 0;

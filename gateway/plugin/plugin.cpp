@@ -78,7 +78,14 @@ std::string run_upstream_call(const mcpgw_call& call, const char* server, const 
   // upstream calls: their progress and requests reach the client.
   o.on_progress = call.opts->on_progress;
   o.client = call.opts->client;
+  o.trace = call.opts->trace;
+  auto started = std::chrono::steady_clock::now();
   upstream::Reply r = up->call_tool(tool, args ? &*args : nullptr, nullptr, o);
+  if (call.opts->on_upstream_call) {
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    call.opts->on_upstream_call(upstream::UpstreamCall{up->name(), tool, args ? &*args : nullptr, up->has_tool(tool),
+                                                       upstream::outcome_of(r, o), ms});
+  }
   if (r.rpc_error) return fail("server " + up->name() + ": " + jsonrpc::describe_error(r.body));
   return json::write(r.body);
 }

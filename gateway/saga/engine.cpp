@@ -202,4 +202,9 @@ void Engine::drain() {
   pool_.reset();
 }
 
+std::size_t Engine::parked_count() const {
+  std::lock_guard lk(mu_);
+  return parked_.size();
+}
+
 }  // namespace mcpgw::saga

@@ -138,12 +138,14 @@ class Engine {
   bool first_resume(const std::string& id, std::int64_t expires);
   /// Abandons every parked call: no continuation can come any more.
   void abandon_parked();
+  /// Calls parked now (for metrics).
+  std::size_t parked_count() const;
   /// abandon_parked(), then waits for the running calls.
   void drain();
 
  private:
   std::unique_ptr<WorkerPool> pool_;
-  std::mutex mu_;  // guards parked_ and resumed_
+  mutable std::mutex mu_;  // guards parked_ and resumed_
   std::map<std::string, std::shared_ptr<Parked>> parked_;
   /// Ids of the saga tokens resumed, until they expire (README, "Sagas").
   std::map<std::string, std::int64_t> resumed_;

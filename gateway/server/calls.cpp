@@ -44,7 +44,10 @@ Answer mrtr(Services& sv, Request& r, const std::string& target, const json::Val
       json::set(answers, std::string_view(e.name.GetString(), e.name.GetStringLength()),
                 json::Value(e.value, answers.GetAllocator()), answers.GetAllocator());
 
+  auto started = std::chrono::steady_clock::now();
   auto outcome = drive(sv, r, parked, answers, std::move(work), false);
+  audit_round(sv, r, "mrtr_round", target.substr(target.find(' ') + 1), args, outcome,
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
   if (auto* done = std::get_if<upstream::Reply>(&outcome)) return Answer::relay(std::move(*done));
   auto& questions = std::get<std::vector<saga::Question>>(outcome);
 
@@ -90,6 +93,30 @@ Answer execute(Services& sv, Request& r, const std::string& target, const json::
     progress->retarget(token);
   }
   return Answer::relay(work(client, r.exchange->cancel_signal(), progress));
+}
+
+void audit_round(Services& sv, Request& r, std::string_view event, std::string_view tool, const json::Value* args,
+                 const saga::Engine::Outcome& outcome, double ms) {
+  upstream::Caller who = caller_of(*r.session);
+  AuditRecord a;
+  a.event = event;
+  a.principal = who.principal;
+  a.session = who.session;
+  a.mode = who.mode;
+  a.tool = std::string(tool);
+  a.arguments = args;
+  a.ms = ms;
+  if (auto trace = mcp::trace_of(r.params())) a.trace_id = trace->trace_id;
+  if (const auto* done = std::get_if<upstream::Reply>(&outcome)) {
+    bool is_error = done->rpc_error || (json::find(done->body, "isError") && done->body["isError"].IsTrue());
+    a.outcome = r.exchange->cancelled() ? "cancelled" : is_error ? "error" : "ok";
+    a.reason = "complete";
+  } else {
+    a.outcome = "ok";
+    a.reason = "suspended: " + std::to_string(std::get<std::vector<saga::Question>>(outcome).size()) +
+               " question(s) for the client";
+  }
+  sv.audit.record(a);
 }
 
 upstream::CallOptions options_for(const upstream::ToolOrigin& origin, CancelSignal& cancel,

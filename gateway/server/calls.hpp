@@ -32,6 +32,12 @@ Answer execute(Services& sv, Request& r, const std::string& target, const json::
 saga::Engine::Outcome drive(Services& sv, Request& r, std::shared_ptr<saga::Parked>& parked,
                             const json::Value& answers, Work work, bool sagas);
 
+/// Writes the audit line of one round of a suspendable call for `r`
+/// (`event`: mrtr_round or saga_round) that ended with `outcome` after
+/// `ms`: a result, or questions for the client.
+void audit_round(Services& sv, Request& r, std::string_view event, std::string_view tool, const json::Value* args,
+                 const saga::Engine::Outcome& outcome, double ms);
+
 /// Options of an upstream call made for `caller` through `client`,
 /// bounded by `origin`'s timeout and `cancel`.
 upstream::CallOptions options_for(const upstream::ToolOrigin& origin, CancelSignal& cancel,

@@ -125,6 +125,13 @@ void Gateway::on_tools_changed(const std::string& server) {
   if (prompts) router_.list_changed("prompts");
 }
 
+void Gateway::on_health(const std::string& server, bool up) { metrics_.set_upstream_up(server, up); }
+
+void Gateway::on_circuit(const std::string& server, upstream::Breaker::State state) {
+  using S = upstream::Breaker::State;
+  metrics_.set_circuit(server, state == S::Open ? 1 : state == S::HalfOpen ? 2 : 0);
+}
+
 void Gateway::on_upstream_notification(const std::string& server, jsonrpc::Message& msg) {
   for (const auto& u : upstreams())
     if (u->name() == server && msg.method() == "notifications/resources/updated") router_.resource_updated(*u, msg);
@@ -157,12 +164,12 @@ Result<void> Gateway::bind_http() {
   std::unique_ptr<transport::AdminServer> admin;
   if (cfg->admin) {
     admin = std::make_unique<transport::AdminServer>(cfg->admin->host, cfg->admin->port, io_);
-    add_operator_endpoints(*admin);
+    add_operator_endpoints(*admin, *http);
     auto bound = admin->bind();
     if (!bound) return Error{"admin: " + bound.error()};
     spdlog::info("admin endpoints on {}:{}", cfg->admin->host, *bound);
   } else {
-    add_operator_endpoints(*http);
+    add_operator_endpoints(*http, *http);
   }
   auto port = http->bind();
   if (!port) return Error{port.error()};
@@ -174,7 +181,7 @@ Result<void> Gateway::bind_http() {
 }
 
 template <typename Server>
-void Gateway::add_operator_endpoints(Server& http) {
+void Gateway::add_operator_endpoints(Server& http, const transport::HttpServer& mcp) {
   http.add_get("/healthz", [] { return transport::SimpleResponse{200, "text/plain", "ok\n"}; });
   http.add_get("/readyz", [this] {
     json::Document d(rapidjson::kObjectType);
@@ -186,6 +193,16 @@ void Gateway::add_operator_endpoints(Server& http) {
       e.AddMember("server", json::str(u->name(), a), a);
       e.AddMember("status", json::str(u->status(), a), a);
       down.PushBack(e, a);
+    }
+    // Breakers do not decide readiness (an open one fails its server's calls
+    // fast, the rest works), but the ones not closed show here.
+    json::Value circuits(rapidjson::kArrayType);
+    for (const auto& u : upstreams()) {
+      if (u->circuit() == upstream::Breaker::State::Closed) continue;
+      json::Value e(rapidjson::kObjectType);
+      e.AddMember("server", json::str(u->name(), a), a);
+      e.AddMember("state", json::str(upstream::state_name(u->circuit()), a), a);
+      circuits.PushBack(e, a);
     }
     bool ready = down.Empty();
     // Calls go on while Redis is down (what needs it fails with an error
@@ -203,9 +220,17 @@ void Gateway::add_operator_endpoints(Server& http) {
     }
     d.AddMember("ready", ready, a);
     d.AddMember("down", down, a);
+    d.AddMember("circuits", circuits, a);
     return transport::SimpleResponse{ready ? 200 : 503, "application/json", json::write(d)};
   });
-  http.add_get("/metrics", [this] {
+  http.add_get("/metrics", [this, server = &mcp] {
+    metrics_.set_suspended(static_cast<double>(router_.suspended_calls()));
+    metrics_.set_open_streams(static_cast<double>(server->open_streams()));
+    // An open breaker turns half open by time alone: read now.
+    for (const auto& u : upstreams()) {
+      on_circuit(u->name(), u->circuit());
+      metrics_.set_queued(u->name(), u->calls_waiting());
+    }
     return transport::SimpleResponse{200, "text/plain; version=0.0.4", metrics_.render()};
   });
 }
@@ -271,6 +296,9 @@ void Gateway::stop_upstreams() {
 }
 
 Result<void> Gateway::reload(const std::string& path) {
+  // SIGHUP is also logrotate's signal: the audit file is reopened whether
+  // or not the configuration reads.
+  router_.audit().reopen();
   auto loaded = config::load(path);
   if (!loaded) return Error{loaded.error()};
   auto next = std::make_shared<const config::Config>(std::move(*loaded));

@@ -51,6 +51,8 @@ class Gateway final : public upstream::Listener {
 
   void on_tools_changed(const std::string& server) override;
   void on_upstream_notification(const std::string& server, jsonrpc::Message& msg) override;
+  void on_health(const std::string& server, bool up) override;
+  void on_circuit(const std::string& server, upstream::Breaker::State state) override;
 
   /// The current snapshot (for `mcpgw check`).
   std::shared_ptr<const catalog::Snapshot> snapshot() const { return catalog_.snapshot(); }
@@ -68,9 +70,11 @@ class Gateway final : public upstream::Listener {
   std::shared_ptr<upstream::Upstream> find_upstream(std::string_view name) const;
 
   std::shared_ptr<const config::Config> config() const;
-  /// Registers /healthz, /readyz and /metrics on `server`.
+  /// Registers /healthz, /readyz and /metrics on `server` (the MCP
+  /// listener or the admin one); `mcp` is the MCP listener, whose streams
+  /// the metrics count.
   template <typename Server>
-  void add_operator_endpoints(Server& server);
+  void add_operator_endpoints(Server& server, const transport::HttpServer& mcp);
 
   // First member: every socket, pipe and timer below lives on it, so it is
   // destroyed last.

@@ -17,6 +17,7 @@
 #include "mcp/codec.hpp"
 #include "saga/engine.hpp"
 #include "saga/token.hpp"
+#include "server/audit.hpp"
 #include "server/metrics.hpp"
 #include "server/sessions.hpp"
 #include "server/subscriptions.hpp"
@@ -83,6 +84,7 @@ struct Services {
   /// Ids of the requests forwarded to clients ("mcpgw-N"): unique across
   /// sessions, so a client can never answer another's.
   std::atomic<std::uint64_t>& forwarded_ids;
+  Audit& audit;
   /// The replicas' shared state; null for a process alone (no
   /// cluster.redis or cluster.secret) and on stdio.
   cluster::Cluster* cluster = nullptr;

@@ -15,7 +15,42 @@ struct Metrics::Impl {
   prometheus::Family<prometheus::Counter>& messages =
       prometheus::BuildCounter().Name("mcpgw_messages_total").Help("MCP messages received from clients").Register(*registry);
   prometheus::Family<prometheus::Counter>& calls =
-      prometheus::BuildCounter().Name("mcpgw_tool_calls_total").Help("Tool calls by origin server and outcome").Register(*registry);
+      prometheus::BuildCounter()
+          .Name("mcpgw_tool_calls_total")
+          .Help("Tool calls by origin server, its tool, how the call was made (call, chain_hop, plugin) and outcome")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& in_flight = prometheus::BuildGauge()
+                                                         .Name("mcpgw_tool_calls_in_flight")
+                                                         .Help("Tool calls running, by origin server")
+                                                         .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& queued = prometheus::BuildGauge()
+                                                      .Name("mcpgw_tool_calls_queued")
+                                                      .Help("Tool calls waiting for a max_concurrency slot, by server")
+                                                      .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& circuit =
+      prometheus::BuildGauge()
+          .Name("mcpgw_upstream_circuit_state")
+          .Help("Circuit breaker of the upstream: 0 closed, 1 open, 2 half open (one probe call)")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& refused = prometheus::BuildCounter()
+                                                         .Name("mcpgw_refused_total")
+                                                         .Help("Requests refused before they ran, by reason")
+                                                         .Register(*registry);
+  prometheus::Counter& audit_dropped = prometheus::BuildCounter()
+                                           .Name("mcpgw_audit_dropped_total")
+                                           .Help("Audit lines dropped (queue full or write failed)")
+                                           .Register(*registry)
+                                           .Add({});
+  prometheus::Gauge& streams = prometheus::BuildGauge()
+                                   .Name("mcpgw_open_streams")
+                                   .Help("Open server-to-client streams")
+                                   .Register(*registry)
+                                   .Add({});
+  prometheus::Gauge& suspended = prometheus::BuildGauge()
+                                     .Name("mcpgw_suspended_calls")
+                                     .Help("Calls suspended while their client answers (MRTR, sagas)")
+                                     .Register(*registry)
+                                     .Add({});
   prometheus::Family<prometheus::Histogram>& latency = prometheus::BuildHistogram()
                                                            .Name("mcpgw_tool_call_duration_seconds")
                                                            .Help("Tool call duration by origin server")
@@ -46,8 +81,10 @@ void Metrics::message(std::string_view method) {
   impl_->messages.Add({{"method", m}}).Increment();
 }
 
-void Metrics::tool_call(const std::string& server, std::string_view outcome, double seconds) {
-  impl_->calls.Add({{"server", server}, {"outcome", std::string(outcome)}}).Increment();
+void Metrics::tool_call(const std::string& server, const std::string& tool, std::string_view via,
+                        std::string_view outcome, double seconds) {
+  impl_->calls.Add({{"server", server}, {"tool", tool}, {"via", std::string(via)}, {"outcome", std::string(outcome)}})
+      .Increment();
   static const prometheus::Histogram::BucketBoundaries kBuckets = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30};
   impl_->latency.Add({{"server", server}}, kBuckets).Observe(seconds);
 }
@@ -56,7 +93,25 @@ void Metrics::set_upstream_up(const std::string& server, bool up) {
   impl_->up.Add({{"server", server}}).Set(up ? 1 : 0);
 }
 
+void Metrics::call_in_flight(const std::string& server, int delta) {
+  impl_->in_flight.Add({{"server", server}}).Increment(delta);
+}
+
+void Metrics::set_queued(const std::string& server, int n) { impl_->queued.Add({{"server", server}}).Set(n); }
+
+void Metrics::set_circuit(const std::string& server, int state) {
+  impl_->circuit.Add({{"server", server}}).Set(state);
+}
+
 void Metrics::set_sessions(double n) { impl_->sessions.Set(n); }
+
+void Metrics::set_open_streams(double n) { impl_->streams.Set(n); }
+
+void Metrics::set_suspended(double n) { impl_->suspended.Set(n); }
+
+void Metrics::refused(std::string_view reason) { impl_->refused.Add({{"reason", std::string(reason)}}).Increment(); }
+
+void Metrics::audit_dropped() { impl_->audit_dropped.Increment(); }
 
 std::string Metrics::render() const {
   prometheus::TextSerializer s;

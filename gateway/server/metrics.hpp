@@ -2,6 +2,7 @@
 // Prometheus metrics of the gateway, served on /metrics.
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace mcpgw::server {
 
@@ -11,10 +12,28 @@ class Metrics {
   ~Metrics();
   /// One MCP message received, by method ("response" for answers).
   void message(std::string_view method);
-  /// One tool call finished.
-  void tool_call(const std::string& server, std::string_view outcome, double seconds);
+  /// One tool call to an origin finished: a client's call, a chain hop or a
+  /// plugin's upstream call (`via`: call, chain_hop, plugin). `tool` is the
+  /// origin's own name of it; callers pass only names the catalog knows.
+  void tool_call(const std::string& server, const std::string& tool, std::string_view via, std::string_view outcome,
+                 double seconds);
+  /// A tool call to `server` started (+1) or ended (-1).
+  void call_in_flight(const std::string& server, int delta);
+  /// Tool calls to `server` waiting for a max_concurrency slot.
+  void set_queued(const std::string& server, int n);
   void set_upstream_up(const std::string& server, bool up);
+  /// Circuit breaker state of `server`: 0 closed, 1 open, 2 half open.
+  void set_circuit(const std::string& server, int state);
   void set_sessions(double n);
+  /// Open server-to-client streams (GET streams and subscriptions/listen).
+  void set_open_streams(double n);
+  /// Calls suspended (MRTR, sagas) waiting for their client.
+  void set_suspended(double n);
+  /// A request refused before it ran, by reason (auth, rate_limited,
+  /// tool_hidden, ...).
+  void refused(std::string_view reason);
+  /// An audit line that could not be queued or written.
+  void audit_dropped();
   /// The Prometheus text exposition.
   std::string render() const;
 

@@ -15,7 +15,8 @@ Router::Router(std::shared_ptr<const config::Config> cfg, catalog::Catalog& cata
       sessions_(metrics, hooks_.log_level),
       pool_(std::make_unique<WorkerPool>(4, 4096)),
       subscriptions_(catalog, [this](std::function<void()> task) { return post(std::move(task)); }),
-      services_{settings_, catalog_, metrics_, sessions_, subscriptions_, engine_, forwarded_ids_} {}
+      audit_(settings_.config()->audit, metrics_),
+      services_{settings_, catalog_, metrics_, sessions_, subscriptions_, engine_, forwarded_ids_, audit_} {}
 
 Router::~Router() { drain(); }
 
@@ -30,7 +31,19 @@ void Router::drain() {
 bool Router::post(std::function<void()> task) { return pool_ && pool_->submit(std::move(task)); }
 
 void Router::set_config(std::shared_ptr<const config::Config> cfg, std::shared_ptr<const saga::Keyring> keyring) {
+  audit_.configure(cfg->audit);
   settings_.set(std::move(cfg), std::move(keyring));
+}
+
+std::size_t Router::suspended_calls() const { return engine_.parked_count(); }
+
+void Router::refused(const transport::ClientContext& ctx, std::string_view reason, std::string_view detail) {
+  AuditRecord r;
+  r.principal = ctx.principal;
+  // The mode the request targeted: the default one for the plain MCP path.
+  r.mode = ctx.mode.empty() ? settings_.config()->default_mode : ctx.mode;
+  r.reason = std::string(detail);
+  audit_.refused(reason, std::move(r));
 }
 
 std::vector<std::string> Router::modes() const {
@@ -52,8 +65,15 @@ Result<std::shared_ptr<transport::Session>> Router::open_session(const transport
     return Error{"unknown mode \"" + mode + "\"; available modes: " + list};
   }
   if (!ctx.allowed_modes.empty() &&
-      std::find(ctx.allowed_modes.begin(), ctx.allowed_modes.end(), mode) == ctx.allowed_modes.end())
-    return Error{"principal \"" + ctx.principal + "\" may not use mode \"" + mode + "\""};
+      std::find(ctx.allowed_modes.begin(), ctx.allowed_modes.end(), mode) == ctx.allowed_modes.end()) {
+    std::string why = "principal \"" + ctx.principal + "\" may not use mode \"" + mode + "\"";
+    AuditRecord r;
+    r.principal = ctx.principal;
+    r.mode = mode;
+    r.reason = why;
+    audit_.refused("auth", std::move(r));
+    return Error{why};
+  }
   auto s = std::make_shared<McpSession>(mode, ctx.stateless);
   // A stateless request's session lasts one request: it is not a client
   // session to count or to notify.

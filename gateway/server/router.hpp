@@ -53,6 +53,11 @@ class Router final : public transport::Handler {
   void resource_updated(const upstream::Upstream& origin, const jsonrpc::Message& msg);
   /// Waits for queued calls and stops the worker threads.
   void drain();
+  /// The audit log (reopened on SIGHUP).
+  Audit& audit() { return audit_; }
+  /// Calls suspended while their client answers (MRTR, sagas).
+  std::size_t suspended_calls() const;
+  void refused(const transport::ClientContext& ctx, std::string_view reason, std::string_view detail) override;
 
  private:
   /// Answers request `msg` of `parent` (the transport's session), after
@@ -79,6 +84,7 @@ class Router final : public transport::Handler {
   Subscriptions subscriptions_;
   saga::Engine engine_;
   std::atomic<std::uint64_t> forwarded_ids_{1};
+  Audit audit_;
   Services services_;
 };
 

@@ -78,6 +78,16 @@ std::variant<json::Document, std::string> completed_steps(const json::Value& ste
   return answers;
 }
 
+/// The client's trace context of request `params`, as the `_meta` a tool
+/// call continues it from; null without one.
+std::shared_ptr<json::Document> trace_meta(const json::Value* params) {
+  auto trace = mcp::trace_of(params);
+  if (!trace) return nullptr;
+  auto meta = std::make_shared<json::Document>(rapidjson::kObjectType);
+  json::set(*meta, mcp::kMetaTraceparent, json::str(trace->header(), meta->GetAllocator()), meta->GetAllocator());
+  return meta;
+}
+
 }  // namespace
 
 Answer call_saga(Services& sv, Request& r) {
@@ -98,8 +108,11 @@ Answer call_saga(Services& sv, Request& r) {
   auto arguments = std::make_shared<json::Document>(rapidjson::kObjectType);
   if (args && args->IsObject()) arguments->CopyFrom(*args, arguments->GetAllocator());
   std::shared_ptr<saga::Parked> parked;
+  auto started = std::chrono::steady_clock::now();
   auto outcome = drive(sv, r, parked, json::Value(rapidjson::kObjectType),
-                       tool_work(sv, *r.session, snap, *mode, *tool, arguments, nullptr), true);
+                       tool_work(sv, *r.session, snap, *mode, *tool, arguments, trace_meta(r.params())), true);
+  audit_round(sv, r, "saga_round", tool->name, &*arguments, outcome,
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
   return saga_reply(sv, r, std::move(outcome), parked, tool->name, *arguments);
 }
 
@@ -151,8 +164,13 @@ Answer resume_saga(Services& sv, Request& r) {
     return Answer::error(jsonrpc::kInvalidParams, "Invalid sagaToken: it was already resumed");
   auto arguments = std::make_shared<json::Document>(json::clone(*args));
   std::shared_ptr<saga::Parked> parked = sv.engine.take(c.state);
+  auto started = std::chrono::steady_clock::now();
   auto outcome = drive(sv, r, parked, answers,
-                       parked ? Work() : tool_work(sv, *r.session, snap, *mode, *tool, arguments, nullptr), true);
+                       parked ? Work()
+                              : tool_work(sv, *r.session, snap, *mode, *tool, arguments, trace_meta(r.params())),
+                       true);
+  audit_round(sv, r, "saga_round", tool->name, &*arguments, outcome,
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
   return saga_reply(sv, r, std::move(outcome), parked, tool->name, *arguments);
 }
 

@@ -36,6 +36,11 @@ bool McpSession::negotiated() const {
   return !protocol_version_.empty();
 }
 
+std::string McpSession::protocol_version() const {
+  std::lock_guard lk(mu_);
+  return protocol_version_;
+}
+
 json::Document McpSession::capabilities() const {
   std::lock_guard lk(mu_);
   return json::clone(capabilities_);

@@ -40,6 +40,8 @@ class McpSession final : public transport::Session, public std::enable_shared_fr
   void initialize(std::string version, const json::Value* capabilities, std::string client_name);
   /// The client chose a session revision with initialize.
   bool negotiated() const;
+  /// The revision the client speaks ("" before initialize).
+  std::string protocol_version() const;
   json::Document capabilities() const;
   /// "" when the client gave no name.
   std::string client_name() const;

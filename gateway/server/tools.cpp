@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 
@@ -100,7 +101,23 @@ Answer call_tool(Services& sv, Request& r) {
   args = target.args;
   // A tool hidden from this client's mode is as unknown as one that does not exist.
   const catalog::ExposedTool* tool = mode ? snap->find_tool(*name, *mode) : nullptr;
-  if (!tool) return Answer::error(jsonrpc::kInvalidParams, "Unknown tool: " + std::string(*name));
+  if (!tool) {
+    bool hidden = std::any_of(snap->tools.begin(), snap->tools.end(), [&](const auto& t) { return t.name == *name; });
+    if (hidden) {
+      upstream::Caller who = caller_of(*r.session);
+      AuditRecord a;
+      a.principal = who.principal;
+      a.session = who.session;
+      a.mode = who.mode;
+      a.tool = std::string(*name);
+      a.arguments = args;
+      auto trace = mcp::trace_of(p);
+      if (trace) a.trace_id = trace->trace_id;
+      a.reason = "tool not visible in mode " + r.session->mode();
+      sv.audit.refused("tool_hidden", std::move(a));
+    }
+    return Answer::error(jsonrpc::kInvalidParams, "Unknown tool: " + std::string(*name));
+  }
   // Mcp-Param-* headers repeat the arguments of the tool the request names
   // (call_tool's, which declares none).
   if (std::string why = target.through_call_tool ? "" : param_header_mismatch(*tool, args, r.session->context());
@@ -116,21 +133,63 @@ Answer call_tool(Services& sv, Request& r) {
 Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog::Snapshot> snap, std::size_t mode,
                const catalog::ExposedTool& tool, std::shared_ptr<json::Document> arguments,
                std::shared_ptr<json::Document> meta) {
-  return [metrics = &sv.metrics, snap, mode, tool = &tool, arguments, meta, cfg = sv.settings.config(),
-          caller = caller_of(s), session = s.id()](const std::shared_ptr<ClientCall>& client, CancelSignal& cancel,
-                                                   Progress* progress) -> upstream::Reply {
+  // The client's trace goes on (a fresh one when it sent none); the
+  // traceparent it sent is not forwarded as is: each upstream request
+  // carries a child span of it.
+  std::optional<mcp::TraceContext> sent;
+  if (meta) {
+    if (auto tp = json::get_string(*meta, mcp::kMetaTraceparent)) sent = mcp::TraceContext::parse(*tp);
+    meta->RemoveMember(mcp::kMetaTraceparent.data());
+    if (meta->ObjectEmpty()) meta.reset();
+  }
+  mcp::TraceContext trace = sent ? *sent : mcp::TraceContext::fresh();
+  return [metrics = &sv.metrics, audit = &sv.audit, snap, mode, tool = &tool, arguments, meta,
+          cfg = sv.settings.config(), caller = caller_of(s), session = s.id(),
+          trace = std::move(trace)](const std::shared_ptr<ClientCall>& client, CancelSignal& cancel,
+                                    Progress* progress) -> upstream::Reply {
     const json::Value* args = arguments->IsNull() ? nullptr : &*arguments;
+    // This client call's span in the trace; its id also names the chain.
+    const mcp::TraceContext span = trace.child();
+    int hop = 0;
+    auto record = [&](std::string_view event, const std::string& server, const std::string& upstream_tool,
+                      const json::Value* arguments, std::string_view outcome, double ms, int at_hop) {
+      AuditRecord a;
+      a.event = event;
+      a.principal = caller.principal;
+      a.session = caller.session;
+      a.mode = caller.mode;
+      a.tool = tool->name;
+      a.server = server;
+      a.upstream_tool = upstream_tool;
+      a.arguments = arguments;
+      a.outcome = outcome;
+      a.ms = ms;
+      a.chain_id = span.span_id;
+      a.hop = at_hop;
+      a.trace_id = trace.trace_id;
+      audit->record(a);
+    };
     auto call = [&](const catalog::ExposedTool& t, const json::Value* arguments, const json::Value* call_meta) {
       upstream::CallOptions opts = options_for(*t.origin, cancel, caller, client);
       if (progress) opts.on_progress = [progress](json::Value& params) { progress->forward(params); };
+      opts.trace = span;
+      const int at_hop = hop;
+      opts.on_upstream_call = [&, at_hop](const upstream::UpstreamCall& u) {
+        metrics->tool_call(u.server, u.known_tool ? u.tool : "other", "plugin", u.outcome, u.ms / 1000);
+        record("plugin_call", u.server, u.tool, u.arguments, u.outcome, u.ms, at_hop);
+      };
+      const std::string& origin = t.origin->name();
+      metrics->call_in_flight(origin, 1);
       auto started = Clock::now();
       upstream::Reply reply = t.origin->call_tool(t.upstream_name, arguments, call_meta, opts);
       double secs = std::chrono::duration<double>(Clock::now() - started).count();
-      bool is_error = reply.rpc_error || (json::find(reply.body, "isError") && reply.body["isError"].IsTrue());
-      std::string_view outcome = reply.rpc_error ? "rpc_error" : is_error ? "error" : "ok";
-      metrics->tool_call(t.origin->name(), outcome, secs);
-      spdlog::debug("call {} principal={} session={} {:.1f} ms {}", t.name, caller.principal.empty() ? "-" : caller.principal,
-                    session.substr(0, 8), secs * 1000, outcome);
+      metrics->call_in_flight(origin, -1);
+      std::string_view outcome = upstream::outcome_of(reply, opts);
+      metrics->tool_call(origin, t.upstream_name, at_hop ? "chain_hop" : "call", outcome, secs);
+      record(at_hop ? "chain_hop" : "call", origin, t.upstream_name, arguments, outcome, secs * 1000, at_hop);
+      spdlog::debug("call {} principal={} session={} trace={} {:.1f} ms {}", t.name,
+                    caller.principal.empty() ? "-" : caller.principal, session.substr(0, 8), trace.trace_id,
+                    secs * 1000, outcome);
       return std::make_pair(std::move(reply), secs * 1000);
     };
     auto [reply, ms] = call(*tool, args, meta ? &*meta : nullptr);
@@ -142,12 +201,13 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
     ctx.call = [&](const catalog::ExposedTool& t, const json::Value* arguments) {
       return call(t, arguments, nullptr).first;
     };
-    ctx.before_hop = [&](int hop, const catalog::ExposedTool& t) {
-      if (progress) progress->step("chain hop " + std::to_string(hop) + ": " + t.name);
+    ctx.before_hop = [&](int n, const catalog::ExposedTool& t) {
+      hop = n;
+      if (progress) progress->step("chain hop " + std::to_string(n) + ": " + t.name);
     };
-    ctx.after_hop = [&](int hop, const catalog::ExposedTool& t, bool is_error, double hop_ms) {
-      spdlog::info("chain hop {} of {}: {} principal={} session={} {:.1f} ms {}", hop, tool->name, t.name,
-                   caller.principal.empty() ? "-" : caller.principal, session.substr(0, 8), hop_ms,
+    ctx.after_hop = [&](int n, const catalog::ExposedTool& t, bool is_error, double hop_ms) {
+      spdlog::info("chain hop {} of {}: {} principal={} session={} trace={} {:.1f} ms {}", n, tool->name, t.name,
+                   caller.principal.empty() ? "-" : caller.principal, session.substr(0, 8), trace.trace_id, hop_ms,
                    is_error ? "error" : "ok");
     };
     return upstream::Reply{false, chain::resolve(ctx, *tool, args, std::move(reply.body), ms)};

@@ -34,7 +34,10 @@ struct RequestOptions {
 
 /// Why a request produced no response. TooLarge: the answer was over the
 /// server's max_response_bytes (it was discarded; the connection goes on).
-enum class Failure { Timeout, Closed, Transport, Cancelled, SessionExpired, TooLarge };
+/// SessionExpired: the server answered our session id with HTTP 400 or 404
+/// (it restarted). Unreachable: the server could not be connected to, so the
+/// request never reached it.
+enum class Failure { Timeout, Closed, Transport, Cancelled, SessionExpired, TooLarge, Unreachable };
 
 /// A request's outcome: the response message, or why there is none.
 struct Response {

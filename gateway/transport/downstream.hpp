@@ -104,6 +104,10 @@ class Handler {
   virtual void close_session(const std::shared_ptr<Session>& session) = 0;
   /// Modes a client may select in the URL, for error messages and checks.
   virtual std::vector<std::string> modes() const = 0;
+  /// The transport refused a request before handing it over (`reason`:
+  /// auth, ...; `detail` says why), for the audit log and metrics. Must not
+  /// block.
+  virtual void refused(const ClientContext& /*ctx*/, std::string_view /*reason*/, std::string_view /*detail*/) {}
   /// A session another replica began (cluster.secret), as its sealed id
   /// describes it: open_session() with the state initialize left.
   virtual Result<std::shared_ptr<Session>> resume_session(const ClientContext& ctx, const SealedSession& sealed) {

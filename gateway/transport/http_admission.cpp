@@ -118,6 +118,11 @@ void Admission::set_state(std::shared_ptr<const AccessState> s) {
 
 void Admission::on_refused(const Refused& r) const {
   spdlog::info("refused ({}) principal={}: {}", r.what, r.principal.empty() ? "-" : r.principal, r.reason);
+  // The audit log and the refusal metrics.
+  ClientContext who;
+  who.principal = r.principal;
+  who.mode = r.mode;
+  handler_.refused(who, r.what, r.reason);
 }
 
 bool Admission::host_allowed(const http::Request& req) const {
@@ -183,13 +188,13 @@ std::optional<http::Response> Admission::metadata(std::string_view path) const {
   return json_response(200, json::write(d));
 }
 
-http::Response Admission::refuse(const auth::Verdict& v, const AccessState& st) const {
+http::Response Admission::refuse(const auth::Verdict& v, const AccessState& st, const std::string& mode) const {
   using O = auth::Verdict::Outcome;
   bool oauth = st.verifier.settings().oauth.has_value();
   std::string meta = oauth ? "resource_metadata=" + quoted(metadata_url(st)) : "realm=\"mcpgw\"";
   http::Response r;
   if (v.outcome == O::InsufficientScope) {
-    on_refused({"scope", v.principal, v.description});
+    on_refused({v.oauth ? "scope" : "auth", v.principal, v.description, mode});
     r = json_error(403, jsonrpc::kInvalidRequest, "Forbidden: " + v.description);
     if (v.oauth) {
       std::string www = "Bearer error=\"insufficient_scope\"";
@@ -200,12 +205,12 @@ http::Response Admission::refuse(const auth::Verdict& v, const AccessState& st) 
     return r;
   }
   if (v.outcome == O::Missing) {
-    on_refused({"auth", "", "no bearer token"});
+    on_refused({"auth", "", "no bearer token", mode});
     r = json_error(401, jsonrpc::kInvalidRequest, "Unauthorized: missing or invalid bearer token");
     r.headers.push_back({"WWW-Authenticate", "Bearer " + meta});
     return r;
   }
-  on_refused({"auth", "", v.description});
+  on_refused({"auth", "", v.description, mode});
   r = json_error(401, jsonrpc::kInvalidRequest,
                  oauth ? "Unauthorized: invalid token: " + v.description : "Unauthorized: missing or invalid bearer token");
   r.headers.push_back({"WWW-Authenticate", oauth ? "Bearer error=\"invalid_token\", error_description=" +
@@ -217,11 +222,11 @@ http::Response Admission::refuse(const auth::Verdict& v, const AccessState& st) 
 http::awaitable<std::optional<http::Response>> Admission::admit(const http::Request& req, const std::string& mode,
                                                                 ClientContext& ctx) const {
   if (!host_allowed(req)) {
-    on_refused({"host", "", "Host " + req.get("Host") + " not allowed"});
+    on_refused({"host", "", "Host " + req.get("Host") + " not allowed", mode});
     co_return json_error(403, jsonrpc::kInvalidRequest, "Forbidden: Host not allowed");
   }
   if (!origin_allowed(req)) {
-    on_refused({"origin", "", "Origin " + req.get("Origin") + " not allowed"});
+    on_refused({"origin", "", "Origin " + req.get("Origin") + " not allowed", mode});
     co_return json_error(403, jsonrpc::kInvalidRequest, "Forbidden: Origin not allowed");
   }
   auto st = state();
@@ -243,7 +248,7 @@ http::awaitable<std::optional<http::Response>> Admission::admit(const http::Requ
   // Who first (401), then which mode (404 for one that does not exist),
   // then whether this principal may use it (403).
   if (v.outcome != O::Admitted && v.outcome != O::Anonymous && v.outcome != O::InsufficientScope)
-    co_return refuse(v, *st);
+    co_return refuse(v, *st, mode);
   if (!mode.empty()) {
     auto modes = handler_.modes();
     if (std::find(modes.begin(), modes.end(), mode) == modes.end()) {
@@ -256,7 +261,7 @@ http::awaitable<std::optional<http::Response>> Admission::admit(const http::Requ
                            "Unknown mode \"" + mode + "\"; available modes: " + (list.empty() ? "(none)" : list));
     }
   }
-  if (v.outcome == O::InsufficientScope) co_return refuse(v, *st);
+  if (v.outcome == O::InsufficientScope) co_return refuse(v, *st, mode);
   ctx.principal = v.principal;
   ctx.allowed_modes = v.modes;
   ctx.mode = mode;
@@ -277,7 +282,7 @@ std::optional<std::string> Admission::limit_call(const ClientContext& ctx, const
   if (in_flight >= 0 && l.max_in_flight_per_session > 0 && in_flight >= l.max_in_flight_per_session) {
     std::string why = "Too many requests in flight: limits.max_in_flight_per_session (" +
                       std::to_string(l.max_in_flight_per_session) + ") reached for this session";
-    on_refused({"in_flight", ctx.principal, why});
+    on_refused({"in_flight", ctx.principal, why, ctx.mode});
     // When one of them ends is not known: a short pause is the honest hint.
     return limit_error(m, why, "max_in_flight_per_session", 100);
   }
@@ -291,7 +296,7 @@ std::optional<std::string> Admission::limit_call(const ClientContext& ctx, const
   std::snprintf(rate, sizeof rate, "%g", l.calls_per_s);
   std::string why = "Rate limit exceeded: limits.calls_per_s (" + std::string(rate) + "/s, burst " +
                     std::to_string(static_cast<int>(st->limiter->capacity())) + ") for " + who;
-  on_refused({"rate", ctx.principal, why});
+  on_refused({"rate", ctx.principal, why, ctx.mode});
   return limit_error(m, why, "calls_per_s", *wait);
 }
 
@@ -300,7 +305,7 @@ int Admission::max_sessions() const { return state()->limits.max_sessions; }
 http::Response Admission::sessions_full(const ClientContext& ctx) const {
   std::string why = "Service Unavailable: limits.max_sessions (" + std::to_string(max_sessions()) +
                     ") reached and no session is idle";
-  on_refused({"sessions", ctx.principal, why});
+  on_refused({"sessions", ctx.principal, why, ctx.mode});
   auto r = json_error(503, jsonrpc::kInvalidRequest, why);
   r.headers.push_back({"Retry-After", "1"});
   return r;

@@ -51,6 +51,7 @@ struct Refused {
   std::string what;       ///< "auth", "scope", "origin", "host", "rate", "in_flight", "sessions"
   std::string principal;  ///< "" when unknown
   std::string reason;
+  std::string mode;       ///< the mode the request asked for; "" = the default
 };
 
 /// Admission of MCP requests under one server's options.
@@ -87,7 +88,7 @@ class Admission {
   bool host_allowed(const http::Request& req) const;
   bool origin_allowed(const http::Request& req) const;
   /// The answer to a verdict that does not admit.
-  http::Response refuse(const auth::Verdict& v, const AccessState& st) const;
+  http::Response refuse(const auth::Verdict& v, const AccessState& st, const std::string& mode) const;
   /// Where the metadata of the resource is (RFC 9728 §3.1).
   std::string metadata_url(const AccessState& st) const;
 

@@ -346,7 +346,10 @@ asio::awaitable<HttpResult> HttpClient::exchange(const HttpRequest& req, Abort& 
     }
     // A kept-alive connection the server closed while idle: the request
     // never reached it, so it goes again on a fresh connection, once.
-    if (reused && !t.got_some && attempt == 0 && abort.why() == Abort::Why::None) continue;
+    if (reused && !t.got_some && attempt == 0 && abort.why() == Abort::Why::None) {
+      out.maybe_delivered = true;
+      continue;
+    }
     out.error = std::move(t.error);
     co_return out;
   }

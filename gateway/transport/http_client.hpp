@@ -100,6 +100,10 @@ struct HttpHead {
 struct HttpResult {
   std::string error;  ///< empty = the response came (maybe cut short by a callback)
   HttpHead head;
+  /// The request went out on a kept-alive connection that broke before any
+  /// answer, and `error` is that of the fresh connection tried next: the
+  /// server may have got the request (it may have crashed handling it).
+  bool maybe_delivered = false;
 };
 
 /// The connections to one origin, and the exchanges over them.

@@ -11,6 +11,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
+#include <cctype>
 
 #include "mcp/era.hpp"
 #include "transport/sse.hpp"
@@ -33,18 +34,45 @@ bool starts_with_ci(std::string_view s, std::string_view prefix) {
 }
 
 /// The headers a request of the stateless revision repeats for
-/// intermediaries that route on them (version, method, addressed name).
+/// intermediaries that route on them (version, method, addressed name),
+/// then the request's `extra` ones (any revision: e.g. traceparent).
 Headers routing_headers(std::string_view method, const json::Value* params, const Headers& extra) {
   Headers routing;
   const json::Value* meta = params ? json::find(*params, "_meta") : nullptr;
   auto version = meta ? json::get_string(*meta, mcp::kMetaVersion) : std::nullopt;
-  if (!version) return routing;
+  if (!version) return extra;
   routing.emplace_back("MCP-Protocol-Version", std::string(*version));
   routing.emplace_back("Mcp-Method", std::string(method));
   if (const char* key = mcp::named_param(method))
     if (auto name = json::get_string(*params, key)) routing.emplace_back("Mcp-Name", mcp::encode_header_value(*name));
   routing.insert(routing.end(), extra.begin(), extra.end());
   return routing;
+}
+
+/// True when an exchange failed because the server could not be
+/// connected to, so the request never reached it.
+bool unreachable(const HttpResult& res) {
+  return !res.maybe_delivered && res.error.rfind("cannot connect", 0) == 0;
+}
+
+/// True when a JSON-RPC error body says the session is unknown or the
+/// server is not initialized (how servers word a stale session).
+bool names_session(const std::string& body) {
+  auto doc = json::parse(body);
+  const json::Value* error = doc ? json::find(*doc, "error") : nullptr;
+  auto message = error ? json::get_string(*error, "message") : std::nullopt;
+  if (!message) return false;
+  std::string m(*message);
+  std::transform(m.begin(), m.end(), m.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return m.find("session") != std::string::npos || m.find("not initialized") != std::string::npos;
+}
+
+/// ": <message>" of a JSON-RPC error body, or "".
+std::string session_error_text(const std::string& body) {
+  auto doc = json::parse(body);
+  const json::Value* error = doc ? json::find(*doc, "error") : nullptr;
+  auto message = error ? json::get_string(*error, "message") : std::nullopt;
+  return message ? ": " + std::string(message->substr(0, 200)) : "";
 }
 
 std::string size_text(std::size_t bytes, std::size_t limit) {
@@ -94,9 +122,12 @@ void HttpConnection::forget(const std::shared_ptr<Abort>& abort) {
 
 Headers HttpConnection::base_headers(const Headers& routing) {
   Headers h;
+  // A stateless request names its version itself and has no session.
+  bool stateless =
+      std::any_of(routing.begin(), routing.end(), [](const auto& r) { return r.first == "MCP-Protocol-Version"; });
   {
     std::lock_guard lk(mu_);
-    if (routing.empty()) {
+    if (!stateless) {
       if (!session_id_.empty()) h.emplace_back("Mcp-Session-Id", session_id_);
       if (!protocol_version_.empty()) h.emplace_back("MCP-Protocol-Version", protocol_version_);
     }
@@ -257,10 +288,18 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
     case Abort::Why::Closed: co_return Response{std::nullopt, Failure::Closed, "connection closed"};
     case Abort::Why::None: break;
   }
-  if (res.head.status == 0) co_return Response{std::nullopt, Failure::Transport, client_->url().text() + ": " + res.error};
+  if (res.head.status == 0)
+    co_return Response{std::nullopt, unreachable(res) ? Failure::Unreachable : Failure::Transport,
+                       client_->url().text() + ": " + res.error};
   int status = res.head.status;
-  if (status == 404 && !had_session.empty())
-    co_return Response{std::nullopt, Failure::SessionExpired, "session expired (HTTP 404)"};
+  // A restarted server does not know our session: the spec says 404, the
+  // official SDKs' examples answer 400 ("Bad Request: No valid session ID
+  // provided", "Server not initialized"). Another 400 is the server's
+  // answer to the request itself.
+  if ((status == 404 || (status == 400 && names_session(json_body))) && !had_session.empty())
+    co_return Response{std::nullopt, Failure::SessionExpired,
+                       "the server does not know session " + had_session.substr(0, 8) + " (HTTP " +
+                           std::to_string(status) + session_error_text(json_body) + ")"};
   if (!id) {
     if (status >= 200 && status < 300) co_return Response{std::nullopt, Failure::Transport, {}};
     co_return Response{std::nullopt, Failure::Transport, "HTTP " + std::to_string(status)};
@@ -394,6 +433,22 @@ asio::awaitable<void> HttpConnection::listen_loop() {
     int status = res.head.status;
     // 405: the server offers no stream (allowed by the spec); stop asking.
     if (status == 405 || closed_.load()) break;
+    // The server is gone or forgot the session: the connection is dead, and
+    // the upstream initializes a new one (it comes back by itself).
+    bool has_session = false;
+    {
+      std::lock_guard lk(mu_);
+      has_session = !session_id_.empty();
+    }
+    // (A 400 is not taken as a lost session here: some servers answer a GET
+    // they do not offer with 400, and the next request tells anyway.)
+    std::string lost;
+    if (status == 404 && has_session) lost = "its GET stream was refused (HTTP 404): the server forgot the session";
+    else if (status == 0 && unreachable(res)) lost = "its GET stream dropped: " + res.error;
+    if (!lost.empty()) {
+      if (handlers_.on_close) handlers_.on_close(lost);
+      break;
+    }
     if (status == 200) backoff = 100ms;
     auto pause = new_abort(strand, Clock::now() + backoff, nullptr);
     if (!pause) break;

@@ -47,8 +47,9 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
   std::shared_ptr<Abort> new_abort(asio::any_io_executor strand, std::chrono::steady_clock::time_point deadline,
                                    CancelSignal* cancel);
   void forget(const std::shared_ptr<Abort>& abort);
-  /// The headers of every request: the session's (unless `routing`, a
-  /// stateless request's own, replaces them), then the configured ones.
+  /// The headers of every request: the session's (unless `routing` is a
+  /// stateless request's own, naming its version), `routing` (with the
+  /// request's extra headers), then the configured ones.
   Headers base_headers(const Headers& routing = {});
   /// POSTs `body`; for a request (`id`), reads until its response.
   /// `forwarded`: the client's headers the server's forward_headers lists.

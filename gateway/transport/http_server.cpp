@@ -11,6 +11,7 @@
 
 #include "mcp/era.hpp"
 #include "mcp/protocol.hpp"
+#include "mcp/trace.hpp"
 #include "transport/http_admission.hpp"
 #include "transport/http_cors.hpp"
 #include "transport/http_listener.hpp"
@@ -137,7 +138,7 @@ awaitable<void> HttpServer::Impl::handle(http::Request& req, http::Responder& re
   if (!origin) {
     // A preflight from an origin we do not grant is refused as its request would be.
     if (req.method == "OPTIONS" && req.has("Origin")) {
-      admission.on_refused({"origin", "", "preflight from Origin " + req.get("Origin")});
+      admission.on_refused({"origin", "", "preflight from Origin " + req.get("Origin"), ""});
       auto reply = json_error(403, jsonrpc::kInvalidRequest, "Forbidden: Origin not allowed");
       co_await res.send(std::move(reply));
       co_return;
@@ -222,6 +223,9 @@ awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res,
     co_return;
   }
   jsonrpc::Parsed parsed = jsonrpc::parse(req.body);
+  // W3C trace context: the handler finds it where stdio clients put it.
+  if (req.has("traceparent"))
+    for (auto& m : parsed.messages) mcp::adopt_traceparent(m, req.get("traceparent"));
   if (parsed.messages.empty() && !parsed.batch) {
     {
       auto reply = json_response(400, parsed.errors.front());
@@ -602,5 +606,7 @@ void HttpServer::stop() {
 }
 
 std::size_t HttpServer::session_count() const { return impl_->sessions.size(); }
+
+std::size_t HttpServer::open_streams() const { return impl_->sessions.open_streams(); }
 
 }  // namespace mcpgw::transport

@@ -86,6 +86,8 @@ class HttpServer {
   void stop();
   /// Number of live sessions.
   std::size_t session_count() const;
+  /// Number of open GET (server-to-client) streams.
+  std::size_t open_streams() const;
 
  private:
   struct Impl;

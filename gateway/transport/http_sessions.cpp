@@ -172,6 +172,12 @@ bool SessionStore::make_room(std::size_t max) {
   }
 }
 
+std::size_t SessionStore::open_streams() const {
+  std::lock_guard lk(mu_);
+  return static_cast<std::size_t>(
+      std::count_if(sessions_.begin(), sessions_.end(), [](const auto& s) { return s.second->stream_open(); }));
+}
+
 void SessionStore::start() {
   if (idle_s_ <= 0) return;
   {

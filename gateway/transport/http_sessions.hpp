@@ -90,6 +90,8 @@ class SessionStore {
   /// the longest-idle sessions (no GET stream, no request running); false
   /// when every session is busy.
   bool make_room(std::size_t max);
+  /// Sessions with their GET stream open.
+  std::size_t open_streams() const;
   /// Starts expiring idle sessions (a timer on the loop).
   void start();
   /// Stops expiry and ends every open GET stream; sessions stay.

@@ -58,3 +58,15 @@ Result<Reply> ask_client(const json::Value& result, const CallOptions& opts, con
 }
 
 }  // namespace mcpgw::upstream
+
+namespace mcpgw::upstream {
+
+std::string_view outcome_of(const Reply& r, const CallOptions& opts) {
+  if (opts.cancel && opts.cancel->cancelled()) return "cancelled";
+  bool is_error = r.rpc_error || (json::find(r.body, "isError") && r.body["isError"].IsTrue());
+  if (!is_error) return "ok";
+  if (std::chrono::steady_clock::now() >= opts.deadline) return "timeout";
+  return "error";
+}
+
+}  // namespace mcpgw::upstream

@@ -6,12 +6,14 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "jsonrpc/json.hpp"
+#include "mcp/trace.hpp"
 #include "util/cancel.hpp"
 
 namespace mcpgw::upstream {
@@ -24,6 +26,20 @@ struct Caller {
   /// The client's headers named by some server's forward_headers
   /// (lower-case names); each upstream sends the ones it lists.
   std::vector<std::pair<std::string, std::string>> headers;
+  /// The revision the client negotiated ("" unknown): a per_client
+  /// connection with `protocol: auto` speaks the same era.
+  std::string protocol;
+};
+
+/// One call an origin made to an upstream server on a client's behalf (a
+/// plugin's upstream call), as it ended: for the audit log and metrics.
+struct UpstreamCall {
+  std::string server;
+  std::string tool;
+  const json::Value* arguments = nullptr;  ///< may be null
+  bool known_tool = false;  ///< the server lists the tool (bounds metric labels)
+  std::string_view outcome;  ///< ok | error | cancelled | timeout
+  double ms = 0;
 };
 
 /// What a call produced: the result object, or a JSON-RPC error object
@@ -81,7 +97,19 @@ struct CallOptions {
   /// Where server-to-client traffic of this call goes; null = nowhere (the
   /// upstream's requests get an error).
   std::shared_ptr<ClientChannel> client;
+  /// The call's trace context: each upstream request carries a child span
+  /// of it (header over HTTP, `_meta.traceparent` over stdio). None: no
+  /// traceparent is sent.
+  std::optional<mcp::TraceContext> trace;
+  /// Told of every upstream call a composite (plugin) tool makes for this
+  /// call; may be empty.
+  std::function<void(const UpstreamCall&)> on_upstream_call;
 };
+
+/// The outcome word of a reply for audit and metrics: ok, error (an isError
+/// result or a JSON-RPC error), cancelled (`cancel` fired) or timeout
+/// (past `deadline`).
+std::string_view outcome_of(const Reply& r, const CallOptions& opts);
 
 /// Something that serves tools.
 class ToolOrigin {

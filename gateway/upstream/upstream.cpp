@@ -20,19 +20,9 @@ using namespace std::chrono_literals;
 
 constexpr int kMaxPages = 1000;
 
-std::string failure_text(const transport::Response& r, int timeout_ms) {
-  switch (r.failure) {
-    case transport::Failure::Timeout: return "timed out after " + std::to_string(timeout_ms) + " ms";
-    case transport::Failure::Cancelled: return "call cancelled by the client";
-    default: return r.detail.empty() ? "no response" : r.detail;
-  }
-}
-
 /// Per-client connections one per_client server may have: each may be a
 /// child process, and sessions are cheap to open.
 constexpr std::size_t kMaxClientConnections = 256;
-/// Rounds of input_required a stateless server may ask for one call.
-constexpr int kMaxInputRounds = 16;
 /// What the gateway's clients can do, in the union: a request a calling
 /// client did not declare gets an error from the gateway instead.
 constexpr std::string_view kClientCaps = R"({"sampling":{},"elicitation":{"form":{},"url":{}},"roots":{}})";
@@ -44,8 +34,15 @@ bool client_request(std::string_view method) {
 
 }  // namespace
 
-Upstream::Upstream(config::Server cfg, transport::Io& io, Listener& listener, std::string client_session)
-    : cfg_(std::move(cfg)), io_(io), listener_(listener), client_session_(std::move(client_session)) {
+Upstream::Upstream(config::Server cfg, transport::Io& io, Listener& listener, std::string client_session,
+                   std::string client_protocol)
+    : cfg_(std::move(cfg)),
+      io_(io),
+      listener_(listener),
+      client_session_(std::move(client_session)),
+      client_protocol_(std::move(client_protocol)),
+      breaker_(cfg_.circuit),
+      limiter_(cfg_.max_concurrency) {
   if (client_session_.empty() && cfg_.transport == config::Server::Transport::Http && !cfg_.tls.verify)
     spdlog::warn("upstream {}: tls.verify is false: its certificate is not checked, so anyone on the way to {} can "
                  "read and change its traffic",
@@ -65,7 +62,7 @@ Result<std::shared_ptr<Upstream>> Upstream::for_client(const CallOptions& opts) 
       if (clients_.size() >= kMaxClientConnections)
         return Error{"mcpgw: upstream '" + cfg_.name + "' has " + std::to_string(kMaxClientConnections) +
                      " per-client connections already; try again when sessions have ended"};
-      u = std::make_shared<Upstream>(cfg_, io_, listener_, opts.caller->session);
+      u = std::make_shared<Upstream>(cfg_, io_, listener_, opts.caller->session, opts.caller->protocol);
       clients_.emplace(opts.caller->session, u);
       if (std::string level = log_level(); !level.empty()) u->set_log_level(std::move(level));
       u->start();
@@ -92,6 +89,14 @@ void Upstream::end_client(const std::string& session) {
 }
 
 Upstream::~Upstream() { stop(); }
+
+std::string Upstream::failure_text(const transport::Response& r) const {
+  switch (r.failure) {
+    case transport::Failure::Timeout: return "timed out after " + std::to_string(cfg_.timeout_ms) + " ms";
+    case transport::Failure::Cancelled: return "call cancelled by the client";
+    default: return r.detail.empty() ? "no response" : r.detail;
+  }
+}
 
 void Upstream::start() { thread_ = std::thread([this] { supervise(); }); }
 
@@ -158,6 +163,7 @@ Result<std::shared_ptr<transport::Connection>> Upstream::connect() {
       status_ = reason;
     }
     ready_.store(false);
+    if (client_session_.empty()) listener_.on_health(cfg_.name, false);
     spdlog::warn("upstream {}: {}", cfg_.name, reason);
     cv_.notify_all();
   };
@@ -228,7 +234,7 @@ void Upstream::send_log_level(transport::Connection& c) {
   auto r = c.request("logging/setLevel", &p, o);
   if (!r.message || r.message->error())
     spdlog::warn("upstream {}: logging/setLevel {} failed: {}", cfg_.name, level,
-                 r.message ? jsonrpc::describe_error(*r.message->error()) : failure_text(r, cfg_.timeout_ms));
+                 r.message ? jsonrpc::describe_error(*r.message->error()) : failure_text(r));
 }
 
 bool Upstream::modern() const {
@@ -296,17 +302,30 @@ void Upstream::listen_for_changes(std::shared_ptr<transport::Connection> c, std:
 }
 
 Result<void> Upstream::initialize(transport::Connection& c) {
-  if (discover(c)) {
+  using P = config::Server::Protocol;
+  // The revision to ask for in initialize. A per_client connection under
+  // `auto` mirrors its client: a server that speaks both eras then behaves
+  // for the client as it would directly (mid-call requests are a stateful
+  // era thing).
+  std::string_view version = mcp::kLatestVersion;
+  bool mirror = cfg_.protocol == P::Auto && !client_session_.empty() && mcp::is_supported(client_protocol_);
+  if (mirror) version = client_protocol_;
+  bool try_stateless = cfg_.protocol == P::Stateless || (cfg_.protocol == P::Auto && !mirror);
+  if (try_stateless && discover(c)) {
     spdlog::info("upstream {}: connected (protocol {}, stateless)", cfg_.name, mcp::kStatelessVersion);
     return {};
   }
+  if (cfg_.protocol == P::Stateless)
+    return Error{"the server does not speak protocol " + std::string(mcp::kStatelessVersion) +
+                 " (server/discover did not offer it), which protocol: " + std::string(mcp::kStatelessVersion) +
+                 " requires"};
   {
     std::lock_guard lk(mu_);
     modern_ = false;
   }
   json::Document p(rapidjson::kObjectType);
   auto& a = p.GetAllocator();
-  p.AddMember("protocolVersion", json::ref(mcp::kLatestVersion), a);
+  p.AddMember("protocolVersion", json::str(version, a), a);
   auto caps = json::parse(kClientCaps);
   p.AddMember("capabilities", json::Value(*caps, a), a);
   json::Value info(rapidjson::kObjectType);
@@ -316,14 +335,18 @@ Result<void> Upstream::initialize(transport::Connection& c) {
   transport::RequestOptions o;
   o.deadline = deadline();
   auto r = c.request("initialize", &p, o);
-  if (!r.message) return Error{"initialize: " + failure_text(r, cfg_.timeout_ms)};
+  if (!r.message) return Error{"initialize: " + failure_text(r)};
   if (const auto* e = r.message->error()) return Error{"initialize failed: " + json::write(*e)};
   const auto* res = r.message->result();
-  auto version = res ? json::get_string(*res, "protocolVersion") : std::nullopt;
-  if (!version) return Error{"initialize result has no protocolVersion"};
-  if (!mcp::is_supported(*version))
-    return Error{"server answered with protocol version " + std::string(*version) + ", which mcpgw does not speak"};
-  c.set_protocol_version(std::string(*version));
+  auto answered = res ? json::get_string(*res, "protocolVersion") : std::nullopt;
+  if (!answered) return Error{"initialize result has no protocolVersion"};
+  if (!mcp::is_supported(*answered))
+    return Error{"server answered with protocol version " + std::string(*answered) + ", which mcpgw does not speak"};
+  if (cfg_.protocol == P::Stateful && *answered != mcp::kLatestVersion)
+    return Error{"the server answered initialize with protocol version " + std::string(*answered) + ", not " +
+                 std::string(mcp::kLatestVersion) + ", which protocol: " + std::string(mcp::kLatestVersion) +
+                 " requires"};
+  c.set_protocol_version(std::string(*answered));
   {
     std::lock_guard lk(mu_);
     if (const auto* caps = json::find(*res, "capabilities"); caps && caps->IsObject())
@@ -337,7 +360,7 @@ Result<void> Upstream::initialize(transport::Connection& c) {
   auto sinfo = json::find(*res, "serverInfo");
   spdlog::info("upstream {}: connected ({} {}, protocol {})", cfg_.name,
                sinfo ? json::get_string(*sinfo, "name").value_or("?") : "?",
-               sinfo ? json::get_string(*sinfo, "version").value_or("?") : "?", *version);
+               sinfo ? json::get_string(*sinfo, "version").value_or("?") : "?", *answered);
   return {};
 }
 
@@ -357,7 +380,7 @@ Result<json::Document> Upstream::drain(transport::Connection& c, const char* met
     transport::RequestOptions o;
     o.deadline = deadline();
     auto r = c.request(method, &p, o);
-    if (!r.message) return Error{std::string(method) + ": " + failure_text(r, cfg_.timeout_ms)};
+    if (!r.message) return Error{std::string(method) + ": " + failure_text(r)};
     if (const auto* e = r.message->error()) return Error{std::string(method) + " failed: " + json::write(*e)};
     const auto* res = r.message->result();
     const auto* items = res ? json::find(*res, key) : nullptr;
@@ -450,6 +473,7 @@ void Upstream::supervise() {
       conn = std::move(*c);
       ok = initialize(*conn);
     }
+    bool counted = false;  // this connection's attempt, once
     while (ok) {
       auto listing = list_all(*conn);
       if (!listing) {
@@ -462,9 +486,12 @@ void Upstream::supervise() {
         listing_ = std::move(*listing);
         status_ = "connected";
         refresh_ = false;
+        if (!counted) ++attempts_;
+        counted = true;
         first_done_ = true;
       }
       ready_.store(true);
+      if (client_session_.empty()) listener_.on_health(cfg_.name, true);
       cv_.notify_all();
       if (modern() && client_session_.empty() && !listen_thread.joinable()) {
         listen_stop = std::make_shared<CancelSignal>();
@@ -478,13 +505,17 @@ void Upstream::supervise() {
       if (stopping_ || conn_dead_) break;
     }
     ready_.store(false);
+    if (client_session_.empty()) listener_.on_health(cfg_.name, false);
     if (listen_thread.joinable()) {
       listen_stop->cancel();
       listen_thread.join();
     }
     {
       std::lock_guard lk(mu_);
-      if (!ok) status_ = ok.error();
+      if (!ok) {
+        status_ = ok.error();
+        ++attempts_;
+      }
       conn_.reset();
       first_done_ = true;
     }
@@ -616,169 +647,6 @@ void Upstream::forward_request(const jsonrpc::Message& m, const ActiveCall& to) 
   if (cancel->cancelled()) return;  // the server withdrew it: no answer is expected
   if (auto c = connection())
     c->respond(r.rpc_error ? jsonrpc::make_error_response(m.id(), r.body) : jsonrpc::make_result(m.id(), r.body));
-}
-
-transport::Response Upstream::send_rounds(std::string_view method, const json::Document& params,
-                                          const CallOptions& opts,
-                                          const std::vector<std::pair<std::string, std::string>>& headers) {
-  auto r = send(method, json::clone(params), opts, headers);
-  for (int round = 0; round < kMaxInputRounds; ++round) {
-    const json::Value* res = r.message ? r.message->result() : nullptr;
-    if (!res || json::get_string(*res, "resultType") != "input_required") return r;
-    // The server needs the client's input before it can answer: ask the
-    // client (in whatever form it speaks) and send the request again with
-    // the answers and the server's state.
-    auto answers = ask_client(*res, opts, "upstream '" + cfg_.name + "'", false);
-    if (!answers) return failed(r.message->id(), jsonrpc::kInternalError, answers.error());
-    if (answers->rpc_error) {
-      auto msg = jsonrpc::parse(jsonrpc::make_error_response(r.message->id(), answers->body));
-      return {std::move(msg.messages.front()), transport::Failure::Transport, {}};
-    }
-    json::Document retry = json::clone(params);
-    auto& a = retry.GetAllocator();
-    json::set(retry, "inputResponses", json::Value(answers->body, a), a);
-    if (const json::Value* state = json::find(*res, "requestState")) json::set(retry, "requestState", json::Value(*state, a), a);
-    r = send(method, std::move(retry), opts, headers);
-  }
-  const json::Value* res = r.message ? r.message->result() : nullptr;
-  if (!res || json::get_string(*res, "resultType") != "input_required") return r;
-  return failed(r.message->id(), jsonrpc::kInternalError,
-                "mcpgw: upstream '" + cfg_.name + "' asked for client input more than " +
-                    std::to_string(kMaxInputRounds) + " times in one call");
-}
-
-json::Document Upstream::own_result(const json::Value& result) const {
-  json::Document out = json::clone(result);
-  // A stateless server's "complete" is the revision's framing, not content:
-  // the gateway frames its own answers for each client's revision.
-  if (modern() && json::get_string(out, "resultType") == "complete") out.RemoveMember("resultType");
-  return out;
-}
-
-transport::Response Upstream::failed(const json::Value& id, int code, const std::string& message) {
-  auto msg = jsonrpc::parse(jsonrpc::make_error(id, code, message));
-  return {std::move(msg.messages.front()), transport::Failure::Transport, {}};
-}
-
-transport::Response Upstream::send(std::string_view method, json::Document p, const CallOptions& opts,
-                                   const std::vector<std::pair<std::string, std::string>>& headers) {
-  if (modern()) add_envelope(p, &opts);
-  auto& a = p.GetAllocator();
-  std::string token;
-  if (opts.on_progress || opts.client) {
-    // Our token, not the client's: tokens of different clients never meet
-    // on a shared upstream connection.
-    token = "mcpgw-" + std::to_string(next_token_.fetch_add(1));
-    json::Value* meta = json::find(p, "_meta");
-    if (!meta || !meta->IsObject()) {
-      json::set(p, "_meta", json::Value(rapidjson::kObjectType), a);
-      meta = json::find(p, "_meta");
-    }
-    json::set(*meta, "progressToken", json::str(token, a), a);
-    std::lock_guard lk(progress_mu_);
-    if (opts.on_progress) progress_.emplace(token, opts.on_progress);
-  } else if (json::Value* meta = json::find(p, "_meta"); meta && meta->IsObject()) {
-    meta->RemoveMember("progressToken");
-  }
-
-  transport::RequestOptions o;
-  o.deadline = opts.deadline;
-  o.cancel = opts.cancel;
-  o.headers = headers;
-  if (opts.caller) {
-    for (const auto& name : cfg_.forward_headers)
-      for (const auto& [have, value] : opts.caller->headers)
-        if (std::equal(name.begin(), name.end(), have.begin(), have.end(),
-                       [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; }))
-          o.forwarded.emplace_back(name, value);
-  }
-  std::uint64_t seq = 0;
-  if (opts.client) {
-    ActiveCall active{opts.client, opts.deadline};
-    {
-      std::lock_guard lk(calls_mu_);
-      seq = ++next_call_;
-      calls_.emplace(seq, active);
-      by_token_.emplace(token, active);
-    }
-    // What arrives on this request's own stream (Streamable HTTP) is this
-    // call's, whoever else is calling.
-    o.on_related = [this, active](jsonrpc::Message& m) { route(m, active); };
-  }
-  transport::Response r;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    auto c = connection();
-    if (!c) {
-      r = {std::nullopt, transport::Failure::Closed, "is not connected (" + status() + ")"};
-      break;
-    }
-    r = c->request(method, &p, o);
-    if (r.message || r.failure != transport::Failure::SessionExpired) break;
-    // The server forgot our session: reconnect once and retry within the
-    // same deadline.
-    {
-      std::lock_guard lk(mu_);
-      conn_dead_ = true;
-    }
-    cv_.notify_all();
-    std::unique_lock lk(mu_);
-    cv_.wait_until(lk, opts.deadline, [&] { return (conn_ && conn_ != c) || stopping_; });
-  }
-  if (!token.empty()) {
-    std::lock_guard lk(progress_mu_);
-    progress_.erase(token);
-  }
-  if (seq) {
-    std::lock_guard lk(calls_mu_);
-    calls_.erase(seq);
-    by_token_.erase(token);
-  }
-  if (!r.message) {
-    std::string why = failure_text(r, cfg_.timeout_ms);
-    bool plain = r.failure == transport::Failure::Timeout || r.failure == transport::Failure::Cancelled ||
-                 why.rfind("is not", 0) == 0;
-    r.detail = "mcpgw: upstream '" + cfg_.name + "' " + (plain ? why : "failed: " + why);
-  }
-  return r;
-}
-
-Reply Upstream::call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
-                          const CallOptions& opts) {
-  auto own = for_client(opts);
-  if (!own) return Reply{false, mcp::tool_error(own.error())};
-  if (*own) return (*own)->call_tool(tool, arguments, meta, opts);
-  json::Document p(rapidjson::kObjectType);
-  auto& a = p.GetAllocator();
-  p.AddMember("name", json::str(tool, a), a);
-  if (arguments) p.AddMember("arguments", json::Value(*arguments, a), a);
-  if (meta && meta->IsObject()) p.AddMember("_meta", json::Value(*meta, a), a);
-  std::vector<std::pair<std::string, std::string>> headers;
-  if (modern()) {
-    auto l = listing();
-    for (const auto& t : l->tools.GetArray())
-      if (json::get_string(t, "name") == tool) headers = mcp::param_headers(t, arguments);
-  }
-  auto r = send_rounds("tools/call", p, opts, headers);
-  if (!r.message) return Reply{false, mcp::tool_error(r.detail)};
-  if (const auto* e = r.message->error()) return Reply{true, json::clone(*e)};
-  const auto* res = r.message->result();
-  if (!res || !res->IsObject())
-    return Reply{false, mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object")};
-  return Reply{false, own_result(*res)};
-}
-
-Reply Upstream::request(std::string_view method, const json::Value& params, const CallOptions& opts) {
-  auto own = for_client(opts);
-  if (!own) return Reply::error(jsonrpc::kInternalError, own.error());
-  if (*own) return (*own)->request(method, params, opts);
-  json::Document p = json::clone(params);
-  auto r = send_rounds(method, p, opts);
-  if (!r.message) return Reply::error(jsonrpc::kInternalError, r.detail);
-  if (const auto* e = r.message->error()) return Reply{true, json::clone(*e)};
-  const auto* res = r.message->result();
-  if (!res || !res->IsObject())
-    return Reply::error(jsonrpc::kInternalError, "mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object");
-  return Reply{false, own_result(*res)};
 }
 
 }  // namespace mcpgw::upstream

@@ -14,6 +14,8 @@
 #include "config/config.hpp"
 #include "transport/connection.hpp"
 #include "transport/io.hpp"
+#include "upstream/breaker.hpp"
+#include "upstream/limiter.hpp"
 #include "upstream/origin.hpp"
 #include "util/worker_pool.hpp"
 
@@ -36,14 +38,21 @@ class Listener {
   virtual void on_tools_changed(const std::string& server) = 0;
   /// A notification for clients, e.g. notifications/resources/updated.
   virtual void on_upstream_notification(const std::string& server, jsonrpc::Message& msg) = 0;
+  /// The server's connection came up or went down (told at once, before
+  /// any catalog change).
+  virtual void on_health(const std::string& /*server*/, bool /*up*/) {}
+  /// The server's circuit breaker changed state.
+  virtual void on_circuit(const std::string& /*server*/, Breaker::State /*state*/) {}
 };
 
 class Upstream final : public ToolOrigin {
  public:
   /// `io`: the loop the connections live on. `client_session` set: this is
   /// the connection of one client session of a `session: per_client` server
-  /// (made by `for_client`).
-  Upstream(config::Server cfg, transport::Io& io, Listener& listener, std::string client_session = {});
+  /// (made by `for_client`), and `client_protocol` the revision that client
+  /// speaks (mirrored under `protocol: auto`).
+  Upstream(config::Server cfg, transport::Io& io, Listener& listener, std::string client_session = {},
+           std::string client_protocol = {});
   ~Upstream() override;
   Upstream(const Upstream&) = delete;
   Upstream& operator=(const Upstream&) = delete;
@@ -76,9 +85,15 @@ class Upstream final : public ToolOrigin {
   std::shared_ptr<const Listing> listing() const;
   /// Process id of a stdio upstream's current child, else 0 (for diagnostics).
   long pid() const { return pid_.load(); }
+  /// The state of the server's circuit breaker (Closed when it has none).
+  Breaker::State circuit() const { return breaker_.state(); }
+  /// Tool calls waiting for a max_concurrency slot.
+  int calls_waiting() const { return limiter_.waiting(); }
 
   /// Calls tool `tool` (upstream name). Never throws and never hangs past
   /// the deadline: failures become isError results naming this server.
+  /// The server's circuit breaker and max_concurrency apply (once per
+  /// server, also for per-client connections).
   Reply call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
                   const CallOptions& opts) override;
   /// Any other request (resources/read, prompts/get, ...). Failures become
@@ -90,6 +105,14 @@ class Upstream final : public ToolOrigin {
   }
 
  private:
+  /// call_tool past the breaker and the limiter.
+  Reply call_tool_now(std::string_view tool, const json::Value* arguments, const json::Value* meta,
+                      const CallOptions& opts);
+  void circuit_changed(Breaker::State state);
+  /// After `dead` failed (null: there was no connection), has the
+  /// supervisor connect again and waits, until `deadline`, for the outcome
+  /// of its next attempt; true when a new connection is up.
+  bool renew(const std::shared_ptr<transport::Connection>& dead, std::chrono::steady_clock::time_point deadline);
   void supervise();
   Result<std::shared_ptr<transport::Connection>> connect();
   /// Probes `server/discover`: true when the server speaks the stateless
@@ -110,6 +133,8 @@ class Upstream final : public ToolOrigin {
   transport::Response send_rounds(std::string_view method, const json::Document& params, const CallOptions& opts,
                                   const std::vector<std::pair<std::string, std::string>>& headers = {});
   static transport::Response failed(const json::Value& id, int code, const std::string& message);
+  /// Why request outcome `r` has no answer, readably.
+  std::string failure_text(const transport::Response& r) const;
   /// A copy of a final result of this server, without the framing of its
   /// revision.
   json::Document own_result(const json::Value& result) const;
@@ -143,6 +168,7 @@ class Upstream final : public ToolOrigin {
   transport::Io& io_;
   Listener& listener_;
   const std::string client_session_;  ///< non-empty: a per-client connection
+  const std::string client_protocol_;  ///< the revision of that connection's client
   std::mutex clients_mu_;
   std::map<std::string, std::shared_ptr<Upstream>> clients_;  ///< per_client: by client session
   std::thread thread_;
@@ -156,6 +182,9 @@ class Upstream final : public ToolOrigin {
   json::Document server_caps_{rapidjson::kObjectType};
   std::string status_ = "connecting";
   std::atomic<bool> ready_{false};
+  std::uint64_t attempts_ = 0;  ///< connection attempts finished (either way), under mu_
+  Breaker breaker_;
+  Limiter limiter_;
   std::atomic<long> pid_{0};
   std::mutex progress_mu_;
   std::map<std::string, std::function<void(json::Value&)>> progress_;

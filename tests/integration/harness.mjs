@@ -908,6 +908,7 @@ export async function startTap(targetUrl) {
   const target = new URL(targetUrl);
   const listeners = [];
   const seen = [];
+  const seenHeaders = new WeakMap(); // body -> the request's headers
   const server = http.createServer((req, res) => {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
@@ -931,6 +932,7 @@ export async function startTap(targetUrl) {
       res.on('close', () => up.destroy());
       up.end(body);
       if (parsed !== undefined) {
+        seenHeaders.set(parsed, req.headers);
         seen.push(parsed);
         for (const l of [...listeners]) l(parsed);
       }
@@ -945,6 +947,10 @@ export async function startTap(targetUrl) {
   return {
     url: `http://127.0.0.1:${port}${target.pathname}`,
     seen,
+    /** The HTTP headers (lower-cased names) of request body `body` (one of `seen`). */
+    headersOf(body) {
+      return seenHeaders.get(body);
+    },
     /** Resolves with the first (past or future) request body for which `pred` is true. */
     waitFor(pred, timeoutMs = 10000) {
       return waitForItem(seen, listeners, pred, timeoutMs, 'tap: upstream request');

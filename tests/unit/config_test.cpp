@@ -760,6 +760,43 @@ TEST_CASE("config: load resolves against the directory of the file it reads") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("config: audit") {
+  Config none = parse_ok("servers: []\n");
+  CHECK(none.audit.path.empty());
+  CHECK(none.audit.arguments == Audit::Arguments::Digest);
+  CHECK(parse_ok("audit:\n  path: \"-\"\n").audit.path == "-");
+  Config file = parse_ok("audit:\n  path: logs/audit.jsonl\n  arguments: full\n");
+  CHECK(file.audit.path == here("logs/audit.jsonl"));
+  CHECK(file.audit.arguments == Audit::Arguments::Full);
+  CHECK(parse_ok("audit:\n  arguments: none\n").audit.arguments == Audit::Arguments::None);
+  CHECK(parse_error("audit:\n  arguments: hash\n") ==
+        "gw.yaml:2: audit.arguments: expected digest | full | none, got \"hash\"");
+  CHECK(parse_error("audit:\n  file: x\n").find("gw.yaml:2: audit.file: unknown key \"file\"") == 0);
+}
+
+TEST_CASE("config: servers[].protocol, max_concurrency and circuit") {
+  const std::string head = "servers:\n  - name: s\n    command: /bin/true\n";
+  Config d = parse_ok(head);
+  CHECK(d.servers[0].protocol == Server::Protocol::Auto);
+  CHECK(d.servers[0].max_concurrency == 0);
+  CHECK(d.servers[0].circuit.failures == 5);
+  CHECK(d.servers[0].circuit.open_ms == 10000);
+  CHECK(parse_ok(head + "    protocol: 2025-11-25\n").servers[0].protocol == Server::Protocol::Stateful);
+  CHECK(parse_ok(head + "    protocol: 2026-07-28\n").servers[0].protocol == Server::Protocol::Stateless);
+  CHECK(parse_ok(head + "    protocol: auto\n").servers[0].protocol == Server::Protocol::Auto);
+  CHECK(parse_error(head + "    protocol: 2025-06-18\n") ==
+        "gw.yaml:4: servers[0].protocol: expected auto | 2025-11-25 | 2026-07-28, got \"2025-06-18\"");
+  CHECK(parse_ok(head + "    max_concurrency: 2\n").servers[0].max_concurrency == 2);
+  CHECK(parse_error(head + "    max_concurrency: -1\n") ==
+        "gw.yaml:4: servers[0].max_concurrency: expected an integer >= 0, got -1");
+  Config c = parse_ok(head + "    circuit: { failures: 3, open_ms: 500 }\n");
+  CHECK(c.servers[0].circuit == Circuit{3, 500});
+  CHECK(parse_ok(head + "    circuit: { failures: 0 }\n").servers[0].circuit.failures == 0);
+  CHECK(parse_error(head + "    circuit: { open_ms: 0 }\n") ==
+        "gw.yaml:4: servers[0].circuit.open_ms: expected an integer >= 1, got 0");
+  CHECK(parse_error(head + "    circuit: { failure: 3 }\n").find("servers[0].circuit.failure: unknown key") != std::string::npos);
+}
+
 TEST_CASE("config: discovery at the top level and per mode") {
   Config c = parse_ok("modes:\n  a: {include_slices: [read]}\n  b: {discovery: search}\n  c: {discovery: all}\n");
   CHECK(c.discovery == Discovery::All);

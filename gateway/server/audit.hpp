@@ -1,0 +1,89 @@
+#pragma once
+// The audit log (`audit:`): one JSON line per client tool call, chain hop,
+// plugin upstream call, MRTR or saga round and refused request. Lines are
+// formatted by the caller and written by a thread of the log's own through
+// a bounded queue: a full queue drops the line (counted in
+// mcpgw_audit_dropped_total), a call never waits for the disk.
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "config/config.hpp"
+#include "jsonrpc/json.hpp"
+#include "server/metrics.hpp"
+#include "upstream/origin.hpp"
+
+namespace mcpgw::server {
+
+/// What one audit line says. Empty strings and a negative `ms` are left out.
+struct AuditRecord {
+  /// call | chain_hop | plugin_call | mrtr_round | saga_round | refused
+  std::string_view event;
+  std::string principal, session, mode;
+  std::string tool;           ///< the exposed tool the client called
+  std::string server;         ///< the origin (server or plugin) of this call
+  std::string upstream_tool;  ///< the tool's own name at that origin
+  const json::Value* arguments = nullptr;
+  std::string_view outcome;   ///< ok | error | refused | cancelled | timeout
+  double ms = -1;
+  std::string chain_id;       ///< the chain (its first call's span) a hop belongs to
+  int hop = 0;
+  std::string trace_id;
+  std::string reason;         ///< refusals: why; rounds: what the round did
+};
+
+class Audit {
+ public:
+  /// Lines the queue holds before it drops.
+  static constexpr std::size_t kQueueLines = 8192;
+  /// The writer writes up to this many lines at once, or what came within
+  /// kBatchWait of the first one.
+  static constexpr std::size_t kBatchLines = 256;
+  static constexpr std::chrono::milliseconds kBatchWait{20};
+
+  Audit(const config::Audit& cfg, Metrics& metrics);
+  ~Audit();
+  Audit(const Audit&) = delete;
+  Audit& operator=(const Audit&) = delete;
+
+  /// Applies `cfg` (reload): a new path is opened, no path closes the log.
+  void configure(const config::Audit& cfg);
+  /// Reopens the file (SIGHUP, after logrotate moved it).
+  void reopen();
+  bool enabled() const;
+  /// Queues one line; never blocks on I/O.
+  void record(const AuditRecord& r);
+  /// A request refused before it ran: counted in mcpgw_refused_total by
+  /// `reason` (auth, rate_limited, tool_hidden, ...) and audited with
+  /// outcome `refused`. `r.event` and `r.outcome` are set here.
+  void refused(std::string_view reason, AuditRecord r);
+
+  /// The line `r` becomes under `arguments` (exposed for tests and the
+  /// benchmark); `now_ms` is the Unix time in ms.
+  static std::string format(const AuditRecord& r, config::Audit::Arguments arguments, double now_ms);
+
+ private:
+  void run();
+  void open_locked();
+
+  Metrics& metrics_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  config::Audit cfg_;
+  std::deque<std::string> queue_;
+  bool reopen_ = false, stopping_ = false;
+  std::FILE* file_ = nullptr;   ///< touched by the writer thread only, after open
+  std::string open_path_;       ///< what file_ is
+  std::thread writer_;
+};
+
+/// "sha256:<hex>" of the canonical JSON of `v` (object keys sorted, no
+/// whitespace), so equal arguments digest alike whatever their key order.
+std::string canonical_digest(const json::Value& v);
+
+}  // namespace mcpgw::server

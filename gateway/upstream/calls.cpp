@@ -1,0 +1,245 @@
+// Upstream's calls: admission (circuit breaker, max_concurrency), sending
+// with the trace context and a renewed session when the server forgot ours,
+// and the input rounds of a stateless server.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "mcp/era.hpp"
+#include "mcp/protocol.hpp"
+#include "upstream/upstream.hpp"
+
+namespace mcpgw::upstream {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Rounds of input_required a stateless server may ask for one call.
+constexpr int kMaxInputRounds = 16;
+
+}  // namespace
+
+transport::Response Upstream::send_rounds(std::string_view method, const json::Document& params,
+                                          const CallOptions& opts,
+                                          const std::vector<std::pair<std::string, std::string>>& headers) {
+  auto r = send(method, json::clone(params), opts, headers);
+  for (int round = 0; round < kMaxInputRounds; ++round) {
+    const json::Value* res = r.message ? r.message->result() : nullptr;
+    if (!res || json::get_string(*res, "resultType") != "input_required") return r;
+    // The server needs the client's input before it can answer: ask the
+    // client (in whatever form it speaks) and send the request again with
+    // the answers and the server's state.
+    auto answers = ask_client(*res, opts, "upstream '" + cfg_.name + "'", false);
+    if (!answers) return failed(r.message->id(), jsonrpc::kInternalError, answers.error());
+    if (answers->rpc_error) {
+      auto msg = jsonrpc::parse(jsonrpc::make_error_response(r.message->id(), answers->body));
+      return {std::move(msg.messages.front()), transport::Failure::Transport, {}};
+    }
+    json::Document retry = json::clone(params);
+    auto& a = retry.GetAllocator();
+    json::set(retry, "inputResponses", json::Value(answers->body, a), a);
+    if (const json::Value* state = json::find(*res, "requestState")) json::set(retry, "requestState", json::Value(*state, a), a);
+    r = send(method, std::move(retry), opts, headers);
+  }
+  const json::Value* res = r.message ? r.message->result() : nullptr;
+  if (!res || json::get_string(*res, "resultType") != "input_required") return r;
+  return failed(r.message->id(), jsonrpc::kInternalError,
+                "mcpgw: upstream '" + cfg_.name + "' asked for client input more than " +
+                    std::to_string(kMaxInputRounds) + " times in one call");
+}
+
+json::Document Upstream::own_result(const json::Value& result) const {
+  json::Document out = json::clone(result);
+  // A stateless server's "complete" is the revision's framing, not content:
+  // the gateway frames its own answers for each client's revision.
+  if (modern() && json::get_string(out, "resultType") == "complete") out.RemoveMember("resultType");
+  return out;
+}
+
+transport::Response Upstream::failed(const json::Value& id, int code, const std::string& message) {
+  auto msg = jsonrpc::parse(jsonrpc::make_error(id, code, message));
+  return {std::move(msg.messages.front()), transport::Failure::Transport, {}};
+}
+
+transport::Response Upstream::send(std::string_view method, json::Document p, const CallOptions& opts,
+                                   const std::vector<std::pair<std::string, std::string>>& headers) {
+  if (modern()) add_envelope(p, &opts);
+  auto& a = p.GetAllocator();
+  std::string token;
+  if (opts.on_progress || opts.client) {
+    // Our token, not the client's: tokens of different clients never meet
+    // on a shared upstream connection.
+    token = "mcpgw-" + std::to_string(next_token_.fetch_add(1));
+    json::Value* meta = json::find(p, "_meta");
+    if (!meta || !meta->IsObject()) {
+      json::set(p, "_meta", json::Value(rapidjson::kObjectType), a);
+      meta = json::find(p, "_meta");
+    }
+    json::set(*meta, "progressToken", json::str(token, a), a);
+    std::lock_guard lk(progress_mu_);
+    if (opts.on_progress) progress_.emplace(token, opts.on_progress);
+  } else if (json::Value* meta = json::find(p, "_meta"); meta && meta->IsObject()) {
+    meta->RemoveMember("progressToken");
+  }
+
+  transport::RequestOptions o;
+  o.deadline = opts.deadline;
+  o.cancel = opts.cancel;
+  o.headers = headers;
+  if (opts.caller) {
+    for (const auto& name : cfg_.forward_headers)
+      for (const auto& [have, value] : opts.caller->headers)
+        if (std::equal(name.begin(), name.end(), have.begin(), have.end(),
+                       [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; }))
+          o.forwarded.emplace_back(name, value);
+  }
+  std::string trace_note;  // for the log lines of this call
+  if (opts.trace) {
+    // This request is a child span of the client's call: a header over HTTP,
+    // `_meta` where there are no headers (stdio).
+    std::string child = opts.trace->child().header();
+    trace_note = " trace=" + opts.trace->trace_id;
+    json::Value* meta = json::find(p, "_meta");
+    if (cfg_.transport == config::Server::Transport::Http) {
+      o.headers.emplace_back("traceparent", child);
+      if (meta && meta->IsObject()) meta->RemoveMember(mcp::kMetaTraceparent.data());
+    } else {
+      if (!meta || !meta->IsObject()) {
+        json::set(p, "_meta", json::Value(rapidjson::kObjectType), a);
+        meta = json::find(p, "_meta");
+      }
+      json::set(*meta, mcp::kMetaTraceparent, json::str(child, a), a);
+    }
+  }
+  std::uint64_t seq = 0;
+  if (opts.client) {
+    ActiveCall active{opts.client, opts.deadline};
+    {
+      std::lock_guard lk(calls_mu_);
+      seq = ++next_call_;
+      calls_.emplace(seq, active);
+      by_token_.emplace(token, active);
+    }
+    // What arrives on this request's own stream (Streamable HTTP) is this
+    // call's, whoever else is calling.
+    o.on_related = [this, active](jsonrpc::Message& m) { route(m, active); };
+  }
+  transport::Response r;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto c = connection();
+    if (!c) {
+      // A connection attempt under way is waited for, once.
+      if (attempt == 0 && status() == "connecting" && renew(nullptr, opts.deadline)) continue;
+      r = {std::nullopt, transport::Failure::Closed, "is not connected (" + status() + ")"};
+      break;
+    }
+    r = c->request(method, &p, o);
+    // The server forgot our session (it restarted: HTTP 400 or 404 to our
+    // session id), or could not be reached at all, so the request never got
+    // there: initialize anew and retry once within the same deadline.
+    bool renewable = r.failure == transport::Failure::SessionExpired || r.failure == transport::Failure::Unreachable;
+    if (r.message || !renewable || attempt == 1) break;
+    spdlog::warn("upstream {}: {}; initializing a new session and retrying {}{}", cfg_.name, r.detail, method,
+                 trace_note);
+    if (!renew(c, opts.deadline)) break;
+  }
+  if (!token.empty()) {
+    std::lock_guard lk(progress_mu_);
+    progress_.erase(token);
+  }
+  if (seq) {
+    std::lock_guard lk(calls_mu_);
+    calls_.erase(seq);
+    by_token_.erase(token);
+  }
+  if (!r.message) {
+    std::string why = failure_text(r);
+    bool plain = r.failure == transport::Failure::Timeout || r.failure == transport::Failure::Cancelled ||
+                 why.rfind("is not", 0) == 0;
+    r.detail = "mcpgw: upstream '" + cfg_.name + "' " + (plain ? why : "failed: " + why);
+  }
+  return r;
+}
+
+bool Upstream::renew(const std::shared_ptr<transport::Connection>& dead, Clock::time_point deadline) {
+  std::unique_lock lk(mu_);
+  const std::uint64_t seen = attempts_;
+  if (dead && conn_ == dead) conn_dead_ = true;
+  cv_.notify_all();
+  cv_.wait_until(lk, deadline, [&] { return (conn_ && conn_ != dead) || stopping_ || attempts_ > seen; });
+  return conn_ && conn_ != dead && !stopping_;
+}
+
+void Upstream::circuit_changed(Breaker::State state) {
+  if (state == Breaker::State::Open)
+    spdlog::warn("upstream {}: circuit open: {} consecutive calls failed; calls fail fast for {} ms, then one probe "
+                 "call goes through",
+                 cfg_.name, cfg_.circuit.failures, cfg_.circuit.open_ms);
+  else if (state == Breaker::State::Closed)
+    spdlog::info("upstream {}: circuit closed: the probe call succeeded", cfg_.name);
+  listener_.on_circuit(cfg_.name, state);
+}
+
+Reply Upstream::call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
+                          const CallOptions& opts) {
+  // A per-client connection's calls were admitted by the server's own.
+  if (!client_session_.empty()) return call_tool_now(tool, arguments, meta, opts);
+  std::string why;
+  auto ticket = breaker_.admit(why);
+  if (!ticket) return Reply{false, mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' is failing: " + why)};
+  if (ticket->probe) {
+    spdlog::info("upstream {}: circuit half-open: probing with a call of {}", cfg_.name, tool);
+    listener_.on_circuit(cfg_.name, Breaker::State::HalfOpen);
+  }
+  auto slot = limiter_.acquire(opts.deadline, opts.cancel);
+  if (!slot) {
+    breaker_.release(*ticket);
+    return Reply{false, mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' " + slot.error())};
+  }
+  Reply r = call_tool_now(tool, arguments, meta, opts);
+  if (opts.cancel && opts.cancel->cancelled()) breaker_.release(*ticket);
+  else if (auto changed = breaker_.record(*ticket, outcome_of(r, opts) == "ok")) circuit_changed(*changed);
+  return r;
+}
+
+Reply Upstream::call_tool_now(std::string_view tool, const json::Value* arguments, const json::Value* meta,
+                              const CallOptions& opts) {
+  auto own = for_client(opts);
+  if (!own) return Reply{false, mcp::tool_error(own.error())};
+  if (*own) return (*own)->call_tool_now(tool, arguments, meta, opts);
+  json::Document p(rapidjson::kObjectType);
+  auto& a = p.GetAllocator();
+  p.AddMember("name", json::str(tool, a), a);
+  if (arguments) p.AddMember("arguments", json::Value(*arguments, a), a);
+  if (meta && meta->IsObject()) p.AddMember("_meta", json::Value(*meta, a), a);
+  std::vector<std::pair<std::string, std::string>> headers;
+  if (modern()) {
+    auto l = listing();
+    for (const auto& t : l->tools.GetArray())
+      if (json::get_string(t, "name") == tool) headers = mcp::param_headers(t, arguments);
+  }
+  auto r = send_rounds("tools/call", p, opts, headers);
+  if (!r.message) return Reply{false, mcp::tool_error(r.detail)};
+  if (const auto* e = r.message->error()) return Reply{true, json::clone(*e)};
+  const auto* res = r.message->result();
+  if (!res || !res->IsObject())
+    return Reply{false, mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object")};
+  return Reply{false, own_result(*res)};
+}
+
+Reply Upstream::request(std::string_view method, const json::Value& params, const CallOptions& opts) {
+  auto own = for_client(opts);
+  if (!own) return Reply::error(jsonrpc::kInternalError, own.error());
+  if (*own) return (*own)->request(method, params, opts);
+  json::Document p = json::clone(params);
+  auto r = send_rounds(method, p, opts);
+  if (!r.message) return Reply::error(jsonrpc::kInternalError, r.detail);
+  if (const auto* e = r.message->error()) return Reply{true, json::clone(*e)};
+  const auto* res = r.message->result();
+  if (!res || !res->IsObject())
+    return Reply::error(jsonrpc::kInternalError, "mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object");
+  return Reply{false, own_result(*res)};
+}
+
+}  // namespace mcpgw::upstream

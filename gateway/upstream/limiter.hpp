@@ -1,0 +1,55 @@
+#pragma once
+// `servers[].max_concurrency`: at most N calls in flight to one server; the
+// others wait in arrival order, each until its own deadline or cancellation.
+// Waiters sleep on a condition variable (the callers are worker threads).
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <set>
+
+#include "util/cancel.hpp"
+#include "util/result.hpp"
+
+namespace mcpgw::upstream {
+
+class Limiter {
+ public:
+  /// Releases its slot when destroyed.
+  class Slot {
+   public:
+    Slot() = default;
+    explicit Slot(Limiter* l) : l_(l) {}
+    Slot(Slot&& o) noexcept : l_(o.l_) { o.l_ = nullptr; }
+    Slot& operator=(Slot&&) = delete;
+    Slot(const Slot&) = delete;
+    ~Slot() {
+      if (l_) l_->release();
+    }
+
+   private:
+    Limiter* l_ = nullptr;
+  };
+
+  /// `max` = 0: no limit.
+  explicit Limiter(int max) : max_(max) {}
+  /// A slot, once one is free (first come, first served); an error when
+  /// `deadline` passes or `cancel` fires first.
+  Result<Slot> acquire(std::chrono::steady_clock::time_point deadline, CancelSignal* cancel);
+  /// Calls holding a slot.
+  int in_flight() const;
+  /// Calls waiting for one.
+  int waiting() const;
+
+ private:
+  void release();
+  const int max_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  int in_flight_ = 0;
+  std::uint64_t next_ticket_ = 0, serving_ = 0;  // FIFO order of the waiters
+  std::set<std::uint64_t> abandoned_;  // tickets of waiters that gave up, not yet reached
+  int waiting_ = 0;
+};
+
+}  // namespace mcpgw::upstream
