@@ -10,7 +10,8 @@ namespace mcpgw::server {
 
 /// Starts the upstreams of `cfg`, prints the catalog and every problem to
 /// `out` (a table, or JSON with `as_json`), stops them. Returns the exit
-/// code: 0 when every upstream connected and no warning was raised, else 1.
+/// code: 0 when every upstream connected and nothing is in error (warnings
+/// are printed but do not fail the check), else 1.
 /// With `search`, also what that query finds in each mode.
 int run_check(config::Config cfg, bool as_json, std::ostream& out,
               const std::optional<std::string>& search = std::nullopt);
