@@ -15,7 +15,7 @@ std::optional<Breaker::Ticket> Breaker::admit(std::string& why) {
   if (!enabled()) return Ticket{};
   std::lock_guard lk(mu_);
   if (state_ == State::Closed) return Ticket{};
-  auto now = Clock::now();
+  auto now = now_();
   auto reopen = opened_at_ + std::chrono::milliseconds(cfg_.open_ms);
   if (state_ == State::Open && now >= reopen) state_ = State::HalfOpen;
   if (state_ == State::HalfOpen && !probing_) {
@@ -46,7 +46,7 @@ std::optional<Breaker::State> Breaker::record(const Ticket& t, bool ok) {
     ++consecutive_;
     if ((state_ == State::Closed && consecutive_ >= cfg_.failures) || (state_ == State::HalfOpen && t.probe)) {
       state_ = State::Open;
-      opened_at_ = Clock::now();
+      opened_at_ = now_();
     }
   }
   if (state_ == before) return std::nullopt;
@@ -62,7 +62,7 @@ void Breaker::release(const Ticket& t) {
 Breaker::State Breaker::state() const {
   std::lock_guard lk(mu_);
   // An open breaker whose time is up lets the next call probe.
-  if (state_ == State::Open && Clock::now() >= opened_at_ + std::chrono::milliseconds(cfg_.open_ms))
+  if (state_ == State::Open && now_() >= opened_at_ + std::chrono::milliseconds(cfg_.open_ms))
     return State::HalfOpen;
   return state_;
 }

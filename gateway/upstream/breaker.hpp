@@ -3,6 +3,7 @@
 // `failures` consecutive failed calls it opens and calls fail fast; after
 // `open_ms` one probe call goes through, whose outcome closes or reopens it.
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -15,12 +16,16 @@ namespace mcpgw::upstream {
 class Breaker {
  public:
   enum class State { Closed, Open, HalfOpen };
+  using Clock = std::chrono::steady_clock;
   /// A call admitted by admit(); hand it back to record().
   struct Ticket {
     bool probe = false;
   };
 
-  explicit Breaker(config::Circuit cfg) : cfg_(cfg) {}
+  /// `now` tells the time (the steady clock; tests pass their own, so that
+  /// `open_ms` passes without waiting).
+  explicit Breaker(config::Circuit cfg, std::function<Clock::time_point()> now = Clock::now)
+      : cfg_(cfg), now_(std::move(now)) {}
 
   /// Whether a call may go now: a ticket, or why not (the breaker is open,
   /// or its probe is in flight).
@@ -35,8 +40,8 @@ class Breaker {
   int failures_to_open() const { return cfg_.failures; }
 
  private:
-  using Clock = std::chrono::steady_clock;
   const config::Circuit cfg_;
+  const std::function<Clock::time_point()> now_;
   mutable std::mutex mu_;
   State state_ = State::Closed;
   int consecutive_ = 0;

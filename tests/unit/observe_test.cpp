@@ -80,7 +80,8 @@ TEST_CASE("audit: line format and canonical digest") {
 }
 
 TEST_CASE("breaker: opens after N failures, one probe after open_ms, closes on success") {
-  upstream::Breaker b(config::Circuit{2, 50});
+  auto now = upstream::Breaker::Clock::now();
+  upstream::Breaker b(config::Circuit{2, 50}, [&now] { return now; });
   std::string why;
   auto t1 = b.admit(why);
   REQUIRE(t1);
@@ -91,7 +92,7 @@ TEST_CASE("breaker: opens after N failures, one probe after open_ms, closes on s
   CHECK(b.state() == upstream::Breaker::State::Open);
   CHECK_FALSE(b.admit(why));
   CHECK(why.find("circuit open after 2 consecutive failures") == 0);
-  std::this_thread::sleep_for(60ms);
+  now += 60ms;
   CHECK(b.state() == upstream::Breaker::State::HalfOpen);
   auto probe = b.admit(why);
   REQUIRE(probe);
@@ -99,7 +100,7 @@ TEST_CASE("breaker: opens after N failures, one probe after open_ms, closes on s
   CHECK_FALSE(b.admit(why));  // one probe at a time
   CHECK(why.find("a probe call is in flight") != std::string::npos);
   CHECK(b.record(*probe, false) == upstream::Breaker::State::Open);
-  std::this_thread::sleep_for(60ms);
+  now += 60ms;
   auto probe2 = b.admit(why);
   REQUIRE(probe2);
   CHECK(b.record(*probe2, true) == upstream::Breaker::State::Closed);
