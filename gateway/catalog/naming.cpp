@@ -1,8 +1,8 @@
 #include "catalog/naming.hpp"
 
-#include <openssl/sha.h>
-
 #include <algorithm>
+
+#include "util/hex.hpp"
 
 namespace mcpgw::catalog {
 
@@ -16,14 +16,7 @@ std::string exposed_name(const config::Naming& n, std::string_view server, std::
 
 std::string shorten(std::string_view name, int max_length) {
   if (max_length <= 0 || name.size() <= static_cast<std::size_t>(max_length)) return std::string(name);
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(name.data()), name.size(), digest);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string suffix = "-";
-  for (int i = 0; i < 5; ++i) {
-    suffix.push_back(kHex[digest[i] >> 4]);
-    suffix.push_back(kHex[digest[i] & 15]);
-  }
+  std::string suffix = "-" + sha256_hex(name, 5);
   std::string out(name.substr(0, static_cast<std::size_t>(max_length) - suffix.size()));
   return out + suffix;
 }

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "util/base64.hpp"
+#include "util/hex.hpp"
 
 namespace mcpgw::cluster {
 namespace {
@@ -78,16 +79,8 @@ std::int64_t unix_now() {
 }
 
 std::string digest_of(std::string_view id) {
-  unsigned char md[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(id.data()), id.size(), md);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
   // 128 bits: no collision among any number of live sessions.
-  for (int i = 0; i < 16; ++i) {
-    out.push_back(kHex[md[i] >> 4]);
-    out.push_back(kHex[md[i] & 15]);
-  }
-  return out;
+  return sha256_hex(id, 16);
 }
 
 Sealer::Sealer(const std::vector<std::string>& secrets, std::int64_t ttl_s)

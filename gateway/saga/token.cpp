@@ -4,11 +4,11 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
-#include <openssl/sha.h>
 
 #include <array>
 
 #include "util/base64.hpp"
+#include "util/hex.hpp"
 #include "util/random.hpp"
 
 namespace mcpgw::saga {
@@ -21,26 +21,12 @@ std::int64_t now_s() {
       .count();
 }
 
-std::string hex(const unsigned char* p, std::size_t n) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(n * 2);
-  for (std::size_t i = 0; i < n; ++i) {
-    out.push_back(kHex[p[i] >> 4]);
-    out.push_back(kHex[p[i] & 15]);
-  }
-  return out;
-}
-
 Refusal refuse(Refusal::Why why, std::string message) { return Refusal{why, std::move(message)}; }
 
 }  // namespace
 
 std::string digest(const json::Value* v) {
-  std::string text = v ? json::write(*v) : "null";
-  std::array<unsigned char, SHA256_DIGEST_LENGTH> md{};
-  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), md.data());
-  return hex(md.data(), md.size());
+  return sha256_hex(v ? json::write(*v) : "null");
 }
 
 Keyring::Keyring(std::vector<std::string> secrets, std::chrono::seconds ttl) : keys_(std::move(secrets)), ttl_(ttl) {

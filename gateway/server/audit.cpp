@@ -1,6 +1,5 @@
 #include "server/audit.hpp"
 
-#include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -9,6 +8,8 @@
 #include <cstring>
 #include <ctime>
 #include <vector>
+
+#include "util/hex.hpp"
 
 namespace mcpgw::server {
 namespace {
@@ -53,16 +54,7 @@ std::string canonical_digest(const json::Value& v) {
   rapidjson::StringBuffer buf;
   json::Writer w(buf);
   write_canonical(v, w);
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(buf.GetString(), buf.GetSize(), md, &len, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "sha256:";
-  for (unsigned int i = 0; i < len; ++i) {
-    out.push_back(kHex[md[i] >> 4]);
-    out.push_back(kHex[md[i] & 15]);
-  }
-  return out;
+  return "sha256:" + sha256_hex(std::string_view(buf.GetString(), buf.GetSize()));
 }
 
 std::string Audit::format(const AuditRecord& r, config::Audit::Arguments arguments, double now_ms) {

@@ -1,12 +1,10 @@
 #include "server/client_call.hpp"
 
-#include <openssl/sha.h>
-
 #include <algorithm>
-#include <array>
 #include <cmath>
 
 #include "mcp/era.hpp"
+#include "util/hex.hpp"
 
 namespace mcpgw::server {
 namespace {
@@ -54,16 +52,7 @@ std::string key_of(std::string_view method, const json::Value* params) {
     if (p.IsObject()) p.RemoveMember("_meta");
     text += json::write(p);
   }
-  std::array<unsigned char, SHA256_DIGEST_LENGTH> md{};
-  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), md.data());
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string key(method.substr(0, method.find('/')));
-  key += '-';
-  for (int i = 0; i < 6; ++i) {
-    key.push_back(kHex[md[i] >> 4]);
-    key.push_back(kHex[md[i] & 15]);
-  }
-  return key;
+  return std::string(method.substr(0, method.find('/'))) + "-" + sha256_hex(text, 6);
 }
 
 upstream::Reply capability_error(const std::string& client, std::string_view method, json::Document need) {
