@@ -99,7 +99,7 @@ std::string Audit::format(const AuditRecord& r, config::Audit::Arguments argumen
   return std::string(buf.GetString(), buf.GetSize());
 }
 
-Audit::Audit(const config::Audit& cfg, Metrics& metrics) : metrics_(metrics), cfg_(cfg) {
+Audit::Audit(const config::Audit& cfg, Metrics& metrics) : metrics_(metrics), cfg_(cfg), enabled_(!cfg.path.empty()) {
   writer_ = std::thread([this] { run(); });
 }
 
@@ -117,6 +117,7 @@ void Audit::configure(const config::Audit& cfg) {
     std::lock_guard lk(mu_);
     if (cfg == cfg_) return;
     cfg_ = cfg;
+    enabled_ = !cfg.path.empty();
     reopen_ = true;
   }
   cv_.notify_all();
@@ -129,11 +130,6 @@ void Audit::reopen() {
     reopen_ = true;
   }
   cv_.notify_all();
-}
-
-bool Audit::enabled() const {
-  std::lock_guard lk(mu_);
-  return !cfg_.path.empty();
 }
 
 void Audit::record(const AuditRecord& r) {

@@ -4,6 +4,7 @@
 // formatted by the caller and written by a thread of the log's own through
 // a bounded queue: a full queue drops the line (counted in
 // mcpgw_audit_dropped_total), a call never waits for the disk.
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -55,7 +56,9 @@ class Audit {
   void configure(const config::Audit& cfg);
   /// Reopens the file (SIGHUP, after logrotate moved it).
   void reopen();
-  bool enabled() const;
+  /// Whether lines are written (a path is set): callers skip building a
+  /// record otherwise. Lock-free: asked on every call.
+  bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
   /// Queues one line; never blocks on I/O.
   void record(const AuditRecord& r);
   /// A request refused before it ran: counted in mcpgw_refused_total by
@@ -75,6 +78,7 @@ class Audit {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   config::Audit cfg_;
+  std::atomic<bool> enabled_{false};
   std::deque<std::string> queue_;
   bool reopen_ = false, stopping_ = false;
   std::FILE* file_ = nullptr;   ///< touched by the writer thread only, after open

@@ -97,6 +97,7 @@ Answer execute(Services& sv, Request& r, const std::string& target, const json::
 
 void audit_round(Services& sv, Request& r, std::string_view event, std::string_view tool, const json::Value* args,
                  const saga::Engine::Outcome& outcome, double ms) {
+  if (!sv.audit.enabled()) return;
   upstream::Caller who = caller_of(*r.session);
   AuditRecord a;
   a.event = event;
