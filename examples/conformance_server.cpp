@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "mcp/protocol.hpp"
+#include "conformance_fixture.hpp"
 #include "server_kit.hpp"
 
 namespace ex = mcpgw::examples;
@@ -30,7 +31,7 @@ namespace json = mcpgw::json;
 namespace mcp = mcpgw::mcp;
 using namespace std::chrono_literals;
 
-namespace {
+namespace mcpgw::examples::conformance {
 
 /// A 1x1 red PNG (RGB, 8 bits): the smallest image every decoder accepts.
 constexpr std::string_view kPngBase64 =
@@ -77,25 +78,6 @@ json::Document text_contents(std::string_view uri, std::string_view mime, std::s
 // ---------------------------------------------------------------------------
 // Tools
 
-/// Asks the client `method` (input key `key`) and turns what comes back
-/// into the tool's text via `describe`; every way of not getting an answer
-/// (the client lacks the capability, refuses, never answers) is a tool
-/// error saying why.
-template <typename Describe>
-ex::ToolOutcome ask_client(ex::CallContext& ctx, std::string_view key, std::string_view method,
-                           const json::Value& params, Describe describe, bool mid_call_only = false) {
-  // Like a server whose tools can only ask in the middle of a call (the
-  // conformance repository's everything-server): in the stateless era the
-  // call fails instead of answering input_required.
-  if (mid_call_only && ctx.stateless())
-    return mcp::tool_error(std::string(method) +
-                           " is asked mid-call, which protocol 2026-07-28 does not allow: call this tool in a "
-                           "2025-11-25 session");
-  ex::Outcome answer = ctx.request(method, params, key);
-  if (auto* err = std::get_if<ex::RpcError>(&answer))
-    return mcp::tool_error(std::string(method) + " failed: " + err->message);
-  return ex::text_result(describe(std::get<json::Document>(answer)));
-}
 
 /// "action=accept, content={...}" for an ElicitResult.
 std::string elicit_summary(const json::Value& result) {
@@ -336,253 +318,6 @@ void add_talking_tools(ex::Server& server, const bool& mid_call_only) {
   });
 }
 
-// ---------------------------------------------------------------------------
-// Tools of the stateless era (2026-07-28): capability checks, per-request
-// logging, listen streams and multi-round-trip requests (MRTR). They work in
-// the stateful era too, asking in the middle of the call.
-
-/// A sampling/createMessage request for one user message.
-json::Document sample(std::string_view text, int max_tokens) {
-  return ex::parse_json(R"({"messages":[{"role":"user","content":)" + text_item(text) + R"(}],"maxTokens":)" +
-                        std::to_string(max_tokens) + "}");
-}
-
-constexpr std::string_view kNameSchema =
-    R"({"type":"object","properties":{"name":{"type":"string"}},"required":["name"]})";
-constexpr std::string_view kConfirmSchema =
-    R"({"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]})";
-
-/// Member `field` of an ElicitResult's content when the user accepted, else
-/// a word saying what the user did instead.
-std::string accepted_field(const json::Value& result, std::string_view field) {
-  const auto action = json::get_string(result, "action").value_or("?");
-  if (action != "accept") return "(" + std::string(action) + ")";
-  const json::Value* content = json::find(result, "content");
-  const json::Value* value = content ? json::find(*content, field) : nullptr;
-  if (!value) return "(no " + std::string(field) + ")";
-  return value->IsString() ? std::string(value->GetString(), value->GetStringLength()) : json::write(*value);
-}
-
-/// "uri (name), ..." for a ListRootsResult.
-std::string roots_summary(const json::Value& result) {
-  const json::Value* roots = json::find(result, "roots");
-  if (!roots || !roots->IsArray() || roots->Empty()) return "(no roots)";
-  std::string out;
-  for (const auto& root : roots->GetArray()) {
-    if (!out.empty()) out += ", ";
-    out += std::string(json::get_string(root, "uri").value_or("?"));
-    if (auto name = json::get_string(root, "name")) out += " (" + std::string(*name) + ")";
-  }
-  return out;
-}
-
-/// test_trigger_tool_change and test_trigger_prompt_change really change the
-/// lists (a generation counter in a description), so a client, or a gateway
-/// in front that forwards only real changes, sees what list_changed announces.
-class DynamicLists {
- public:
-  explicit DynamicLists(ex::Server& server) : server_(server) {}
-
-  ex::ToolSpec trigger_tool(int generation) {
-    return {
-        .name = "test_trigger_tool_change",
-        .description = "Changes the tool list: each call bumps the generation in this description (now " +
-                       std::to_string(generation) + ") and announces notifications/tools/list_changed.",
-        .handler = [this](const json::Value&) {
-          const int next = ++tool_generation_;
-          server_.replace_tool(trigger_tool(next));
-          return ex::text_result("Tool list changed (generation " + std::to_string(next) + ")");
-        },
-    };
-  }
-
-  ex::ToolSpec prompt_trigger_tool() {
-    return {
-        .name = "test_trigger_prompt_change",
-        .description = "Changes the prompt list: bumps the generation in test_dynamic_prompt's description and "
-                       "announces notifications/prompts/list_changed.",
-        .handler = [this](const json::Value&) {
-          const int next = ++prompt_generation_;
-          server_.replace_prompt(dynamic_prompt(next));
-          return ex::text_result("Prompt list changed (generation " + std::to_string(next) + ")");
-        },
-    };
-  }
-
-  ex::PromptSpec dynamic_prompt(int generation) {
-    return {
-        .name = "test_dynamic_prompt",
-        .title = "Dynamic Prompt",
-        .description = "A prompt whose description test_trigger_prompt_change rewrites (generation " +
-                       std::to_string(generation) + ")",
-        .get = [generation](const ex::PromptArgs&) {
-          return prompt_result({text_item("Dynamic prompt, generation " + std::to_string(generation) + ".")});
-        },
-    };
-  }
-
- private:
-  ex::Server& server_;
-  std::atomic<int> tool_generation_{1};
-  std::atomic<int> prompt_generation_{1};
-};
-
-void add_stateless_tools(ex::Server& server, DynamicLists& lists) {
-  server.add_tool({
-      .name = "test_missing_capability",
-      .description = "Needs the client's sampling capability: a client without it gets the JSON-RPC error "
-                     "-32021 (MissingRequiredClientCapability) instead of a result.",
-      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
-        ex::Outcome answer = ctx.request("sampling/createMessage", sample("Say hello.", 20), "hello_sample");
-        if (auto* err = std::get_if<ex::RpcError>(&answer)) return std::move(*err);
-        return ex::text_result("The client can sample: " + sampled_text(std::get<json::Document>(answer)));
-      },
-  });
-  server.add_tool({
-      .name = "test_streaming_elicitation",
-      .description = "Asks the user to confirm (elicitation/create). In 2026-07-28 the question goes out as an "
-                     "input_required result, never as a request on the response stream.",
-      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
-        json::Document params = elicitation_params("Continue with the streaming test?", kConfirmSchema);
-        return ask_client(ctx, "stream_confirm", "elicitation/create", params,
-                          [](const json::Value& r) { return "Streaming test answer: " + elicit_summary(r); });
-      },
-  });
-  server.add_tool({
-      .name = "test_logging_tool",
-      .description = "Logs three info messages and answers at once. In 2026-07-28 they are sent only when the "
-                     "request sets _meta io.modelcontextprotocol/logLevel.",
-      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
-        ctx.log(ex::LogLevel::Info, "Logging tool started");
-        ctx.log(ex::LogLevel::Info, "Logging tool working");
-        ctx.log(ex::LogLevel::Info, "Logging tool done");
-        return ex::text_result("Logging tool executed");
-      },
-  });
-  server.add_tool(lists.trigger_tool(1));
-  server.add_tool(lists.prompt_trigger_tool());
-
-  server.add_tool({
-      .name = "test_input_required_result_elicitation",
-      .description = "Asks the user's name (elicitation, input key user_name) and greets them.",
-      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
-        ex::Outcome answer =
-            ctx.request("elicitation/create", elicitation_params("What is your name?", kNameSchema), "user_name");
-        if (auto* err = std::get_if<ex::RpcError>(&answer)) return std::move(*err);
-        return ex::text_result("Hello, " + accepted_field(std::get<json::Document>(answer), "name") + "!");
-      },
-  });
-  server.add_tool({
-      .name = "test_input_required_result_sampling",
-      .description = "Asks the client's LLM for the capital of France (sampling, input key capital_question).",
-      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
-        ex::Outcome answer = ctx.request("sampling/createMessage", sample("What is the capital of France?", 100),
-                                         "capital_question");
-        if (auto* err = std::get_if<ex::RpcError>(&answer)) return std::move(*err);
-        return ex::text_result("The model answered: " + sampled_text(std::get<json::Document>(answer)));
-      },
-  });
-  server.add_tool({
-      .name = "test_input_required_result_list_roots",
-      .description = "Asks the client for its roots (roots/list, input key client_roots) and lists them.",
-      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
-        ex::Outcome answer = ctx.request("roots/list", json::Value(rapidjson::kObjectType), "client_roots");
-        if (auto* err = std::get_if<ex::RpcError>(&answer)) return std::move(*err);
-        return ex::text_result("Client roots: " + roots_summary(std::get<json::Document>(answer)));
-      },
-  });
-  server.add_tool({
-      .name = "test_input_required_result_request_state",
-      .description = "Asks for a confirmation (input key confirm); in 2026-07-28 the answer comes back with the "
-                     "requestState the first round issued.",
-      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
-        ex::Outcome answer =
-            ctx.request("elicitation/create", elicitation_params("Please confirm", kConfirmSchema), "confirm");
-        if (auto* err = std::get_if<ex::RpcError>(&answer)) return std::move(*err);
-        return ex::text_result("state-ok: confirmed=" + accepted_field(std::get<json::Document>(answer), "ok"));
-      },
-  });
-  server.add_tool({
-      .name = "test_input_required_result_multiple_inputs",
-      .description = "Asks three questions at once: the user's name (user_name), a greeting from the LLM "
-                     "(greeting) and the client's roots (client_roots).",
-      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
-        ex::InputAnswers answers = ctx.request_all({
-            {.key = "user_name",
-             .method = "elicitation/create",
-             .params = elicitation_params("What is your name?", kNameSchema)},
-            {.key = "greeting", .method = "sampling/createMessage", .params = sample("Generate a greeting", 50)},
-            {.key = "client_roots", .method = "roots/list", .params = "{}"},
-        });
-        for (auto& [key, answer] : answers)
-          if (auto* err = std::get_if<ex::RpcError>(&answer)) return std::move(*err);
-        auto result = [&](const char* key) -> const json::Value& { return std::get<json::Document>(answers.at(key)); };
-        return ex::text_result("Name: " + accepted_field(result("user_name"), "name") +
-                               "; greeting: " + sampled_text(result("greeting")) +
-                               "; roots: " + roots_summary(result("client_roots")));
-      },
-  });
-  server.add_tool({
-      .name = "test_input_required_result_multi_round",
-      .description = "Asks two questions one after the other: the user's name (step1), then their favourite "
-                     "colour (step2). In 2026-07-28 that takes two input_required rounds.",
-      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
-        ex::Outcome name =
-            ctx.request("elicitation/create", elicitation_params("Step 1: What is your name?", kNameSchema), "step1");
-        if (auto* err = std::get_if<ex::RpcError>(&name)) return std::move(*err);
-        ex::Outcome color = ctx.request(
-            "elicitation/create",
-            elicitation_params("Step 2: What is your favorite color?",
-                   R"({"type":"object","properties":{"color":{"type":"string"}},"required":["color"]})"),
-            "step2");
-        if (auto* err = std::get_if<ex::RpcError>(&color)) return std::move(*err);
-        return ex::text_result(accepted_field(std::get<json::Document>(name), "name") + "'s favorite color is " +
-                               accepted_field(std::get<json::Document>(color), "color"));
-      },
-  });
-  server.add_tool({
-      .name = "test_input_required_result_tampered_state",
-      .description = "Asks for a confirmation (input key confirm); a requestState changed by the client is "
-                     "rejected with -32602.",
-      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
-        ex::Outcome answer = ctx.request("elicitation/create",
-                                         elicitation_params("Please confirm to continue", kConfirmSchema), "confirm");
-        if (auto* err = std::get_if<ex::RpcError>(&answer)) return std::move(*err);
-        return ex::text_result("Confirmed: " + accepted_field(std::get<json::Document>(answer), "ok"));
-      },
-  });
-  server.add_tool({
-      .name = "test_input_required_result_capabilities",
-      .description = "Asks the user's name by elicitation (user_name) or, when the client cannot elicit, asks its "
-                     "LLM for one (sampling, generated_name).",
-      .context_handler = [](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
-        ex::Outcome answer =
-            ctx.request("elicitation/create", elicitation_params("What is your name?", kNameSchema), "user_name");
-        if (auto* err = std::get_if<ex::RpcError>(&answer)) {
-          if (err->code != ex::kMissingClientCapability) return std::move(*err);
-          answer = ctx.request("sampling/createMessage", sample("Suggest a name for the user.", 20), "generated_name");
-          if (auto* again = std::get_if<ex::RpcError>(&answer)) return std::move(*again);
-          return ex::text_result("Hello, " + sampled_text(std::get<json::Document>(answer)) + " (name from sampling)");
-        }
-        return ex::text_result("Hello, " + accepted_field(std::get<json::Document>(answer), "name") + "!");
-      },
-  });
-  server.add_tool({
-      .name = "test_custom_header_tool",
-      .description = "Echoes `greeting`; over stateless HTTP the value must also travel in the Mcp-Param-Greeting "
-                     "header (x-mcp-header).",
-      .input_schema = R"({
-        "type": "object",
-        "properties": {"greeting": {"type": "string", "x-mcp-header": "Greeting"}},
-        "required": ["greeting"]
-      })",
-      .handler = [](const json::Value& args) {
-        auto greeting = json::get_string(args, "greeting");
-        if (!greeting) return mcp::tool_error("Missing required argument: greeting");
-        return ex::text_result("Greeting received: " + std::string(*greeting));
-      },
-  });
-}
 
 // ---------------------------------------------------------------------------
 // Resources, prompts, completion
@@ -715,7 +450,9 @@ std::vector<std::string> complete(const json::Value&, std::string_view argument,
   return out;
 }
 
-}  // namespace
+}  // namespace mcpgw::examples::conformance
+
+using namespace mcpgw::examples::conformance;
 
 int main(int argc, char** argv) {
   ex::Server server("mcpgw-conformance-server", "0.1.0");
