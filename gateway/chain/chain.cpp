@@ -112,8 +112,8 @@ std::string validate_arguments(const catalog::ExposedTool& tool, const json::Val
          "\" of the schema at " + rule.GetString();
 }
 
-json::Document resolve(const Context& ctx, const catalog::ExposedTool& first, const json::Value* arguments,
-                       json::Document first_result, double first_ms) {
+Task<json::Document> resolve(const Context& ctx, const catalog::ExposedTool& first, const json::Value* arguments,
+                             json::Document first_result, double first_ms) {
   std::vector<Call> calls;
   std::set<std::string> seen;
   {
@@ -163,7 +163,8 @@ json::Document resolve(const Context& ctx, const catalog::ExposedTool& first, co
         } else {
           if (ctx.before_hop) ctx.before_hop(hop, *tool);
           auto started = Clock::now();
-          json::Document result = as_result(ctx.call(*tool, &refused.arguments));
+          upstream::Reply reply = co_await ctx.call(*tool, &refused.arguments);
+          json::Document result = as_result(std::move(reply));
           Call c;
           c.tool = tool->name;
           c.arguments.Swap(refused.arguments);
@@ -187,8 +188,8 @@ json::Document resolve(const Context& ctx, const catalog::ExposedTool& first, co
   // structuredContent (merge.hpp).
   auto def = json::parse(first.definition);
   const json::Value* schema = def ? json::find(*def, "outputSchema") : nullptr;
-  return merge(calls, stopped.text.empty() ? nullptr : &stopped, schema && schema->IsObject() ? schema : nullptr,
-               ctx.config.merge);
+  co_return merge(calls, stopped.text.empty() ? nullptr : &stopped, schema && schema->IsObject() ? schema : nullptr,
+                  ctx.config.merge);
 }
 
 }  // namespace mcpgw::chain

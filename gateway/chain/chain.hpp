@@ -14,7 +14,7 @@ namespace mcpgw::chain {
 
 /// Calls one exposed tool as the client would (its deadline, cancellation,
 /// progress). `arguments` may be null.
-using CallFn = std::function<upstream::Reply(const catalog::ExposedTool& tool, const json::Value* arguments)>;
+using CallFn = std::function<Task<upstream::Reply>(const catalog::ExposedTool& tool, const json::Value* arguments)>;
 
 /// Told before each hop (1-based), e.g. to report progress and audit it.
 using HopFn = std::function<void(int hop, const catalog::ExposedTool& tool)>;
@@ -36,9 +36,10 @@ bool has_next_tool(const json::Value& result);
 
 /// Follows the nextTool chain that starts with the client's call of `first`
 /// with `arguments`, whose result is `first_result` (taking `ms`). Returns
-/// the merged result; never a JSON-RPC error.
-json::Document resolve(const Context& ctx, const catalog::ExposedTool& first, const json::Value* arguments,
-                       json::Document first_result, double first_ms);
+/// the merged result; never a JSON-RPC error. Nothing waits in a thread
+/// between hops.
+Task<json::Document> resolve(const Context& ctx, const catalog::ExposedTool& first, const json::Value* arguments,
+                             json::Document first_result, double first_ms);
 
 /// Arguments serialised with object keys sorted, so equal arguments compare
 /// equal whatever their key order (for cycle detection).

@@ -13,7 +13,10 @@
 #include <mutex>
 #include <set>
 
+#include <boost/asio/strand.hpp>
+
 #include "mcp/protocol.hpp"
+#include "util/offload.hpp"
 
 // The C ABI's opaque types, defined at global scope where plugin.h declares
 // them.
@@ -80,7 +83,11 @@ std::string run_upstream_call(const mcpgw_call& call, const char* server, const 
   o.client = call.opts->client;
   o.trace = call.opts->trace;
   auto started = std::chrono::steady_clock::now();
-  upstream::Reply r = up->call_tool(tool, args ? &*args : nullptr, nullptr, o);
+  // Only this pool thread waits: the call itself runs on the loop.
+  upstream::Reply r = block_on(asio::make_strand(call.plugin->host().io()),
+                               up->call_tool(tool, args ? &*args : nullptr, nullptr, o), [] {
+                                 return upstream::Reply{false, mcp::tool_error("mcpgw is shutting down")};
+                               });
   if (call.opts->on_upstream_call) {
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     call.opts->on_upstream_call(upstream::UpstreamCall{up->name(), tool, args ? &*args : nullptr, up->has_tool(tool),
@@ -157,7 +164,7 @@ struct Plugin::Library {
   }
 };
 
-Host::Host(UpstreamLookup lookup) : lookup_(std::move(lookup)), pool_(0, 256) {}
+Host::Host(UpstreamLookup lookup, asio::any_io_executor io) : lookup_(std::move(lookup)), io_(std::move(io)), pool_(0, 256) {}
 
 Host::~Host() = default;
 
@@ -286,8 +293,8 @@ void Plugin::log(int level, std::string_view message) const {
   }
 }
 
-upstream::Reply Plugin::call_tool(std::string_view tool, const json::Value* arguments, const json::Value*,
-                                  const upstream::CallOptions& opts) {
+Task<upstream::Reply> Plugin::call_tool(std::string_view tool, const json::Value* arguments, const json::Value*,
+                                        const upstream::CallOptions& opts) {
   const std::string name(tool);
   const std::string args = arguments ? json::write(*arguments) : "{}";
   json::Document answers(rapidjson::kObjectType);
@@ -295,18 +302,21 @@ upstream::Reply Plugin::call_tool(std::string_view tool, const json::Value* argu
   // Each round runs the handler afresh with every answer so far; a round
   // that needs more input says so, and the client is asked.
   for (int round = 0; round < kMaxInputRounds; ++round) {
-    upstream::Reply r = invoke(name, args, json::write(answers), state, opts);
-    if (r.rpc_error || json::get_string(r.body, "resultType") != "input_required") return r;
-    auto asked = upstream::ask_client(r.body, opts, "plugin " + name_ + " (tool " + name + ")", true);
-    if (!asked) return upstream::Reply{false, mcp::tool_error(asked.error())};
+    upstream::Reply r = co_await offload(
+        host_->pool(), [&] { return invoke(name, args, json::write(answers), state, opts); },
+        [] { return upstream::Reply{false, mcp::tool_error("mcpgw is shutting down")}; });
+    if (r.rpc_error || json::get_string(r.body, "resultType") != "input_required") co_return r;
+    auto asked = co_await upstream::ask_client(r.body, opts, "plugin " + name_ + " (tool " + name + ")", true);
+    if (!asked) co_return upstream::Reply{false, mcp::tool_error(asked.error())};
     for (auto& m : asked->body.GetObject())
       json::set(answers, std::string_view(m.name.GetString(), m.name.GetStringLength()),
                 json::Value(m.value, answers.GetAllocator()), answers.GetAllocator());
     const json::Value* s = json::find(r.body, "state");
     state = s ? json::write(*s) : "null";
   }
-  return upstream::Reply{false, mcp::tool_error("plugin " + name_ + ": tool " + name + " asked for client input more than " +
-                                                std::to_string(kMaxInputRounds) + " times")};
+  co_return upstream::Reply{false, mcp::tool_error("plugin " + name_ + ": tool " + name +
+                                                   " asked for client input more than " +
+                                                   std::to_string(kMaxInputRounds) + " times")};
 }
 
 upstream::Reply Plugin::invoke(const std::string& name, const std::string& args, std::string answers,

@@ -23,7 +23,8 @@ using UpstreamLookup = std::function<std::shared_ptr<upstream::Upstream>(std::st
 /// upstreams and the threads that run asynchronous upstream calls.
 class Host {
  public:
-  explicit Host(UpstreamLookup lookup);
+  /// `io`: the loop upstream calls run on.
+  Host(UpstreamLookup lookup, asio::any_io_executor io);
   ~Host();
   Host(const Host&) = delete;
   Host& operator=(const Host&) = delete;
@@ -31,9 +32,13 @@ class Host {
   std::shared_ptr<upstream::Upstream> find(std::string_view server) const { return lookup_(server); }
   /// Runs `task` on a pool thread; false once shutting down.
   bool submit(std::function<void()> task) { return pool_.submit(std::move(task)); }
+  /// The threads plugin handlers run on (they block, by the C ABI).
+  WorkerPool& pool() { return pool_; }
+  const asio::any_io_executor& io() const { return io_; }
 
  private:
   UpstreamLookup lookup_;
+  asio::any_io_executor io_;
   WorkerPool pool_;
 };
 
@@ -58,8 +63,9 @@ class Plugin final : public upstream::ToolOrigin {
   std::chrono::steady_clock::time_point deadline() const override {
     return std::chrono::steady_clock::time_point::max();
   }
-  upstream::Reply call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
-                            const upstream::CallOptions& opts) override;
+  /// Runs the handler on the host's pool; the coroutine waits without a thread.
+  Task<upstream::Reply> call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
+                                  const upstream::CallOptions& opts) override;
 
   const std::string& version() const { return version_; }
   const config::Plugin& config() const { return cfg_; }

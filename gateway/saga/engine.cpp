@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/strand.hpp>
+
 #include "jsonrpc/message.hpp"
 #include "util/random.hpp"
 
@@ -27,62 +31,66 @@ void Inbox::preload(const json::Value& answers) {
                 json::Value(m.value, preloaded_.GetAllocator()), preloaded_.GetAllocator());
 }
 
-upstream::Reply Inbox::ask(std::string_view method, json::Document params, std::string key, std::size_t batch,
-                           std::uint64_t order, Clock::time_point deadline, CancelSignal& cancel) {
+Task<upstream::Reply> Inbox::ask(std::string_view method, json::Document params, std::string key, std::size_t batch,
+                                 std::uint64_t order, Clock::time_point deadline, CancelSignal& cancel) {
   Asked asked{Question{key, std::string(method), std::move(params)}, std::make_shared<Pending>(), order};
-  std::unique_lock lk(mu_);
-  if (const json::Value* known = json::find(preloaded_, key)) {
-    json::set(given_, key, json::Value(*known, given_.GetAllocator()), given_.GetAllocator());
-    return given(*known);
-  }
   auto pending = asked.pending;
-  asked_.push_back(std::move(asked));
-  batch_ = std::max(batch_, batch);
-  cv_.notify_all();
-  lk.unlock();
-  bool gone;
   {
-    // The subscription is released after our lock: its callback runs under
-    // the signal's lock and takes ours.
-    auto withdrawn = cancel.on_cancel([this] {
-      std::lock_guard g(mu_);
-      cv_.notify_all();
-    });
-    std::unique_lock wait_lk(mu_);
-    cv_.wait_until(wait_lk, deadline, [&] { return pending->answer || cancel.cancelled() || gone_; });
+    std::lock_guard lk(mu_);
+    if (const json::Value* known = json::find(preloaded_, key)) {
+      json::set(given_, key, json::Value(*known, given_.GetAllocator()), given_.GetAllocator());
+      co_return given(*known);
+    }
+    asked_.push_back(std::move(asked));
+    batch_ = std::max(batch_, batch);
+  }
+  changed_.notify();
+  bool gone = false;
+  for (;;) {
+    const auto seen = changed_.generation();
+    {
+      std::lock_guard lk(mu_);
+      gone = gone_;
+      if (pending->answer || cancel.cancelled() || gone) break;
+    }
+    if (!co_await changed_.wait(seen, deadline, &cancel)) break;
+  }
+  {
+    std::lock_guard lk(mu_);
     std::erase_if(asked_, [&](const Asked& a) { return a.pending == pending; });
     gone = gone_;
+    if (pending->answer) co_return std::move(*pending->answer);
   }
-  if (pending->answer) return std::move(*pending->answer);
-  if (gone) return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the client's call was abandoned");
+  if (gone) co_return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the client's call was abandoned");
   if (cancel.cancelled())
-    return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the server withdrew " + std::string(method));
-  return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the client did not retry with an answer to " +
-                                                              std::string(method) + " (key " + key + ") in time");
+    co_return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the server withdrew " + std::string(method));
+  co_return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the client did not retry with an answer to " +
+                                                                std::string(method) + " (key " + key + ") in time");
 }
 
-std::vector<Question> Inbox::wait(const std::function<bool()>& finished, CancelSignal& cancel) {
-  auto woken = cancel.on_cancel([this] {
-    std::lock_guard g(mu_);
-    cv_.notify_all();
-  });
-  std::unique_lock lk(mu_);
-  cv_.wait(lk, [&] { return finished() || cancel.cancelled() || asked_.size() >= batch_; });
+Task<std::vector<Question>> Inbox::wait(std::function<bool()> finished, CancelSignal& cancel) {
   std::vector<Question> out;
-  if (finished() || cancel.cancelled()) return out;
-  std::vector<const Asked*> sorted;
-  for (const auto& a : asked_) sorted.push_back(&a);
-  std::stable_sort(sorted.begin(), sorted.end(), [](const Asked* x, const Asked* y) { return x->order < y->order; });
-  for (const Asked* a : sorted) out.push_back(Question{a->q.key, a->q.method, json::clone(a->q.params)});
-  // The next round's batch is announced by its own requests.
-  batch_ = 1;
-  return out;
+  for (;;) {
+    const auto seen = changed_.generation();
+    {
+      std::lock_guard lk(mu_);
+      if (finished() || cancel.cancelled()) co_return out;
+      if (asked_.size() >= batch_) {
+        std::vector<const Asked*> sorted;
+        for (const auto& a : asked_) sorted.push_back(&a);
+        std::stable_sort(sorted.begin(), sorted.end(),
+                         [](const Asked* x, const Asked* y) { return x->order < y->order; });
+        for (const Asked* a : sorted) out.push_back(Question{a->q.key, a->q.method, json::clone(a->q.params)});
+        // The next round's batch is announced by its own requests.
+        batch_ = 1;
+        co_return out;
+      }
+    }
+    co_await changed_.wait(seen, Clock::time_point::max(), &cancel);
+  }
 }
 
-void Inbox::wake() {
-  std::lock_guard lk(mu_);
-  cv_.notify_all();
-}
+void Inbox::wake() { changed_.notify(); }
 
 std::vector<std::string> Inbox::answer(const json::Value& answers) {
   std::lock_guard lk(mu_);
@@ -98,7 +106,7 @@ std::vector<std::string> Inbox::answer(const json::Value& answers) {
   }
   // Answered questions are no longer pending, even before their askers wake.
   std::erase_if(asked_, [](const Asked& a) { return a.pending->answer.has_value(); });
-  cv_.notify_all();
+  changed_.notify();
   return missing;
 }
 
@@ -108,32 +116,55 @@ json::Document Inbox::answers() const {
 }
 
 void Inbox::abandon() {
-  std::lock_guard lk(mu_);
-  gone_ = true;
-  cv_.notify_all();
+  {
+    std::lock_guard lk(mu_);
+    gone_ = true;
+  }
+  changed_.notify();
 }
 
-Engine::Engine() : pool_(std::make_unique<WorkerPool>(0, kMaxParked + 64)) {}
+Engine::Engine() = default;
 
 Engine::~Engine() { drain(); }
 
-std::shared_ptr<Parked> Engine::start(std::shared_ptr<Inbox> inbox, std::shared_ptr<upstream::ClientChannel> client,
-                                      Work work) {
+std::shared_ptr<Parked> Engine::start(const asio::any_io_executor& ex, std::shared_ptr<Inbox> inbox,
+                                      std::shared_ptr<upstream::ClientChannel> client, Work work) {
+  {
+    std::lock_guard lk(running_->mu);
+    if (running_->stopping) return nullptr;
+    ++running_->count;
+  }
   auto p = std::make_shared<Parked>();
   p->id = random_hex(12);
   p->inbox = std::move(inbox);
   p->client = std::move(client);
-  bool queued = pool_ && pool_->submit([p, work = std::move(work)] {
-    p->result = work(p->cancel);
-    p->done.store(true);
-    p->inbox->wake();
-  });
-  return queued ? p : nullptr;
+  // Counted out however the coroutine ends, run to the end or destroyed
+  // with the loop.
+  struct Counted {
+    std::shared_ptr<Running> running;
+    ~Counted() {
+      std::lock_guard lk(running->mu);
+      if (--running->count == 0) running->idle.notify_all();
+    }
+  };
+  asio::co_spawn(
+      asio::make_strand(ex),
+      [p, work = std::move(work), counted = std::make_shared<Counted>(running_)]() -> Task<> {
+        upstream::Reply result = co_await work(p->cancel);
+        p->result = std::move(result);
+        p->done.store(true);
+        p->inbox->wake();
+      },
+      asio::detached);
+  return p;
 }
 
-std::vector<Question> Engine::wait(Parked& p, CancelSignal& request) {
-  auto stop = request.on_cancel([&p] { p.cancel.cancel(); });
-  return p.inbox->wait([&p] { return p.done.load(); }, request);
+Task<std::vector<Question>> Engine::wait(std::shared_ptr<Parked> p, CancelSignal& request) {
+  auto stop = request.on_cancel([p] { p->cancel.cancel(); });
+  // Named, not a lambda inside the co_await expression: GCC 12 destroys
+  // such a closure twice.
+  std::function<bool()> finished = [p] { return p->done.load(); };
+  co_return co_await p->inbox->wait(finished, request);
 }
 
 Engine::Outcome Engine::conclude(Parked& p, bool request_cancelled, std::vector<Question> questions) {
@@ -198,8 +229,13 @@ void Engine::abandon_parked() {
 }
 
 void Engine::drain() {
+  {
+    std::lock_guard lk(running_->mu);
+    running_->stopping = true;
+  }
   abandon_parked();
-  pool_.reset();
+  std::unique_lock lk(running_->mu);
+  running_->idle.wait(lk, [&] { return running_->count == 0; });
 }
 
 std::size_t Engine::parked_count() const {

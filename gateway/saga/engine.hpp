@@ -22,7 +22,7 @@
 
 #include "upstream/origin.hpp"
 #include "util/result.hpp"
-#include "util/worker_pool.hpp"
+#include "util/event.hpp"
 
 namespace mcpgw::saga {
 
@@ -36,8 +36,8 @@ struct Question {
 };
 
 /// The questions of one suspendable call and the answers given to it. The
-/// call's work asks (blocking its worker thread, as an upstream's
-/// server-to-client request does); each request that continues the call
+/// call's work asks (its coroutine suspended, as an upstream's
+/// server-to-client request is); each request that continues the call
 /// collects the pending questions and hands in their answers.
 class Inbox {
  public:
@@ -48,11 +48,11 @@ class Inbox {
   /// sends at once (handed out together, by `order`: where the upstream
   /// sent it, 0 = unknown), and waits for the answer until `deadline`,
   /// `cancel` or abandon(). A preloaded answer returns at once.
-  upstream::Reply ask(std::string_view method, json::Document params, std::string key, std::size_t batch,
-                      std::uint64_t order, Clock::time_point deadline, CancelSignal& cancel);
+  Task<upstream::Reply> ask(std::string_view method, json::Document params, std::string key, std::size_t batch,
+                            std::uint64_t order, Clock::time_point deadline, CancelSignal& cancel);
   /// Waits until `finished()`, `cancel`, or a whole batch of questions is
   /// pending; returns the pending questions (none in the first two cases).
-  std::vector<Question> wait(const std::function<bool()>& finished, CancelSignal& cancel);
+  Task<std::vector<Question>> wait(std::function<bool()> finished, CancelSignal& cancel);
   /// Wakes wait() (the work finished).
   void wake();
   /// Answers the pending questions found in `answers` (by key); returns the
@@ -73,7 +73,7 @@ class Inbox {
     std::uint64_t order = 0;
   };
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  Event changed_;
   bool gone_ = false;
   std::vector<Asked> asked_;  ///< unanswered questions
   std::size_t batch_ = 1;
@@ -95,15 +95,15 @@ struct Parked {
   Clock::time_point expires;
 };
 
-/// Runs suspendable calls on a pool of their own (they outlive the request
-/// that starts them), keeps the parked ones (bounded, expiring) and the
-/// replay guard of saga tokens.
+/// Runs suspendable calls as coroutines of their own (they outlive the
+/// request that starts them), keeps the parked ones (bounded, expiring) and
+/// the replay guard of saga tokens.
 class Engine {
  public:
   /// Calls parked at once, at most (each holds an upstream request open).
   static constexpr std::size_t kMaxParked = 256;
   /// The work of a call, given the signal that cancels it.
-  using Work = std::function<upstream::Reply(CancelSignal&)>;
+  using Work = std::function<Task<upstream::Reply>(CancelSignal&)>;
   /// What driving a call came to: its final reply, or the questions its
   /// client must answer first.
   using Outcome = std::variant<upstream::Reply, std::vector<Question>>;
@@ -113,13 +113,13 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  /// Starts `work` for a new call (or a replay) asking through `inbox`;
-  /// null once the engine is shutting down.
-  std::shared_ptr<Parked> start(std::shared_ptr<Inbox> inbox, std::shared_ptr<upstream::ClientChannel> client,
-                                Work work);
+  /// Starts `work` on `ex` for a new call (or a replay) asking through
+  /// `inbox`; null once the engine is shutting down.
+  std::shared_ptr<Parked> start(const asio::any_io_executor& ex, std::shared_ptr<Inbox> inbox,
+                                std::shared_ptr<upstream::ClientChannel> client, Work work);
   /// Waits until `p` ends, asks a batch of questions, or `request` (the
   /// request driving it) is cancelled; the questions asked, if any.
-  std::vector<Question> wait(Parked& p, CancelSignal& request);
+  Task<std::vector<Question>> wait(std::shared_ptr<Parked> p, CancelSignal& request);
   /// What wait() came to, once the server has detached its client: the
   /// result, an error for a cancelled request (the call is abandoned), or
   /// `questions`.
@@ -140,11 +140,20 @@ class Engine {
   void abandon_parked();
   /// Calls parked now (for metrics).
   std::size_t parked_count() const;
-  /// abandon_parked(), then waits for the running calls.
+  /// abandon_parked(), then waits for the running calls (never on the loop
+  /// they run on).
   void drain();
 
  private:
-  std::unique_ptr<WorkerPool> pool_;
+  /// The calls running, shared with their coroutines: one destroyed with
+  /// the loop after the engine still counts itself out safely.
+  struct Running {
+    std::mutex mu;
+    std::condition_variable idle;
+    std::size_t count = 0;
+    bool stopping = false;
+  };
+  std::shared_ptr<Running> running_ = std::make_shared<Running>();
   mutable std::mutex mu_;  // guards parked_ and resumed_
   std::map<std::string, std::shared_ptr<Parked>> parked_;
   /// Ids of the saga tokens resumed, until they expire (README, "Sagas").

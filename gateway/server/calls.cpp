@@ -1,5 +1,7 @@
 #include "server/calls.hpp"
 
+#include <boost/asio/this_coro.hpp>
+
 namespace mcpgw::server {
 namespace {
 
@@ -9,18 +11,18 @@ ClientCall& client_of(saga::Parked& p) { return static_cast<ClientCall&>(*p.clie
 
 /// The MRTR answer of a suspendable call: the result, or the questions as
 /// `input_required` with a requestState that continues the call.
-Answer mrtr(Services& sv, Request& r, const std::string& target, const json::Value* args, Work work) {
+Task<Answer> mrtr(Services& sv, Request& r, const std::string& target, const json::Value* args, Work work) {
   const json::Value* p = r.params();
   const json::Value* responses = json::find(*p, "inputResponses");
   const json::Value* state = json::find(*p, "requestState");
   if (responses && !responses->IsObject())
-    return Answer::invalid_params("inputResponses must be an object mapping inputRequests keys to the client's results");
+    co_return Answer::invalid_params("inputResponses must be an object mapping inputRequests keys to the client's results");
   if (responses)
     for (const auto& e : responses->GetObject())
       if (!e.value.IsObject())
-        return Answer::invalid_params("inputResponses." + std::string(e.name.GetString()) +
+        co_return Answer::invalid_params("inputResponses." + std::string(e.name.GetString()) +
                                       " must be an object (the result of that input request)");
-  if (state && !state->IsString()) return Answer::invalid_params("requestState must be the string the server returned");
+  if (state && !state->IsString()) co_return Answer::invalid_params("requestState must be the string the server returned");
 
   std::shared_ptr<const saga::Keyring> keys = sv.settings.keyring();
   saga::Claims expect;
@@ -33,7 +35,7 @@ Answer mrtr(Services& sv, Request& r, const std::string& target, const json::Val
   if (state) {
     auto opened = keys->open(std::string_view(state->GetString(), state->GetStringLength()), expect);
     if (auto* refusal = std::get_if<saga::Refusal>(&opened))
-      return Answer::error(jsonrpc::kInvalidParams, "Invalid requestState: " + refusal->message);
+      co_return Answer::error(jsonrpc::kInvalidParams, "Invalid requestState: " + refusal->message);
     const saga::Claims& c = std::get<saga::Claims>(opened);
     if (const json::Value* a = json::find(c.state, "answers"); a && a->IsObject())
       answers.CopyFrom(*a, answers.GetAllocator());
@@ -45,10 +47,10 @@ Answer mrtr(Services& sv, Request& r, const std::string& target, const json::Val
                 json::Value(e.value, answers.GetAllocator()), answers.GetAllocator());
 
   auto started = std::chrono::steady_clock::now();
-  auto outcome = drive(sv, r, parked, answers, std::move(work), false);
+  auto outcome = co_await drive(sv, r, parked, answers, std::move(work), false);
   audit_round(sv, r, "mrtr_round", target.substr(target.find(' ') + 1), args, outcome,
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
-  if (auto* done = std::get_if<upstream::Reply>(&outcome)) return Answer::relay(std::move(*done));
+  if (auto* done = std::get_if<upstream::Reply>(&outcome)) co_return Answer::relay(std::move(*done));
   auto& questions = std::get<std::vector<saga::Question>>(outcome);
 
   // The upstream asks the client something: hand the questions out.
@@ -70,18 +72,18 @@ Answer mrtr(Services& sv, Request& r, const std::string& target, const json::Val
   auto sealed = keys->seal(std::move(claims));
   if (!sealed) {
     saga::Engine::abandon(*parked);
-    return Answer::error(jsonrpc::kInternalError, "mcpgw: cannot suspend the call: " + sealed.error());
+    co_return Answer::error(jsonrpc::kInternalError, "mcpgw: cannot suspend the call: " + sealed.error());
   }
   result.AddMember("requestState", json::str(*sealed, a), a);
   if (auto parked_ok = sv.engine.park(parked, keys->ttl()); !parked_ok)
-    return Answer::error(jsonrpc::kInternalError, parked_ok.error());
-  return Answer::result(std::move(result));
+    co_return Answer::error(jsonrpc::kInternalError, parked_ok.error());
+  co_return Answer::result(std::move(result));
 }
 
 }  // namespace
 
-Answer execute(Services& sv, Request& r, const std::string& target, const json::Value* args, Work work) {
-  if (r.context.stateless) return mrtr(sv, r, target, args, std::move(work));
+Task<Answer> execute(Services& sv, Request& r, std::string target, const json::Value* args, Work work) {
+  if (r.context.stateless) co_return co_await mrtr(sv, r, target, args, std::move(work));
   auto client = std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, nullptr);
   struct CloseAtEnd {
     ClientCall& c;
@@ -92,7 +94,8 @@ Answer execute(Services& sv, Request& r, const std::string& target, const json::
     progress = &client->progress();
     progress->retarget(token);
   }
-  return Answer::relay(work(client, r.exchange->cancel_signal(), progress));
+  upstream::Reply reply = co_await work(client, r.exchange->cancel_signal(), progress);
+  co_return Answer::relay(std::move(reply));
 }
 
 void audit_round(Services& sv, Request& r, std::string_view event, std::string_view tool, const json::Value* args,
@@ -130,8 +133,8 @@ upstream::CallOptions options_for(const upstream::ToolOrigin& origin, CancelSign
   return o;
 }
 
-saga::Engine::Outcome drive(Services& sv, Request& r, std::shared_ptr<saga::Parked>& parked,
-                            const json::Value& answers, Work work, bool sagas) {
+Task<saga::Engine::Outcome> drive(Services& sv, Request& r, std::shared_ptr<saga::Parked>& parked,
+                                  const json::Value& answers, Work work, bool sagas) {
   transport::Exchange& ex = *r.exchange;
   if (parked) {
     // Progress from now on is this request's.
@@ -147,14 +150,16 @@ saga::Engine::Outcome drive(Services& sv, Request& r, std::shared_ptr<saga::Park
     inbox->preload(answers);
     auto client = std::make_shared<ClientCall>(r.session, ex, sv.forwarded_ids, inbox, !sagas);
     client->progress().retarget(r.progress_token());
-    parked = sv.engine.start(inbox, client, [client, work = std::move(work)](CancelSignal& cancel) {
-      return work(client, cancel, &client->progress());
-    });
-    if (!parked) return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw is shutting down");
+    asio::any_io_executor here = co_await asio::this_coro::executor;
+    parked = sv.engine.start(here, inbox, client,
+                             [client, work = std::move(work)](CancelSignal& cancel) {
+                               return work(client, cancel, &client->progress());
+                             });
+    if (!parked) co_return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw is shutting down");
   }
-  auto questions = sv.engine.wait(*parked, ex.cancel_signal());
+  auto questions = co_await sv.engine.wait(parked, ex.cancel_signal());
   client_of(*parked).detach();
-  return sv.engine.conclude(*parked, ex.cancelled(), std::move(questions));
+  co_return sv.engine.conclude(*parked, ex.cancelled(), std::move(questions));
 }
 
 }  // namespace mcpgw::server

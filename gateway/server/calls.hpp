@@ -16,21 +16,21 @@ namespace mcpgw::server {
 /// the signal that cancels it and its progress reporter (null: the client
 /// asked for no progress). It owns everything it reads: a suspended call's
 /// work outlives the request that started it.
-using Work = std::function<upstream::Reply(const std::shared_ptr<ClientCall>&, CancelSignal&, Progress*)>;
+using Work = std::function<Task<upstream::Reply>(std::shared_ptr<ClientCall>, CancelSignal&, Progress*)>;
 
 /// Runs `work` for `r`: streamed to a session's client, suspended for a
 /// stateless one (MRTR: `input_required` and a signed requestState; a
 /// retry resumes it). `target` and `args` identify the request in its
 /// requestState.
-Answer execute(Services& sv, Request& r, const std::string& target, const json::Value* args, Work work);
+Task<Answer> execute(Services& sv, Request& r, std::string target, const json::Value* args, Work work);
 
 /// Drives a suspendable call for `r` until it ends or asks: resumes
 /// `parked` with `answers`, or when `parked` is null starts `work` (a first
 /// call, or a replay answered from `answers`); `parked` is then the call to
 /// park. `sagas`: the client answers whatever it is asked (no capability
 /// check).
-saga::Engine::Outcome drive(Services& sv, Request& r, std::shared_ptr<saga::Parked>& parked,
-                            const json::Value& answers, Work work, bool sagas);
+Task<saga::Engine::Outcome> drive(Services& sv, Request& r, std::shared_ptr<saga::Parked>& parked,
+                                  const json::Value& answers, Work work, bool sagas);
 
 /// Writes the audit line of one round of a suspendable call for `r`
 /// (`event`: mrtr_round or saga_round) that ended with `outcome` after

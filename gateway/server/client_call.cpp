@@ -127,8 +127,8 @@ ClientCall::ClientCall(std::shared_ptr<McpSession> s, transport::Exchange& ex, s
       inbox_(std::move(inbox)),
       checks_capabilities_(checks_capabilities) {}
 
-upstream::Reply ClientCall::request(std::string_view method, const json::Value* params, Clock::time_point deadline,
-                                    CancelSignal& cancel) {
+Task<upstream::Reply> ClientCall::request(std::string_view method, const json::Value* params,
+                                          Clock::time_point deadline, CancelSignal& cancel) {
   std::shared_ptr<McpSession> s;
   {
     std::lock_guard lk(mu_);
@@ -137,7 +137,7 @@ upstream::Reply ClientCall::request(std::string_view method, const json::Value* 
   json::Document need = missing_capability(s->capabilities(), method, params);
   std::string name = s->client_name();
   std::string client = name.empty() ? "the client" : "the client (" + name + ")";
-  if (checks_capabilities_ && need.IsObject()) return capability_error(client, method, std::move(need));
+  if (checks_capabilities_ && need.IsObject()) co_return capability_error(client, method, std::move(need));
   // The gateway's own hints are for the gateway: no client sees them.
   std::string key = key_of(method, params);
   std::size_t batch = 1;
@@ -154,8 +154,8 @@ upstream::Reply ClientCall::request(std::string_view method, const json::Value* 
     meta->RemoveMember("progressToken");
     if (meta->ObjectEmpty()) clean.RemoveMember("_meta");
   }
-  if (inbox_) return inbox_->ask(method, std::move(clean), std::move(key), batch, order, deadline, cancel);
-  return stream_request(method, params ? &clean : nullptr, deadline, cancel, client);
+  if (inbox_) co_return co_await inbox_->ask(method, std::move(clean), std::move(key), batch, order, deadline, cancel);
+  co_return co_await stream_request(method, std::move(clean), params != nullptr, deadline, cancel, std::move(client));
 }
 
 json::Document ClientCall::capabilities() const {
@@ -168,16 +168,16 @@ std::string ClientCall::log_level() const {
   return s_->log_level();
 }
 
-upstream::Reply ClientCall::stream_request(std::string_view method, const json::Value* params,
-                                           Clock::time_point deadline, CancelSignal& cancel,
-                                           const std::string& client) {
+Task<upstream::Reply> ClientCall::stream_request(std::string_view method, json::Document params, bool has_params,
+                                                 Clock::time_point deadline, CancelSignal& cancel,
+                                                 std::string client) {
   const std::string id = "mcpgw-" + std::to_string(ids_.fetch_add(1));
   auto pending = std::make_shared<Pending>();
   {
     std::lock_guard lk(mu_);
-    if (closed_) return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the client's call has ended");
+    if (closed_) co_return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the client's call has ended");
     if (!ex_->can_send())
-      return upstream::Reply::error(jsonrpc::kInternalError,
+      co_return upstream::Reply::error(jsonrpc::kInternalError,
                                     "mcpgw: " + client + " accepts only a JSON response to its call, so it cannot be "
                                     "asked " + std::string(method) + " in the middle of it");
     pending_[id] = pending;
@@ -187,21 +187,28 @@ upstream::Reply ClientCall::stream_request(std::string_view method, const json::
     req.AddMember("jsonrpc", "2.0", a);
     req.AddMember("id", json::str(id, a), a);
     req.AddMember("method", json::str(method, a), a);
-    if (params) req.AddMember("params", json::Value(*params, a), a);
+    if (has_params) req.AddMember("params", json::Value(params, a), a);
     ex_->send(json::write(req));
   }
   // Whoever gives up first ends the wait: the client's answer, the
   // upstream withdrawing the request, the session ending, the deadline.
-  auto withdrawn = cancel.on_cancel([this] {
-    std::lock_guard lk(mu_);
-    cv_.notify_all();
-  });
+  bool woken = true;
+  for (;;) {
+    const auto seen = changed_.generation();
+    {
+      std::lock_guard lk(mu_);
+      if (pending->answer || cancel.cancelled() || gone_) break;
+    }
+    if (!co_await changed_.wait(seen, deadline, &cancel)) {
+      woken = false;
+      break;
+    }
+  }
   std::unique_lock lk(mu_);
-  bool woken = cv_.wait_until(lk, deadline, [&] { return pending->answer || cancel.cancelled() || gone_; });
   pending_.erase(id);
   s_->forget_answer(id);
-  if (pending->answer) return std::move(*pending->answer);
-  if (gone_) return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: " + client + "'s session ended");
+  if (pending->answer) co_return std::move(*pending->answer);
+  if (gone_) co_return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: " + client + "'s session ended");
   // Unanswered: tell the client to stop asking its user or model.
   json::Document p(rapidjson::kObjectType);
   p.AddMember("requestId", json::str(id, p.GetAllocator()), p.GetAllocator());
@@ -209,9 +216,10 @@ upstream::Reply ClientCall::stream_request(std::string_view method, const json::
   std::string note = jsonrpc::make_notification("notifications/cancelled", &p);
   if (!closed_) ex_->send(std::move(note));
   else s_->notify(std::move(note));
-  if (woken) return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the server withdrew " + std::string(method));
-  return upstream::Reply::error(jsonrpc::kInternalError,
-                                "mcpgw: " + client + " did not answer " + std::string(method) + " in time");
+  if (woken)
+    co_return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the server withdrew " + std::string(method));
+  co_return upstream::Reply::error(jsonrpc::kInternalError,
+                                   "mcpgw: " + client + " did not answer " + std::string(method) + " in time");
 }
 
 void ClientCall::notify(std::string_view method, const json::Value* params) {
@@ -238,7 +246,7 @@ void ClientCall::answer(const std::string& id, jsonrpc::Message msg) {
   auto it = pending_.find(id);
   if (it == pending_.end() || it->second->answer) return;
   it->second->answer = answered(msg);
-  cv_.notify_all();
+  changed_.notify();
 }
 
 void ClientCall::close() {
@@ -249,7 +257,7 @@ void ClientCall::close() {
 void ClientCall::abandon() {
   std::lock_guard lk(mu_);
   gone_ = true;
-  cv_.notify_all();
+  changed_.notify();
 }
 
 void ClientCall::attach(std::shared_ptr<McpSession> s, transport::Exchange& ex) {

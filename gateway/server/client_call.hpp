@@ -13,7 +13,6 @@
 // continuation brings the answers.
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -62,8 +61,8 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
              std::shared_ptr<saga::Inbox> inbox, bool checks_capabilities = true);
 
   const std::string& session() const override { return session_id_; }
-  upstream::Reply request(std::string_view method, const json::Value* params,
-                          std::chrono::steady_clock::time_point deadline, CancelSignal& cancel) override;
+  Task<upstream::Reply> request(std::string_view method, const json::Value* params,
+                                std::chrono::steady_clock::time_point deadline, CancelSignal& cancel) override;
   void notify(std::string_view method, const json::Value* params) override;
   json::Document capabilities() const override;
   std::string log_level() const override;
@@ -90,9 +89,9 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
   struct Pending {
     std::optional<upstream::Reply> answer;
   };
-  upstream::Reply stream_request(std::string_view method, const json::Value* params,
-                                 std::chrono::steady_clock::time_point deadline, CancelSignal& cancel,
-                                 const std::string& client);
+  Task<upstream::Reply> stream_request(std::string_view method, json::Document params, bool has_params,
+                                       std::chrono::steady_clock::time_point deadline, CancelSignal& cancel,
+                                       std::string client);
 
   std::shared_ptr<McpSession> s_;
   std::string session_id_;
@@ -102,7 +101,7 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
   const bool checks_capabilities_;
   Progress progress_{*this};
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  Event changed_;  ///< an answer came, the session ended
   bool closed_ = false, gone_ = false;
   std::map<std::string, std::shared_ptr<Pending>> pending_;  ///< by our request id
 };

@@ -12,9 +12,10 @@ namespace mcpgw::server {
 Gateway::Gateway(config::Config cfg, unsigned io_threads)
     : io_(io_threads),
       cfg_(std::make_shared<const config::Config>(std::move(cfg))),
-      plugin_host_(std::make_shared<plugin::Host>([this](std::string_view name) { return find_upstream(name); })),
+      plugin_host_(std::make_shared<plugin::Host>([this](std::string_view name) { return find_upstream(name); },
+                                                  io_.executor())),
       cluster_(std::make_unique<cluster::Cluster>(cfg_->cluster, io_.context())),
-      router_(cfg_, catalog_, metrics_, make_keyring(*cfg_),
+      router_(cfg_, catalog_, metrics_, make_keyring(*cfg_), io_.executor(),
               Router::Hooks{[this](const std::string& session) {
                               for (const auto& u : upstreams()) u->end_client(session);
                             },

@@ -33,17 +33,17 @@ json::Value capabilities(json::Allocator& a) {
 }
 
 /// Calls the welcome tool of `s`'s mode; its text, or "" (none, failed).
-std::string welcome_text(Services& sv, const McpSession& s, const config::Config& cfg) {
+Task<std::string> welcome_text(Services& sv, const McpSession& s, const config::Config& cfg) {
   auto snap = sv.catalog.snapshot();
   auto mode = snap->mode_index(s.mode());
-  if (!mode || *mode >= snap->welcome_by_mode.size() || !snap->welcome_by_mode[*mode]) return {};
+  if (!mode || *mode >= snap->welcome_by_mode.size() || !snap->welcome_by_mode[*mode]) co_return std::string();
   const catalog::ExposedTool& tool = snap->tools[*snap->welcome_by_mode[*mode]];
   auto args = json::parse(cfg.welcome.arguments_json);
   upstream::CallOptions o;
   o.deadline = std::min(Clock::now() + std::chrono::milliseconds(cfg.welcome.timeout_ms), tool.origin->deadline());
   upstream::Caller caller = caller_of(s);
   o.caller = &caller;
-  auto reply = tool.origin->call_tool(tool.upstream_name, args ? &*args : nullptr, nullptr, o);
+  auto reply = co_await tool.origin->call_tool(tool.upstream_name, args ? &*args : nullptr, nullptr, o);
   // A welcome that fails must not stop the session from starting.
   bool failed = reply.rpc_error || (json::find(reply.body, "isError") && reply.body["isError"].IsTrue());
   std::string text;
@@ -54,29 +54,29 @@ std::string welcome_text(Services& sv, const McpSession& s, const config::Config
   if (failed) {
     spdlog::warn("session {}: welcome tool {} failed, starting without it: {}", s.id().substr(0, 8), tool.name,
                  text.empty() ? json::write(reply.body) : text);
-    return {};
+    co_return std::string();
   }
   spdlog::info("session {}: welcome tool {} gave {} characters of instructions", s.id().substr(0, 8), tool.name,
                text.size());
-  return text;
+  co_return text;
 }
 
 /// The configured instructions, followed by the welcome tool's text.
-void add_instructions(Services& sv, const McpSession& s, json::Document& r) {
+Task<> add_instructions(Services& sv, const McpSession& s, json::Document& r) {
   auto cfg = sv.settings.config();
   std::string instructions = cfg->instructions;
-  std::string welcome = welcome_text(sv, s, *cfg);
+  std::string welcome = co_await welcome_text(sv, s, *cfg);
   if (!welcome.empty()) instructions += (instructions.empty() ? "" : "\n\n") + welcome;
   if (!instructions.empty()) r.AddMember("instructions", json::str(instructions, r.GetAllocator()), r.GetAllocator());
 }
 
 }  // namespace
 
-Answer initialize(Services& sv, Request& r) {
+Task<Answer> initialize(Services& sv, Request& r) {
   const json::Value* p = r.params();
-  if (!p || !p->IsObject()) return Answer::invalid_params("initialize needs params");
+  if (!p || !p->IsObject()) co_return Answer::invalid_params("initialize needs params");
   auto requested = json::get_string(*p, "protocolVersion");
-  if (!requested) return Answer::invalid_params("protocolVersion must be a string");
+  if (!requested) co_return Answer::invalid_params("protocolVersion must be a string");
   std::string_view version = mcp::negotiate(*requested);
   McpSession& s = *r.session;
   std::string client_name;
@@ -87,13 +87,13 @@ Answer initialize(Services& sv, Request& r) {
   result.AddMember("protocolVersion", json::str(version, a), a);
   result.AddMember("capabilities", capabilities(a), a);
   result.AddMember("serverInfo", server_info(a), a);
-  add_instructions(sv, s, result);
+  co_await add_instructions(sv, s, result);
   spdlog::info("session {}: initialized by {} (protocol {}, mode {})", s.id().substr(0, 8),
                client_name.empty() ? "unnamed client" : client_name, version, s.mode());
-  return Answer::result(std::move(result));
+  co_return Answer::result(std::move(result));
 }
 
-Answer discover(Services& sv, Request& r) {
+Task<Answer> discover(Services& sv, Request& r) {
   json::Document result(rapidjson::kObjectType);
   auto& a = result.GetAllocator();
   json::Value versions(rapidjson::kArrayType);
@@ -101,11 +101,11 @@ Answer discover(Services& sv, Request& r) {
   for (auto v : mcp::kSessionVersions) versions.PushBack(json::ref(v), a);
   result.AddMember("supportedVersions", versions, a);
   result.AddMember("capabilities", capabilities(a), a);
-  add_instructions(sv, *r.session, result);
+  co_await add_instructions(sv, *r.session, result);
   json::Value meta(rapidjson::kObjectType);
   meta.AddMember(json::ref(mcp::kMetaServerInfo), server_info(a), a);
   result.AddMember("_meta", meta, a);
-  return Answer::result(std::move(result));
+  co_return Answer::result(std::move(result));
 }
 
 Answer ping(Services&, Request&) { return Answer::empty(); }

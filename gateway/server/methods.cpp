@@ -84,26 +84,26 @@ const json::Value* Request::progress_token() const { return server::progress_tok
 namespace {
 
 /// Every request method the gateway answers. initialize and server/discover
-/// block: they call the welcome tool. resources/(un)subscribe block: the
+/// wait: they call the welcome tool. resources/(un)subscribe block: the
 /// first and last subscriber (un)subscribe upstream, as does a listen.
 constexpr std::array kMethods{
-    Method{"initialize", Runs::Blocking, initialize},
-    Method{"server/discover", Runs::Blocking, discover},
+    Method{"initialize", Runs::Async, nullptr, initialize},
+    Method{"server/discover", Runs::Async, nullptr, discover},
     Method{"ping", Runs::Inline, ping},
     Method{"logging/setLevel", Runs::Inline, set_log_level},
     Method{"tools/list", Runs::Inline, list_tools},
-    Method{"tools/call", Runs::Blocking, call_tool},
-    Method{"tools/callSaga", Runs::Blocking, call_saga},
-    Method{"tools/resumeSaga", Runs::Blocking, resume_saga},
+    Method{"tools/call", Runs::Async, nullptr, call_tool},
+    Method{"tools/callSaga", Runs::Async, nullptr, call_saga},
+    Method{"tools/resumeSaga", Runs::Async, nullptr, resume_saga},
     Method{"resources/list", Runs::Inline, list_resources},
     Method{"resources/templates/list", Runs::Inline, list_resource_templates},
-    Method{"resources/read", Runs::Blocking, read_resource},
-    Method{"resources/subscribe", Runs::Blocking, subscribe},
-    Method{"resources/unsubscribe", Runs::Blocking, unsubscribe},
+    Method{"resources/read", Runs::Async, nullptr, read_resource},
+    Method{"resources/subscribe", Runs::Pool, subscribe},
+    Method{"resources/unsubscribe", Runs::Pool, unsubscribe},
     Method{"prompts/list", Runs::Inline, list_prompts},
-    Method{"prompts/get", Runs::Blocking, get_prompt},
-    Method{"completion/complete", Runs::Blocking, complete},
-    Method{"subscriptions/listen", Runs::Stream, nullptr, listen},
+    Method{"prompts/get", Runs::Async, nullptr, get_prompt},
+    Method{"completion/complete", Runs::Async, nullptr, complete},
+    Method{"subscriptions/listen", Runs::Stream, nullptr, nullptr, listen},
 };
 
 struct Notification {

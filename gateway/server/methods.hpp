@@ -112,15 +112,20 @@ const json::Value* progress_token(const jsonrpc::Message& m);
 enum class Runs {
   /// Cheap and non-blocking: answered on the calling thread.
   Inline,
-  /// May wait on an upstream (or a client): run through run_blocking, so
-  /// an I/O thread never waits, and cancellable by notifications/cancelled.
-  Blocking,
+  /// Waits on upstreams or the client: a coroutine on a strand of its own,
+  /// holding no thread while it waits; cancellable by
+  /// notifications/cancelled.
+  Async,
+  /// Blocks (an upstream subscription in place before the answer): on the
+  /// worker pool.
+  Pool,
   /// Keeps its exchange and replies itself, later (a stream); may block
-  /// while it starts.
+  /// while it starts, so it starts on the worker pool.
   Stream,
 };
 
 using RequestHandler = Answer (*)(Services&, Request&);
+using TaskHandler = Task<Answer> (*)(Services&, Request&);
 using StreamHandler = void (*)(Services&, Request&);
 using NotificationHandler = void (*)(Services&, McpSession&, const jsonrpc::Message&);
 
@@ -128,7 +133,8 @@ using NotificationHandler = void (*)(Services&, McpSession&, const jsonrpc::Mess
 struct Method {
   std::string_view name;
   Runs runs;
-  RequestHandler answer = nullptr;  ///< Inline and Blocking
+  RequestHandler answer = nullptr;  ///< Inline and Pool
+  TaskHandler task = nullptr;       ///< Async
   StreamHandler stream = nullptr;   ///< Stream
 };
 
@@ -140,24 +146,24 @@ NotificationHandler find_notification(std::string_view name);
 
 // The handlers, by topic (lifecycle.cpp, tools.cpp, sagas.cpp,
 // resources.cpp, prompts.cpp, subscriptions.cpp).
-Answer initialize(Services& sv, Request& r);
-Answer discover(Services& sv, Request& r);
+Task<Answer> initialize(Services& sv, Request& r);
+Task<Answer> discover(Services& sv, Request& r);
 Answer ping(Services& sv, Request& r);
 Answer set_log_level(Services& sv, Request& r);
 void on_initialized(Services& sv, McpSession& s, const jsonrpc::Message& m);
 void on_cancelled(Services& sv, McpSession& s, const jsonrpc::Message& m);
 Answer list_tools(Services& sv, Request& r);
-Answer call_tool(Services& sv, Request& r);
-Answer call_saga(Services& sv, Request& r);
-Answer resume_saga(Services& sv, Request& r);
+Task<Answer> call_tool(Services& sv, Request& r);
+Task<Answer> call_saga(Services& sv, Request& r);
+Task<Answer> resume_saga(Services& sv, Request& r);
 Answer list_resources(Services& sv, Request& r);
 Answer list_resource_templates(Services& sv, Request& r);
-Answer read_resource(Services& sv, Request& r);
+Task<Answer> read_resource(Services& sv, Request& r);
 Answer subscribe(Services& sv, Request& r);
 Answer unsubscribe(Services& sv, Request& r);
 Answer list_prompts(Services& sv, Request& r);
-Answer get_prompt(Services& sv, Request& r);
-Answer complete(Services& sv, Request& r);
+Task<Answer> get_prompt(Services& sv, Request& r);
+Task<Answer> complete(Services& sv, Request& r);
 void listen(Services& sv, Request& r);
 
 /// `{"<key>": [the page of defs(i) for i < count], "nextCursor"?}` after the

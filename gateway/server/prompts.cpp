@@ -11,27 +11,27 @@ Answer list_prompts(Services& sv, Request& r) {
       static_cast<std::size_t>(sv.settings.config()->listen.page_size), snap);
 }
 
-Answer get_prompt(Services& sv, Request& r) {
+Task<Answer> get_prompt(Services& sv, Request& r) {
   auto name = r.params() ? json::get_string(*r.params(), "name") : std::nullopt;
-  if (!name) return Answer::invalid_params("name must be a string");
+  if (!name) co_return Answer::invalid_params("name must be a string");
   auto route = sv.catalog.snapshot()->route_prompt(*name);
-  if (!route) return Answer::invalid_params("unknown prompt: " + std::string(*name));
+  if (!route) co_return Answer::invalid_params("unknown prompt: " + std::string(*name));
   auto p = std::make_shared<json::Document>();
   p->CopyFrom(*r.params(), p->GetAllocator());
   json::set(*p, "name", json::str(route->upstream_key, p->GetAllocator()), p->GetAllocator());
   strip_client_state(*p);
   const json::Value* args = json::find(*r.params(), "arguments");
-  Work work = [route = *route, p, caller = caller_of(*r.session)](const std::shared_ptr<ClientCall>& client,
-                                                                   CancelSignal& cancel, Progress*) {
-    return route.origin->request("prompts/get", *p, options_for(*route.origin, cancel, caller, client));
+  Work work = [route = *route, p, caller = caller_of(*r.session)](
+                  std::shared_ptr<ClientCall> client, CancelSignal& cancel, Progress*) -> Task<upstream::Reply> {
+    co_return co_await route.origin->request("prompts/get", *p, options_for(*route.origin, cancel, caller, client));
   };
-  return execute(sv, r, "prompts/get " + std::string(*name), args, std::move(work));
+  co_return co_await execute(sv, r, "prompts/get " + std::string(*name), args, std::move(work));
 }
 
-Answer complete(Services& sv, Request& r) {
+Task<Answer> complete(Services& sv, Request& r) {
   const json::Value* ref = r.params() ? json::find(*r.params(), "ref") : nullptr;
   auto type = ref ? json::get_string(*ref, "type") : std::nullopt;
-  if (!type) return Answer::invalid_params("ref.type must be a string");
+  if (!type) co_return Answer::invalid_params("ref.type must be a string");
   auto snap = sv.catalog.snapshot();
   std::optional<catalog::Route> route;
   const char* key = nullptr;
@@ -45,15 +45,16 @@ Answer complete(Services& sv, Request& r) {
       if (!route) route = snap->route_resource(*u);
     }
   } else {
-    return Answer::invalid_params("unknown ref.type " + std::string(*type));
+    co_return Answer::invalid_params("unknown ref.type " + std::string(*type));
   }
-  if (!route) return Answer::invalid_params("unknown " + std::string(*type == "ref/prompt" ? "prompt" : "resource"));
+  if (!route) co_return Answer::invalid_params("unknown " + std::string(*type == "ref/prompt" ? "prompt" : "resource"));
   json::Document p;
   p.CopyFrom(*r.params(), p.GetAllocator());
   json::set(p["ref"], key, json::str(route->upstream_key, p.GetAllocator()), p.GetAllocator());
   upstream::Caller caller = caller_of(*r.session);
-  return Answer::relay(route->origin->request(
-      "completion/complete", p, options_for(*route->origin, r.exchange->cancel_signal(), caller, nullptr)));
+  upstream::Reply reply = co_await route->origin->request(
+      "completion/complete", p, options_for(*route->origin, r.exchange->cancel_signal(), caller, nullptr));
+  co_return Answer::relay(std::move(reply));
 }
 
 }  // namespace mcpgw::server

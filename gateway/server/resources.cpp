@@ -49,24 +49,24 @@ Answer list_resource_templates(Services& sv, Request& r) {
   return entries_page(sv, r, "resourceTemplates", &catalog::Snapshot::templates);
 }
 
-Answer read_resource(Services& sv, Request& r) {
+Task<Answer> read_resource(Services& sv, Request& r) {
   auto uri = r.params() ? json::get_string(*r.params(), "uri") : std::nullopt;
-  if (!uri) return Answer::invalid_params("uri must be a string");
+  if (!uri) co_return Answer::invalid_params("uri must be a string");
   auto snap = sv.catalog.snapshot();
   auto route = snap->route_resource(*uri);
   if (!route) {
     json::Document data(rapidjson::kObjectType);
     data.AddMember("uri", json::str(*uri, data.GetAllocator()), data.GetAllocator());
-    return Answer::error(mcp::resource_not_found_code(r.context), "Resource not found: " + std::string(*uri), &data);
+    co_return Answer::error(mcp::resource_not_found_code(r.context), "Resource not found: " + std::string(*uri), &data);
   }
   auto p = std::make_shared<json::Document>();
   p->CopyFrom(*r.params(), p->GetAllocator());
   json::set(*p, "uri", json::str(route->upstream_key, p->GetAllocator()), p->GetAllocator());
   strip_client_state(*p);
-  Work work = [snap, route = *route, p, caller = caller_of(*r.session)](const std::shared_ptr<ClientCall>& client,
-                                                                         CancelSignal& cancel, Progress*) {
+  Work work = [snap, route = *route, p, caller = caller_of(*r.session)](
+                  std::shared_ptr<ClientCall> client, CancelSignal& cancel, Progress*) -> Task<upstream::Reply> {
     upstream::Reply reply =
-        route.origin->request("resources/read", *p, options_for(*route.origin, cancel, caller, client));
+        co_await route.origin->request("resources/read", *p, options_for(*route.origin, cancel, caller, client));
     // Contents name the resource as the client knows it.
     if (!reply.rpc_error) {
       if (auto* contents = json::find(reply.body, "contents"); contents && contents->IsArray())
@@ -75,9 +75,9 @@ Answer read_resource(Services& sv, Request& r) {
             json::set(c, "uri", json::str(snap->expose_uri(*route.origin, *u), reply.body.GetAllocator()),
                       reply.body.GetAllocator());
     }
-    return reply;
+    co_return reply;
   };
-  return execute(sv, r, "resources/read " + std::string(*uri), nullptr, std::move(work));
+  co_return co_await execute(sv, r, "resources/read " + std::string(*uri), nullptr, std::move(work));
 }
 
 Answer subscribe(Services& sv, Request& r) {

@@ -1,5 +1,9 @@
 #include "server/router.hpp"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/strand.hpp>
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 
 #include "server/client_call.hpp"
@@ -7,14 +11,18 @@
 namespace mcpgw::server {
 
 Router::Router(std::shared_ptr<const config::Config> cfg, catalog::Catalog& catalog, Metrics& metrics,
-               std::shared_ptr<const saga::Keyring> keyring, Hooks hooks)
+               std::shared_ptr<const saga::Keyring> keyring, asio::any_io_executor io, Hooks hooks)
     : settings_(std::move(cfg), std::move(keyring)),
+      io_(std::move(io)),
       catalog_(catalog),
       metrics_(metrics),
       hooks_(std::move(hooks)),
       sessions_(metrics, hooks_.log_level),
-      pool_(std::make_unique<WorkerPool>(4, 4096)),
-      subscriptions_(catalog, [this](std::function<void()> task) { return post(std::move(task)); }),
+      // Only what blocks runs here (upstream subscriptions, session ends):
+      // calls are coroutines.
+      pool_(std::make_unique<WorkerPool>(2, 256)),
+      subscriptions_(
+          catalog, [this](std::function<void()> task) { return post(std::move(task)); }, io_),
       audit_(settings_.config()->audit, metrics_),
       services_{settings_, catalog_, metrics_, sessions_, subscriptions_, engine_, forwarded_ids_, audit_} {}
 
@@ -22,8 +30,12 @@ Router::~Router() { drain(); }
 
 void Router::drain() {
   // Parked calls would wait for continuations that cannot come any more;
-  // requests on the pool may be driving them.
+  // requests in flight may be driving them.
   engine_.abandon_parked();
+  {
+    std::unique_lock lk(in_flight_->mu);
+    in_flight_->idle.wait(lk, [&] { return in_flight_->count == 0; });
+  }
   pool_.reset();
   engine_.drain();
 }
@@ -142,36 +154,75 @@ void Router::request(const std::shared_ptr<McpSession>& parent, jsonrpc::Message
   auto ctx = std::make_shared<mcp::RequestContext>(std::move(std::get<mcp::RequestContext>(decoded)));
   // A stateless request's own view of its client, from its envelope.
   auto s = ctx->stateless ? McpSession::for_request(parent, ctx->envelope) : parent;
-  // The job may outlive this call (on the pool), so it owns what it reads.
+  // The job may outlive this call, so it owns what it reads.
   auto m = std::make_shared<jsonrpc::Message>(std::move(msg));
+  if (method->runs == Runs::Async) return run_async(parent, s, *method, std::move(m), std::move(ex), std::move(ctx));
   auto job = [this, method, s, m, ex, ctx] {
     Request r{s, *m, ex, *ctx};
     if (method->runs == Runs::Stream) return method->stream(services_, r);
-    Answer answer = method->answer(services_, r);
-    // Lists and reads are the same for every client of a mode unless
-    // principals see different things.
-    if (!answer.is_error())
-      mcp::encode_result(answer.body(), m->method(), *ctx, settings_.config()->auth.enabled ? "private" : "public",
-                         answer.body().GetAllocator());
-    ex->reply(answer.write(m->id()));
+    ex->reply(finish(method->answer(services_, r), *m, *ctx));
   };
   if (method->runs == Runs::Inline) return job();
-  run_blocking(parent, *m, ex, method->runs == Runs::Blocking, std::move(job));
+  run_blocking(*m, ex, std::move(job));
 }
 
-void Router::run_blocking(const std::shared_ptr<McpSession>& parent, const jsonrpc::Message& msg,
-                          const std::shared_ptr<transport::Exchange>& ex, bool track, std::function<void()> job) {
-  std::string key = json::write(msg.id());
-  if (track) parent->track(key, ex);
-  auto done = [parent, key, track] {
-    if (track) parent->untrack(key);
+std::string Router::finish(Answer answer, const jsonrpc::Message& m, const mcp::RequestContext& ctx) {
+  // Lists and reads are the same for every client of a mode unless
+  // principals see different things.
+  if (!answer.is_error())
+    mcp::encode_result(answer.body(), m.method(), ctx, settings_.config()->auth.enabled ? "private" : "public",
+                       answer.body().GetAllocator());
+  return answer.write(m.id());
+}
+
+void Router::run_async(const std::shared_ptr<McpSession>& parent, const std::shared_ptr<McpSession>& s,
+                       const Method& method, std::shared_ptr<jsonrpc::Message> m,
+                       std::shared_ptr<transport::Exchange> ex, std::shared_ptr<mcp::RequestContext> ctx) {
+  std::string key = json::write(m->id());
+  parent->track(key, ex);
+  {
+    std::lock_guard lk(in_flight_->mu);
+    ++in_flight_->count;
+  }
+  // Counted out and untracked however the coroutine ends: answered, or
+  // destroyed unrun with the loop.
+  struct Done {
+    std::shared_ptr<InFlight> in_flight;
+    std::shared_ptr<McpSession> parent;
+    std::string key;
+    ~Done() {
+      parent->untrack(key);
+      std::lock_guard lk(in_flight->mu);
+      if (--in_flight->count == 0) in_flight->idle.notify_all();
+    }
   };
-  if (post([job = std::move(job), done] {
-        job();
-        done();
-      }))
-    return;
-  done();
+  auto done = std::make_shared<Done>(in_flight_, parent, std::move(key));
+  // Each request on a strand of its own: its steps never run at once, and
+  // requests of one session still run side by side.
+  asio::co_spawn(
+      asio::make_strand(io_),
+      [this, &method, s, m, ex, ctx]() -> Task<> {
+        Request r{s, *m, ex, *ctx};
+        Answer answer = co_await method.task(services_, r);
+        ex->reply(finish(std::move(answer), *m, *ctx));
+      },
+      [m, ex, done](std::exception_ptr e) {
+        if (!e) return;
+        std::string why = "unknown error";
+        try {
+          std::rethrow_exception(e);
+        } catch (const std::exception& x) {
+          why = x.what();
+        } catch (...) {
+        }
+        spdlog::error("{} failed: {}", m->method(), why);
+        ex->reply(jsonrpc::make_error(m->id(), jsonrpc::kInternalError, "mcpgw: internal error: " + why));
+      });
+}
+
+void Router::run_blocking(const jsonrpc::Message& msg, const std::shared_ptr<transport::Exchange>& ex,
+                          std::function<void()> job) {
+  if (post(std::move(job))) return;
   ex->reply(jsonrpc::make_error(msg.id(), jsonrpc::kInternalError, "mcpgw is shutting down"));
 }
 

@@ -2,9 +2,10 @@
 // The router: what the downstream transports hand MCP messages to. It
 // routes answers to the calls that wait for them, notifications and requests
 // through the method table (server/methods.hpp) after the era codec
-// (mcp/codec.hpp), runs what may block off the calling thread, and writes
-// each answer once.
+// (mcp/codec.hpp), runs what waits as coroutines and what blocks on a
+// worker pool, never on the calling I/O thread, and writes each answer once.
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 
@@ -24,9 +25,10 @@ class Router final : public transport::Handler {
     /// pass it on to the upstreams).
     std::function<void(const std::string& level)> log_level;
   };
-  /// `keyring` signs the requestState of suspended calls and saga tokens.
+  /// `keyring` signs the requestState of suspended calls and saga tokens;
+  /// requests run on `io`.
   Router(std::shared_ptr<const config::Config> cfg, catalog::Catalog& catalog, Metrics& metrics,
-         std::shared_ptr<const saga::Keyring> keyring, Hooks hooks = {});
+         std::shared_ptr<const saga::Keyring> keyring, asio::any_io_executor io, Hooks hooks = {});
   ~Router() override;
 
   Result<std::shared_ptr<transport::Session>> open_session(const transport::ClientContext& ctx) override;
@@ -51,7 +53,7 @@ class Router final : public transport::Handler {
   /// Forwards an upstream's notifications/resources/updated to the sessions
   /// subscribed to that resource.
   void resource_updated(const upstream::Upstream& origin, const jsonrpc::Message& msg);
-  /// Waits for queued calls and stops the worker threads.
+  /// Waits for the requests in flight and stops the worker threads.
   void drain();
   /// The audit log (reopened on SIGHUP).
   Audit& audit() { return audit_; }
@@ -65,17 +67,33 @@ class Router final : public transport::Handler {
   void request(const std::shared_ptr<McpSession>& parent, jsonrpc::Message msg,
                std::shared_ptr<transport::Exchange> ex);
   /// Runs `job`, which may block, on the worker pool: handle() is called on
-  /// I/O threads, which never block. With `track`, the request is in
-  /// `parent`'s requests in flight meanwhile (notifications/cancelled).
-  void run_blocking(const std::shared_ptr<McpSession>& parent, const jsonrpc::Message& msg,
-                    const std::shared_ptr<transport::Exchange>& ex, bool track, std::function<void()> job);
+  /// I/O threads, which never block.
+  void run_blocking(const jsonrpc::Message& msg, const std::shared_ptr<transport::Exchange>& ex,
+                    std::function<void()> job);
+  /// Answers request `m` of `s` through `method`'s coroutine; the request
+  /// is in `parent`'s requests in flight meanwhile (notifications/cancelled).
+  void run_async(const std::shared_ptr<McpSession>& parent, const std::shared_ptr<McpSession>& s,
+                 const Method& method, std::shared_ptr<jsonrpc::Message> m, std::shared_ptr<transport::Exchange> ex,
+                 std::shared_ptr<mcp::RequestContext> ctx);
+  /// The answer of `m`, in the form its era wants, serialised.
+  std::string finish(Answer answer, const jsonrpc::Message& m, const mcp::RequestContext& ctx);
   /// Queues `task` on the worker pool; false once it is shutting down.
   bool post(std::function<void()> task);
   /// Makes this process's subscriptions of `s` (whose stream is here) those
   /// the cluster holds for it.
   void load_subscriptions(const std::shared_ptr<McpSession>& s);
 
+  /// Requests answered by coroutines, shared with them: drain() waits for
+  /// them, and one destroyed with the loop later still counts itself out.
+  struct InFlight {
+    std::mutex mu;
+    std::condition_variable idle;
+    std::size_t count = 0;
+  };
+
   Settings settings_;
+  asio::any_io_executor io_;
+  std::shared_ptr<InFlight> in_flight_ = std::make_shared<InFlight>();
   catalog::Catalog& catalog_;
   Metrics& metrics_;
   Hooks hooks_;

@@ -90,41 +90,42 @@ std::shared_ptr<json::Document> trace_meta(const json::Value* params) {
 
 }  // namespace
 
-Answer call_saga(Services& sv, Request& r) {
+Task<Answer> call_saga(Services& sv, Request& r) {
   const json::Value* p = r.params();
-  if (!p || !p->IsObject()) return Answer::invalid_params("tools/callSaga needs params");
+  if (!p || !p->IsObject()) co_return Answer::invalid_params("tools/callSaga needs params");
   auto name = json::get_string(*p, "name");
-  if (!name) return Answer::invalid_params("name must be a string");
+  if (!name) co_return Answer::invalid_params("name must be a string");
   const json::Value* args = json::find(*p, "arguments");
-  if (args && !args->IsObject() && !args->IsNull()) return Answer::invalid_params("arguments must be an object");
+  if (args && !args->IsObject() && !args->IsNull()) co_return Answer::invalid_params("arguments must be an object");
   auto snap = sv.catalog.snapshot();
   auto mode = snap->mode_index(r.session->mode());
   auto meta = resolve_meta_tool(*snap, mode, *name, args);
-  if (auto* answered = std::get_if<Answer>(&meta)) return std::move(*answered);
+  if (auto* answered = std::get_if<Answer>(&meta)) co_return std::move(*answered);
   name = std::get<ToolTarget>(meta).name;
   args = std::get<ToolTarget>(meta).args;
   const catalog::ExposedTool* tool = mode ? snap->find_tool(*name, *mode) : nullptr;
-  if (!tool) return Answer::error(jsonrpc::kInvalidParams, "Unknown tool: " + std::string(*name));
+  if (!tool) co_return Answer::error(jsonrpc::kInvalidParams, "Unknown tool: " + std::string(*name));
   auto arguments = std::make_shared<json::Document>(rapidjson::kObjectType);
   if (args && args->IsObject()) arguments->CopyFrom(*args, arguments->GetAllocator());
   std::shared_ptr<saga::Parked> parked;
   auto started = std::chrono::steady_clock::now();
-  auto outcome = drive(sv, r, parked, json::Value(rapidjson::kObjectType),
-                       tool_work(sv, *r.session, snap, *mode, *tool, arguments, trace_meta(r.params())), true);
+  json::Value none(rapidjson::kObjectType);
+  auto outcome = co_await drive(sv, r, parked, none,
+                                tool_work(sv, *r.session, snap, *mode, *tool, arguments, trace_meta(r.params())), true);
   audit_round(sv, r, "saga_round", tool->name, &*arguments, outcome,
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
-  return saga_reply(sv, r, std::move(outcome), parked, tool->name, *arguments);
+  co_return saga_reply(sv, r, std::move(outcome), parked, tool->name, *arguments);
 }
 
-Answer resume_saga(Services& sv, Request& r) {
+Task<Answer> resume_saga(Services& sv, Request& r) {
   const json::Value* p = r.params();
-  if (!p || !p->IsObject()) return Answer::invalid_params("tools/resumeSaga needs params");
+  if (!p || !p->IsObject()) co_return Answer::invalid_params("tools/resumeSaga needs params");
   auto token = json::get_string(*p, "sagaToken");
-  if (!token) return Answer::invalid_params("sagaToken must be the string of the last suspended result");
+  if (!token) co_return Answer::invalid_params("sagaToken must be the string of the last suspended result");
   const json::Value* steps = json::find(*p, "completedSteps");
-  if (!steps || !steps->IsArray()) return Answer::invalid_params("completedSteps must be an array");
+  if (!steps || !steps->IsArray()) co_return Answer::invalid_params("completedSteps must be an array");
   auto completed = completed_steps(*steps);
-  if (auto* why = std::get_if<std::string>(&completed)) return Answer::invalid_params(*why);
+  if (auto* why = std::get_if<std::string>(&completed)) co_return Answer::invalid_params(*why);
   const json::Document& answers = std::get<json::Document>(completed);
 
   std::shared_ptr<const saga::Keyring> keys = sv.settings.keyring();
@@ -133,45 +134,43 @@ Answer resume_saga(Services& sv, Request& r) {
   expect.principal = r.session->context().principal;
   auto opened = keys->open(*token, expect);
   if (auto* refusal = std::get_if<saga::Refusal>(&opened))
-    return Answer::error(jsonrpc::kInvalidParams, "Invalid sagaToken: " + refusal->message);
+    co_return Answer::error(jsonrpc::kInvalidParams, "Invalid sagaToken: " + refusal->message);
   const saga::Claims& c = std::get<saga::Claims>(opened);
   // Nothing runs until the whole resume is known to be acceptable.
   if (const json::Value* pending = json::find(c.state, "steps"); pending && pending->IsArray())
     for (const auto& step : pending->GetArray())
       if (step.IsString() && !json::find(answers, step.GetString()))
-        return Answer::invalid_params("completedSteps has no result or error for step " + std::string(step.GetString()));
+        co_return Answer::invalid_params("completedSteps has no result or error for step " + std::string(step.GetString()));
   auto name = json::get_string(c.state, "tool");
   const json::Value* args = json::find(c.state, "arguments");
   if (!name || !args || !args->IsObject() || saga::digest(args) != c.args_digest)
-    return Answer::error(jsonrpc::kInvalidParams, "Invalid sagaToken: it names no call");
+    co_return Answer::error(jsonrpc::kInvalidParams, "Invalid sagaToken: it names no call");
   auto snap = sv.catalog.snapshot();
   auto mode = snap->mode_index(r.session->mode());
   const catalog::ExposedTool* tool = mode ? snap->find_tool(*name, *mode) : nullptr;
   if (!tool)
-    return Answer::error(jsonrpc::kInvalidParams,
+    co_return Answer::error(jsonrpc::kInvalidParams,
                          "Invalid sagaToken: its tool " + std::string(*name) + " is not available to this client");
   // A token resumes once; a second resume of it is refused before it runs,
   // on any replica (cluster.redis).
   if (sv.cluster) {
     auto first = sv.cluster->use_once("saga", c.id, c.expires);
     if (!first)
-      return Answer::error(jsonrpc::kInternalError,
+      co_return Answer::error(jsonrpc::kInternalError,
                            "mcpgw: cannot resume the saga: " + first.error() +
                                "; a saga token resumes once across the cluster, so resuming waits for Redis");
-    if (!*first) return Answer::error(jsonrpc::kInvalidParams, "Invalid sagaToken: it was already resumed");
+    if (!*first) co_return Answer::error(jsonrpc::kInvalidParams, "Invalid sagaToken: it was already resumed");
   }
   if (!sv.engine.first_resume(c.id, c.expires))
-    return Answer::error(jsonrpc::kInvalidParams, "Invalid sagaToken: it was already resumed");
+    co_return Answer::error(jsonrpc::kInvalidParams, "Invalid sagaToken: it was already resumed");
   auto arguments = std::make_shared<json::Document>(json::clone(*args));
   std::shared_ptr<saga::Parked> parked = sv.engine.take(c.state);
   auto started = std::chrono::steady_clock::now();
-  auto outcome = drive(sv, r, parked, answers,
-                       parked ? Work()
-                              : tool_work(sv, *r.session, snap, *mode, *tool, arguments, trace_meta(r.params())),
-                       true);
+  Work work = parked ? Work() : tool_work(sv, *r.session, snap, *mode, *tool, arguments, trace_meta(r.params()));
+  auto outcome = co_await drive(sv, r, parked, answers, std::move(work), true);
   audit_round(sv, r, "saga_round", tool->name, &*arguments, outcome,
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
-  return saga_reply(sv, r, std::move(outcome), parked, tool->name, *arguments);
+  co_return saga_reply(sv, r, std::move(outcome), parked, tool->name, *arguments);
 }
 
 }  // namespace mcpgw::server

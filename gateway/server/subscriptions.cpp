@@ -1,15 +1,18 @@
 #include "server/subscriptions.hpp"
 
+#include <boost/asio/strand.hpp>
 #include <spdlog/spdlog.h>
 
 #include <vector>
 
 #include "mcp/era.hpp"
 #include "server/methods.hpp"
+#include "util/offload.hpp"
 
 namespace mcpgw::server {
 
-Subscriptions::Subscriptions(catalog::Catalog& catalog, Post post) : catalog_(catalog), post_(std::move(post)) {}
+Subscriptions::Subscriptions(catalog::Catalog& catalog, Post post, asio::any_io_executor io)
+    : catalog_(catalog), post_(std::move(post)), io_(std::move(io)) {}
 
 void Subscriptions::subscribe(const std::shared_ptr<McpSession>& s, const catalog::Route& route,
                               const std::string& exposed) {
@@ -81,7 +84,11 @@ void Subscriptions::count(const catalog::Route& r, int delta) {
   p.AddMember("uri", json::str(r.upstream_key, p.GetAllocator()), p.GetAllocator());
   upstream::CallOptions o;
   o.deadline = r.origin->deadline();
-  auto reply = r.origin->request(delta > 0 ? "resources/subscribe" : "resources/unsubscribe", p, o);
+  // The caller is a pool thread: the subscription is in place upstream
+  // when the client is told it is.
+  auto reply = block_on(asio::make_strand(io_),
+                        r.origin->request(delta > 0 ? "resources/subscribe" : "resources/unsubscribe", p, o),
+                        [] { return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw is shutting down"); });
   if (reply.rpc_error)
     spdlog::warn("upstream {}: {} {} failed: {}", r.origin->name(), delta > 0 ? "subscribe" : "unsubscribe",
                  r.upstream_key, json::write(reply.body));

@@ -29,8 +29,9 @@ class Subscriptions {
  public:
   /// Queues a task on the worker pool; false once it is shutting down.
   using Post = std::function<bool(std::function<void()>)>;
-  /// Ends of listen streams run through `post` (see listen()).
-  Subscriptions(catalog::Catalog& catalog, Post post);
+  /// Ends of listen streams run through `post` (see listen()); upstream
+  /// (un)subscriptions run on `io`, waited for by the calling pool thread.
+  Subscriptions(catalog::Catalog& catalog, Post post, asio::any_io_executor io);
   Subscriptions(const Subscriptions&) = delete;
   Subscriptions& operator=(const Subscriptions&) = delete;
 
@@ -80,6 +81,7 @@ class Subscriptions {
 
   catalog::Catalog& catalog_;
   Post post_;
+  asio::any_io_executor io_;
   std::mutex mu_;  // guards everything below
   std::map<std::shared_ptr<McpSession>, std::set<std::string>> resources_;
   std::map<std::shared_ptr<McpSession>, Listen> listens_;

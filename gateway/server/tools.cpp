@@ -83,19 +83,19 @@ Answer list_tools(Services& sv, Request& r) {
       static_cast<std::size_t>(sv.settings.config()->listen.page_size), snap);
 }
 
-Answer call_tool(Services& sv, Request& r) {
+Task<Answer> call_tool(Services& sv, Request& r) {
   const json::Value* p = r.params();
-  if (!p || !p->IsObject()) return Answer::invalid_params("tools/call needs params");
+  if (!p || !p->IsObject()) co_return Answer::invalid_params("tools/call needs params");
   auto name = json::get_string(*p, "name");
-  if (!name) return Answer::invalid_params("name must be a string");
+  if (!name) co_return Answer::invalid_params("name must be a string");
   const json::Value* args = json::find(*p, "arguments");
-  if (args && !args->IsObject() && !args->IsNull()) return Answer::invalid_params("arguments must be an object");
+  if (args && !args->IsObject() && !args->IsNull()) co_return Answer::invalid_params("arguments must be an object");
   if (args && args->IsNull()) args = nullptr;
 
   auto snap = sv.catalog.snapshot();
   auto mode = snap->mode_index(r.session->mode());
   auto meta = resolve_meta_tool(*snap, mode, *name, args);
-  if (auto* answered = std::get_if<Answer>(&meta)) return std::move(*answered);
+  if (auto* answered = std::get_if<Answer>(&meta)) co_return std::move(*answered);
   const auto& target = std::get<ToolTarget>(meta);
   name = target.name;
   args = target.args;
@@ -116,18 +116,18 @@ Answer call_tool(Services& sv, Request& r) {
       a.reason = "tool not visible in mode " + r.session->mode();
       sv.audit.refused("tool_hidden", std::move(a));
     }
-    return Answer::error(jsonrpc::kInvalidParams, "Unknown tool: " + std::string(*name));
+    co_return Answer::error(jsonrpc::kInvalidParams, "Unknown tool: " + std::string(*name));
   }
   // Mcp-Param-* headers repeat the arguments of the tool the request names
   // (call_tool's, which declares none).
   if (std::string why = target.through_call_tool ? "" : param_header_mismatch(*tool, args, r.session->context());
       !why.empty())
-    return Answer::error(mcp::kHeaderMismatch, "Header mismatch: " + why);
+    co_return Answer::error(mcp::kHeaderMismatch, "Header mismatch: " + why);
 
   auto arguments = std::make_shared<json::Document>();
   if (args) arguments->CopyFrom(*args, arguments->GetAllocator());
   Work work = tool_work(sv, *r.session, snap, *mode, *tool, arguments, upstream_meta(json::find(*p, "_meta")));
-  return execute(sv, r, "tools/call " + tool->name, args, std::move(work));
+  co_return co_await execute(sv, r, "tools/call " + tool->name, args, std::move(work));
 }
 
 Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog::Snapshot> snap, std::size_t mode,
@@ -145,8 +145,8 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
   mcp::TraceContext trace = sent ? *sent : mcp::TraceContext::fresh();
   return [metrics = &sv.metrics, audit = &sv.audit, snap, mode, tool = &tool, arguments, meta,
           cfg = sv.settings.config(), caller = caller_of(s), session = s.id(),
-          trace = std::move(trace)](const std::shared_ptr<ClientCall>& client, CancelSignal& cancel,
-                                    Progress* progress) -> upstream::Reply {
+          trace = std::move(trace)](std::shared_ptr<ClientCall> client, CancelSignal& cancel,
+                                    Progress* progress) -> Task<upstream::Reply> {
     const json::Value* args = arguments->IsNull() ? nullptr : &*arguments;
     // This client call's span in the trace; its id also names the chain.
     const mcp::TraceContext span = trace.child();
@@ -170,7 +170,8 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
       a.trace_id = trace.trace_id;
       audit->record(a);
     };
-    auto call = [&](const catalog::ExposedTool& t, const json::Value* arguments, const json::Value* call_meta) {
+    auto call = [&](const catalog::ExposedTool& t, const json::Value* arguments,
+                    const json::Value* call_meta) -> Task<std::pair<upstream::Reply, double>> {
       upstream::CallOptions opts = options_for(*t.origin, cancel, caller, client);
       if (progress) opts.on_progress = [progress](json::Value& params) { progress->forward(params); };
       opts.trace = span;
@@ -182,7 +183,7 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
       const std::string& origin = t.origin->name();
       metrics->call_in_flight(origin, 1);
       auto started = Clock::now();
-      upstream::Reply reply = t.origin->call_tool(t.upstream_name, arguments, call_meta, opts);
+      upstream::Reply reply = co_await t.origin->call_tool(t.upstream_name, arguments, call_meta, opts);
       double secs = std::chrono::duration<double>(Clock::now() - started).count();
       metrics->call_in_flight(origin, -1);
       std::string_view outcome = upstream::outcome_of(reply, opts);
@@ -191,16 +192,18 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
       spdlog::debug("call {} principal={} session={} trace={} {:.1f} ms {}", t.name,
                     caller.principal.empty() ? "-" : caller.principal, session.substr(0, 8), trace.trace_id,
                     secs * 1000, outcome);
-      return std::make_pair(std::move(reply), secs * 1000);
+      co_return std::make_pair(std::move(reply), secs * 1000);
     };
-    auto [reply, ms] = call(*tool, args, meta ? &*meta : nullptr);
-    if (reply.rpc_error || !cfg->chain.resolve || !chain::has_next_tool(reply.body)) return std::move(reply);
+    auto first = co_await call(*tool, args, meta ? &*meta : nullptr);
+    upstream::Reply reply = std::move(first.first);
+    if (reply.rpc_error || !cfg->chain.resolve || !chain::has_next_tool(reply.body)) co_return reply;
 
     // The result asks for another tool: follow the chain here, each hop a
     // full call by this client (its mode, timeouts, cancellation, progress).
     chain::Context ctx{*snap, mode, cfg->chain, nullptr, nullptr, nullptr, &cancel};
-    ctx.call = [&](const catalog::ExposedTool& t, const json::Value* arguments) {
-      return call(t, arguments, nullptr).first;
+    ctx.call = [&](const catalog::ExposedTool& t, const json::Value* arguments) -> Task<upstream::Reply> {
+      auto done = co_await call(t, arguments, nullptr);
+      co_return std::move(done.first);
     };
     ctx.before_hop = [&](int n, const catalog::ExposedTool& t) {
       hop = n;
@@ -211,7 +214,8 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
                    caller.principal.empty() ? "-" : caller.principal, session.substr(0, 8), trace.trace_id, hop_ms,
                    is_error ? "error" : "ok");
     };
-    return upstream::Reply{false, chain::resolve(ctx, *tool, args, std::move(reply.body), ms)};
+    json::Document merged = co_await chain::resolve(ctx, *tool, args, std::move(reply.body), first.second);
+    co_return upstream::Reply{false, std::move(merged)};
   };
 }
 

@@ -1,8 +1,27 @@
 #include "transport/connection.hpp"
 
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include <future>
 
 namespace mcpgw::transport {
+
+Task<Response> Connection::call(std::string_view method, const json::Value* params, RequestOptions opts) {
+  co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(Response)>(
+      [&](auto handler) {
+        // The transport completes on an I/O thread; the coroutine resumes on
+        // its own executor.
+        auto ex = asio::get_associated_executor(handler);
+        auto h = shared_handler<Response>(std::move(handler));
+        async_request(method, params, std::move(opts), [h, ex](Response r) {
+          asio::dispatch(ex, [h, r = std::move(r)]() mutable { h(std::move(r)); });
+        });
+      },
+      asio::use_awaitable);
+}
 
 Response Connection::request(std::string_view method, const json::Value* params, const RequestOptions& opts) {
   // Held by the handler alone: it may be destroyed on an I/O thread after

@@ -13,6 +13,7 @@
 
 #include "jsonrpc/message.hpp"
 #include "util/cancel.hpp"
+#include "util/event.hpp"
 
 namespace mcpgw::transport {
 
@@ -70,6 +71,8 @@ class Connection {
   /// a thread meanwhile. `opts.cancel`, when set, must outlive the request.
   virtual void async_request(std::string_view method, const json::Value* params, RequestOptions opts,
                              ResponseHandler done) = 0;
+  /// async_request as a step of a coroutine (resumed on its executor).
+  Task<Response> call(std::string_view method, const json::Value* params, RequestOptions opts);
   /// async_request, waited for in the calling thread: for the worker pool
   /// (plugin handlers, blocking callers), never for an I/O thread.
   Response request(std::string_view method, const json::Value* params, const RequestOptions& opts);

@@ -20,31 +20,31 @@ constexpr int kMaxInputRounds = 16;
 
 }  // namespace
 
-transport::Response Upstream::send_rounds(std::string_view method, const json::Document& params,
-                                          const CallOptions& opts,
-                                          const std::vector<std::pair<std::string, std::string>>& headers) {
-  auto r = send(method, json::clone(params), opts, headers);
+Task<transport::Response> Upstream::send_rounds(std::string_view method, const json::Document& params,
+                                                const CallOptions& opts,
+                                                std::vector<std::pair<std::string, std::string>> headers) {
+  auto r = co_await send(method, json::clone(params), opts, headers);
   for (int round = 0; round < kMaxInputRounds; ++round) {
     const json::Value* res = r.message ? r.message->result() : nullptr;
-    if (!res || json::get_string(*res, "resultType") != "input_required") return r;
+    if (!res || json::get_string(*res, "resultType") != "input_required") co_return r;
     // The server needs the client's input before it can answer: ask the
     // client (in whatever form it speaks) and send the request again with
     // the answers and the server's state.
-    auto answers = ask_client(*res, opts, "upstream '" + cfg_.name + "'", false);
-    if (!answers) return failed(r.message->id(), jsonrpc::kInternalError, answers.error());
+    auto answers = co_await ask_client(*res, opts, "upstream '" + cfg_.name + "'", false);
+    if (!answers) co_return failed(r.message->id(), jsonrpc::kInternalError, answers.error());
     if (answers->rpc_error) {
       auto msg = jsonrpc::parse(jsonrpc::make_error_response(r.message->id(), answers->body));
-      return {std::move(msg.messages.front()), transport::Failure::Transport, {}};
+      co_return transport::Response{std::move(msg.messages.front()), transport::Failure::Transport, {}};
     }
     json::Document retry = json::clone(params);
     auto& a = retry.GetAllocator();
     json::set(retry, "inputResponses", json::Value(answers->body, a), a);
     if (const json::Value* state = json::find(*res, "requestState")) json::set(retry, "requestState", json::Value(*state, a), a);
-    r = send(method, std::move(retry), opts, headers);
+    r = co_await send(method, std::move(retry), opts, headers);
   }
   const json::Value* res = r.message ? r.message->result() : nullptr;
-  if (!res || json::get_string(*res, "resultType") != "input_required") return r;
-  return failed(r.message->id(), jsonrpc::kInternalError,
+  if (!res || json::get_string(*res, "resultType") != "input_required") co_return r;
+  co_return failed(r.message->id(), jsonrpc::kInternalError,
                 "mcpgw: upstream '" + cfg_.name + "' asked for client input more than " +
                     std::to_string(kMaxInputRounds) + " times in one call");
 }
@@ -62,8 +62,8 @@ transport::Response Upstream::failed(const json::Value& id, int code, const std:
   return {std::move(msg.messages.front()), transport::Failure::Transport, {}};
 }
 
-transport::Response Upstream::send(std::string_view method, json::Document p, const CallOptions& opts,
-                                   const std::vector<std::pair<std::string, std::string>>& headers) {
+Task<transport::Response> Upstream::send(std::string_view method, json::Document p, const CallOptions& opts,
+                                         std::vector<std::pair<std::string, std::string>> headers) {
   if (modern()) add_envelope(p, &opts);
   auto& a = p.GetAllocator();
   std::string token;
@@ -130,11 +130,13 @@ transport::Response Upstream::send(std::string_view method, json::Document p, co
     auto c = connection();
     if (!c) {
       // A connection attempt under way is waited for, once.
-      if (attempt == 0 && status() == "connecting" && renew(nullptr, opts.deadline)) continue;
+      bool renewed = false;
+      if (attempt == 0 && status() == "connecting") renewed = co_await renew(nullptr, opts.deadline);
+      if (renewed) continue;
       r = {std::nullopt, transport::Failure::Closed, "is not connected (" + status() + ")"};
       break;
     }
-    r = c->request(method, &p, o);
+    r = co_await c->call(method, &p, o);
     // The server forgot our session (it restarted: HTTP 400 or 404 to our
     // session id), or could not be reached at all, so the request never got
     // there: initialize anew and retry once within the same deadline.
@@ -142,7 +144,8 @@ transport::Response Upstream::send(std::string_view method, json::Document p, co
     if (r.message || !renewable || attempt == 1) break;
     spdlog::warn("upstream {}: {}; initializing a new session and retrying {}{}", cfg_.name, r.detail, method,
                  trace_note);
-    if (!renew(c, opts.deadline)) break;
+    bool renewed = co_await renew(c, opts.deadline);
+    if (!renewed) break;
   }
   if (!token.empty()) {
     std::lock_guard lk(progress_mu_);
@@ -159,16 +162,25 @@ transport::Response Upstream::send(std::string_view method, json::Document p, co
                  why.rfind("is not", 0) == 0;
     r.detail = "mcpgw: upstream '" + cfg_.name + "' " + (plain ? why : "failed: " + why);
   }
-  return r;
+  co_return r;
 }
 
-bool Upstream::renew(const std::shared_ptr<transport::Connection>& dead, Clock::time_point deadline) {
-  std::unique_lock lk(mu_);
-  const std::uint64_t seen = attempts_;
-  if (dead && conn_ == dead) conn_dead_ = true;
+Task<bool> Upstream::renew(std::shared_ptr<transport::Connection> dead, Clock::time_point deadline) {
+  std::uint64_t seen = 0;
+  {
+    std::lock_guard lk(mu_);
+    seen = attempts_;
+    if (dead && conn_ == dead) conn_dead_ = true;
+  }
   cv_.notify_all();
-  cv_.wait_until(lk, deadline, [&] { return (conn_ && conn_ != dead) || stopping_ || attempts_ > seen; });
-  return conn_ && conn_ != dead && !stopping_;
+  for (;;) {
+    const auto generation = changed_.generation();
+    {
+      std::lock_guard lk(mu_);
+      if ((conn_ && conn_ != dead) || stopping_ || attempts_ > seen) co_return conn_ && conn_ != dead && !stopping_;
+    }
+    if (!co_await changed_.wait(generation, deadline)) co_return false;
+  }
 }
 
 void Upstream::circuit_changed(Breaker::State state) {
@@ -181,33 +193,33 @@ void Upstream::circuit_changed(Breaker::State state) {
   listener_.on_circuit(cfg_.name, state);
 }
 
-Reply Upstream::call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
-                          const CallOptions& opts) {
+Task<Reply> Upstream::call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
+                                const CallOptions& opts) {
   // A per-client connection's calls were admitted by the server's own.
-  if (!client_session_.empty()) return call_tool_now(tool, arguments, meta, opts);
+  if (!client_session_.empty()) co_return co_await call_tool_now(tool, arguments, meta, opts);
   std::string why;
   auto ticket = breaker_.admit(why);
-  if (!ticket) return Reply{false, mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' is failing: " + why)};
+  if (!ticket) co_return Reply{false, mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' is failing: " + why)};
   if (ticket->probe) {
     spdlog::info("upstream {}: circuit half-open: probing with a call of {}", cfg_.name, tool);
     listener_.on_circuit(cfg_.name, Breaker::State::HalfOpen);
   }
-  auto slot = limiter_.acquire(opts.deadline, opts.cancel);
+  auto slot = co_await limiter_.acquire(opts.deadline, opts.cancel);
   if (!slot) {
     breaker_.release(*ticket);
-    return Reply{false, mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' " + slot.error())};
+    co_return Reply{false, mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' " + slot.error())};
   }
-  Reply r = call_tool_now(tool, arguments, meta, opts);
+  Reply r = co_await call_tool_now(tool, arguments, meta, opts);
   if (opts.cancel && opts.cancel->cancelled()) breaker_.release(*ticket);
   else if (auto changed = breaker_.record(*ticket, outcome_of(r, opts) == "ok")) circuit_changed(*changed);
-  return r;
+  co_return r;
 }
 
-Reply Upstream::call_tool_now(std::string_view tool, const json::Value* arguments, const json::Value* meta,
-                              const CallOptions& opts) {
-  auto own = for_client(opts);
-  if (!own) return Reply{false, mcp::tool_error(own.error())};
-  if (*own) return (*own)->call_tool_now(tool, arguments, meta, opts);
+Task<Reply> Upstream::call_tool_now(std::string_view tool, const json::Value* arguments, const json::Value* meta,
+                                    const CallOptions& opts) {
+  auto own = co_await for_client(opts);
+  if (!own) co_return Reply{false, mcp::tool_error(own.error())};
+  if (*own) co_return co_await (*own)->call_tool_now(tool, arguments, meta, opts);
   json::Document p(rapidjson::kObjectType);
   auto& a = p.GetAllocator();
   p.AddMember("name", json::str(tool, a), a);
@@ -219,27 +231,29 @@ Reply Upstream::call_tool_now(std::string_view tool, const json::Value* argument
     for (const auto& t : l->tools.GetArray())
       if (json::get_string(t, "name") == tool) headers = mcp::param_headers(t, arguments);
   }
-  auto r = send_rounds("tools/call", p, opts, headers);
-  if (!r.message) return Reply{false, mcp::tool_error(r.detail)};
-  if (const auto* e = r.message->error()) return Reply{true, json::clone(*e)};
+  auto r = co_await send_rounds("tools/call", p, opts, std::move(headers));
+  if (!r.message) co_return Reply{false, mcp::tool_error(r.detail)};
+  if (const auto* e = r.message->error()) co_return Reply{true, json::clone(*e)};
   const auto* res = r.message->result();
   if (!res || !res->IsObject())
-    return Reply{false, mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object")};
-  return Reply{false, own_result(*res)};
+    co_return Reply{false,
+                    mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object")};
+  co_return Reply{false, own_result(*res)};
 }
 
-Reply Upstream::request(std::string_view method, const json::Value& params, const CallOptions& opts) {
-  auto own = for_client(opts);
-  if (!own) return Reply::error(jsonrpc::kInternalError, own.error());
-  if (*own) return (*own)->request(method, params, opts);
+Task<Reply> Upstream::request(std::string_view method, const json::Value& params, const CallOptions& opts) {
+  auto own = co_await for_client(opts);
+  if (!own) co_return Reply::error(jsonrpc::kInternalError, own.error());
+  if (*own) co_return co_await (*own)->request(method, params, opts);
   json::Document p = json::clone(params);
-  auto r = send_rounds(method, p, opts);
-  if (!r.message) return Reply::error(jsonrpc::kInternalError, r.detail);
-  if (const auto* e = r.message->error()) return Reply{true, json::clone(*e)};
+  auto r = co_await send_rounds(method, p, opts);
+  if (!r.message) co_return Reply::error(jsonrpc::kInternalError, r.detail);
+  if (const auto* e = r.message->error()) co_return Reply{true, json::clone(*e)};
   const auto* res = r.message->result();
   if (!res || !res->IsObject())
-    return Reply::error(jsonrpc::kInternalError, "mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object");
-  return Reply{false, own_result(*res)};
+    co_return Reply::error(jsonrpc::kInternalError,
+                           "mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object");
+  co_return Reply{false, own_result(*res)};
 }
 
 }  // namespace mcpgw::upstream

@@ -1,14 +1,14 @@
 #pragma once
 // `servers[].max_concurrency`: at most N calls in flight to one server; the
 // others wait in arrival order, each until its own deadline or cancellation.
-// Waiters sleep on a condition variable (the callers are worker threads).
+// Waiters are suspended coroutines: a queue of thousands costs no thread.
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <set>
 
 #include "util/cancel.hpp"
+#include "util/event.hpp"
 #include "util/result.hpp"
 
 namespace mcpgw::upstream {
@@ -35,7 +35,7 @@ class Limiter {
   explicit Limiter(int max) : max_(max) {}
   /// A slot, once one is free (first come, first served); an error when
   /// `deadline` passes or `cancel` fires first.
-  Result<Slot> acquire(std::chrono::steady_clock::time_point deadline, CancelSignal* cancel);
+  Task<Result<Slot>> acquire(std::chrono::steady_clock::time_point deadline, CancelSignal* cancel);
   /// Calls holding a slot.
   int in_flight() const;
   /// Calls waiting for one.
@@ -45,7 +45,7 @@ class Limiter {
   void release();
   const int max_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  Event changed_;  ///< a slot freed, a waiter left
   int in_flight_ = 0;
   std::uint64_t next_ticket_ = 0, serving_ = 0;  // FIFO order of the waiters
   std::set<std::uint64_t> abandoned_;  // tickets of waiters that gave up, not yet reached

@@ -1,16 +1,20 @@
 #include "upstream/origin.hpp"
 
-#include <thread>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/this_coro.hpp>
+
+#include <atomic>
 #include <vector>
 
 namespace mcpgw::upstream {
 
-Result<Reply> ask_client(const json::Value& result, const CallOptions& opts, const std::string& who,
-                         bool errors_as_answers) {
+Task<Result<Reply>> ask_client(const json::Value& result, const CallOptions& opts, std::string who,
+                               bool errors_as_answers) {
   const json::Value* requests = json::find(result, "inputRequests");
   Reply out{false, json::Document(rapidjson::kObjectType)};
-  if (!requests || !requests->IsObject() || requests->ObjectEmpty()) return out;
-  if (!opts.client) return Error{"mcpgw: " + who + " asked for client input, but this call has no client to ask"};
+  if (!requests || !requests->IsObject() || requests->ObjectEmpty()) co_return out;
+  if (!opts.client) co_return Error{"mcpgw: " + who + " asked for client input, but this call has no client to ask"};
   struct Ask {
     std::string key, method;
     json::Document params;
@@ -19,7 +23,7 @@ Result<Reply> ask_client(const json::Value& result, const CallOptions& opts, con
   std::vector<Ask> asks;
   for (const auto& m : requests->GetObject()) {
     auto method = json::get_string(m.value, "method");
-    if (!method) return Error{"mcpgw: " + who + " sent an input request without a method"};
+    if (!method) co_return Error{"mcpgw: " + who + " sent an input request without a method"};
     Ask ask{m.name.GetString(), std::string(*method), json::Document(rapidjson::kObjectType), {}};
     if (const json::Value* p = json::find(m.value, "params"); p && p->IsObject())
       ask.params.CopyFrom(*p, ask.params.GetAllocator());
@@ -36,16 +40,31 @@ Result<Reply> ask_client(const json::Value& result, const CallOptions& opts, con
   }
   CancelSignal none;
   CancelSignal& cancel = opts.cancel ? *opts.cancel : none;
-  {
-    std::vector<std::jthread> threads;
-    for (std::size_t i = 1; i < asks.size(); ++i)
-      threads.emplace_back(
-          [&, i] { asks[i].reply = opts.client->request(asks[i].method, &asks[i].params, opts.deadline, cancel); });
-    asks[0].reply = opts.client->request(asks[0].method, &asks[0].params, opts.deadline, cancel);
+  if (asks.size() == 1) {
+    asks[0].reply = co_await opts.client->request(asks[0].method, &asks[0].params, opts.deadline, cancel);
+  } else {
+    // Asked at once, each in its own coroutine; this frame outlives them
+    // all (it waits for the last).
+    Event answered;
+    std::atomic<std::size_t> left{asks.size()};
+    auto ex = co_await asio::this_coro::executor;
+    for (auto& ask : asks)
+      asio::co_spawn(
+          ex,
+          [&]() -> Task<> {
+            ask.reply = co_await opts.client->request(ask.method, &ask.params, opts.deadline, cancel);
+            if (--left == 0) answered.notify();
+          },
+          asio::detached);
+    for (;;) {
+      const auto seen = answered.generation();
+      if (left == 0) break;
+      co_await answered.wait(seen, std::chrono::steady_clock::time_point::max());
+    }
   }
   auto& a = out.body.GetAllocator();
   for (auto& ask : asks) {
-    if (ask.reply.rpc_error && !errors_as_answers) return std::move(ask.reply);
+    if (ask.reply.rpc_error && !errors_as_answers) co_return std::move(ask.reply);
     json::Value answer(ask.reply.body, a);
     if (ask.reply.rpc_error) {
       json::Value wrapped(rapidjson::kObjectType);
@@ -54,7 +73,7 @@ Result<Reply> ask_client(const json::Value& result, const CallOptions& opts, con
     }
     out.body.AddMember(json::str(ask.key, a), answer, a);
   }
-  return out;
+  co_return out;
 }
 
 }  // namespace mcpgw::upstream

@@ -15,6 +15,7 @@
 #include "jsonrpc/json.hpp"
 #include "mcp/trace.hpp"
 #include "util/cancel.hpp"
+#include "util/event.hpp"
 
 namespace mcpgw::upstream {
 
@@ -73,8 +74,8 @@ class ClientChannel {
   /// roots/list) to the client and waits for its answer, until `deadline`
   /// or `cancel`. Returns the result, or a JSON-RPC error object for the
   /// upstream (also when the client did not declare the capability).
-  virtual Reply request(std::string_view method, const json::Value* params,
-                        std::chrono::steady_clock::time_point deadline, CancelSignal& cancel) = 0;
+  virtual Task<Reply> request(std::string_view method, const json::Value* params,
+                              std::chrono::steady_clock::time_point deadline, CancelSignal& cancel) = 0;
   /// Forwards a notification (notifications/message); dropped when the
   /// client cannot take it now.
   virtual void notify(std::string_view method, const json::Value* params) = 0;
@@ -125,8 +126,8 @@ class ToolOrigin {
   virtual std::chrono::steady_clock::time_point deadline() const = 0;
   /// Calls tool `tool` (the origin's own name). Never throws; failures are
   /// isError results naming the origin, or a JSON-RPC error to relay.
-  virtual Reply call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
-                          const CallOptions& opts) = 0;
+  virtual Task<Reply> call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
+                                const CallOptions& opts) = 0;
 };
 
 /// Asks the client of `opts` the `inputRequests` of `result` (an
@@ -135,7 +136,7 @@ class ToolOrigin {
 /// refusal ends it all with that JSON-RPC error, or with
 /// `errors_as_answers` is given as the answer `{"error": {...}}`. `who`
 /// names the asker in messages.
-Result<Reply> ask_client(const json::Value& result, const CallOptions& opts, const std::string& who,
-                         bool errors_as_answers);
+Task<Result<Reply>> ask_client(const json::Value& result, const CallOptions& opts, std::string who,
+                               bool errors_as_answers);
 
 }  // namespace mcpgw::upstream

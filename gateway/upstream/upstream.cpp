@@ -1,5 +1,8 @@
 #include "upstream/upstream.hpp"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/strand.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -11,6 +14,7 @@
 #include "mcp/protocol.hpp"
 #include "transport/http_connection.hpp"
 #include "transport/stdio_connection.hpp"
+#include "util/offload.hpp"
 
 namespace mcpgw::upstream {
 namespace {
@@ -49,10 +53,10 @@ Upstream::Upstream(config::Server cfg, transport::Io& io, Listener& listener, st
                  cfg_.name, cfg_.url);
 }
 
-Result<std::shared_ptr<Upstream>> Upstream::for_client(const CallOptions& opts) {
+Task<Result<std::shared_ptr<Upstream>>> Upstream::for_client(const CallOptions& opts) {
   if (cfg_.session != config::Server::Session::PerClient || !client_session_.empty() || !opts.caller ||
       opts.caller->session.empty())
-    return std::shared_ptr<Upstream>();
+    co_return std::shared_ptr<Upstream>();
   std::shared_ptr<Upstream> u;
   {
     std::lock_guard lk(clients_mu_);
@@ -60,7 +64,7 @@ Result<std::shared_ptr<Upstream>> Upstream::for_client(const CallOptions& opts) 
       u = it->second;
     } else {
       if (clients_.size() >= kMaxClientConnections)
-        return Error{"mcpgw: upstream '" + cfg_.name + "' has " + std::to_string(kMaxClientConnections) +
+        co_return Error{"mcpgw: upstream '" + cfg_.name + "' has " + std::to_string(kMaxClientConnections) +
                      " per-client connections already; try again when sessions have ended"};
       u = std::make_shared<Upstream>(cfg_, io_, listener_, opts.caller->session, opts.caller->protocol);
       clients_.emplace(opts.caller->session, u);
@@ -71,8 +75,8 @@ Result<std::shared_ptr<Upstream>> Upstream::for_client(const CallOptions& opts) 
     }
   }
   // The first call of a session waits for its connection, within its deadline.
-  u->wait_first_attempt(std::chrono::duration_cast<std::chrono::milliseconds>(opts.deadline - Clock::now()));
-  return u;
+  co_await u->first_attempt(opts.deadline);
+  co_return u;
 }
 
 void Upstream::end_client(const std::string& session) {
@@ -105,6 +109,17 @@ void Upstream::wait_first_attempt(std::chrono::milliseconds timeout) {
   cv_.wait_for(lk, timeout, [&] { return first_done_ || stopping_; });
 }
 
+Task<> Upstream::first_attempt(Clock::time_point deadline) {
+  for (;;) {
+    const auto seen = changed_.generation();
+    {
+      std::lock_guard lk(mu_);
+      if (first_done_ || stopping_) co_return;
+    }
+    if (!co_await changed_.wait(seen, deadline)) co_return;
+  }
+}
+
 void Upstream::stop() {
   {
     std::lock_guard lk(mu_);
@@ -112,6 +127,7 @@ void Upstream::stop() {
     stopping_ = true;
   }
   cv_.notify_all();
+  changed_.notify();
   {
     // Requests waiting on a client end now; the server is going away.
     std::lock_guard lk(calls_mu_);
@@ -166,6 +182,7 @@ Result<std::shared_ptr<transport::Connection>> Upstream::connect() {
     if (client_session_.empty()) listener_.on_health(cfg_.name, false);
     spdlog::warn("upstream {}: {}", cfg_.name, reason);
     cv_.notify_all();
+    changed_.notify();
   };
   if (cfg_.transport == config::Server::Transport::Http) {
     transport::HttpTarget target{cfg_.name, cfg_.url, cfg_.headers, {cfg_.tls.ca_file, cfg_.tls.verify},
@@ -209,8 +226,10 @@ void Upstream::set_log_level(std::string level) {
     log_level_ = std::move(level);
   }
   // Not on the caller's thread: the server may be slow to answer.
-  auto c = connection();
-  if (c && !relay_.submit([this, c] { send_log_level(*c); })) return;
+  if (auto c = connection())
+    asio::co_spawn(
+        asio::make_strand(io_.executor()),
+        [self = shared_from_this(), c]() -> Task<> { co_await self->send_log_level(c); }, asio::detached);
   std::lock_guard lk(clients_mu_);
   for (auto& [session, u] : clients_) u->set_log_level(log_level());
 }
@@ -220,18 +239,18 @@ std::string Upstream::log_level() const {
   return log_level_;
 }
 
-void Upstream::send_log_level(transport::Connection& c) {
+Task<> Upstream::send_log_level(std::shared_ptr<transport::Connection> c) {
   std::string level;
   {
     std::lock_guard lk(mu_);
-    if (modern_ || log_level_.empty() || !json::find(server_caps_, "logging")) return;
+    if (modern_ || log_level_.empty() || !json::find(server_caps_, "logging")) co_return;
     level = log_level_;
   }
   json::Document p(rapidjson::kObjectType);
   p.AddMember("level", json::str(level, p.GetAllocator()), p.GetAllocator());
   transport::RequestOptions o;
   o.deadline = deadline();
-  auto r = c.request("logging/setLevel", &p, o);
+  auto r = co_await c->call("logging/setLevel", &p, o);
   if (!r.message || r.message->error())
     spdlog::warn("upstream {}: logging/setLevel {} failed: {}", cfg_.name, level,
                  r.message ? jsonrpc::describe_error(*r.message->error()) : failure_text(r));
@@ -356,7 +375,6 @@ Result<void> Upstream::initialize(transport::Connection& c) {
   }
   c.notify("notifications/initialized", nullptr);
   c.listen();
-  send_log_level(c);
   auto sinfo = json::find(*res, "serverInfo");
   spdlog::info("upstream {}: connected ({} {}, protocol {})", cfg_.name,
                sinfo ? json::get_string(*sinfo, "name").value_or("?") : "?",
@@ -472,6 +490,7 @@ void Upstream::supervise() {
     } else {
       conn = std::move(*c);
       ok = initialize(*conn);
+      if (ok) block_on(io_.executor(), send_log_level(conn), [] {});
     }
     bool counted = false;  // this connection's attempt, once
     while (ok) {
@@ -493,6 +512,7 @@ void Upstream::supervise() {
       ready_.store(true);
       if (client_session_.empty()) listener_.on_health(cfg_.name, true);
       cv_.notify_all();
+      changed_.notify();
       if (modern() && client_session_.empty() && !listen_thread.joinable()) {
         listen_stop = std::make_shared<CancelSignal>();
         listen_thread = std::thread([this, conn, stop = listen_stop] { listen_for_changes(conn, stop); });
@@ -520,6 +540,7 @@ void Upstream::supervise() {
       first_done_ = true;
     }
     cv_.notify_all();
+    changed_.notify();
     if (!ok) spdlog::warn("upstream {}: {}", cfg_.name, ok.error());
     // Callers may still hold the connection; closing it fails their calls
     // promptly instead of leaving them to time out.
@@ -627,26 +648,29 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
   auto msg = jsonrpc::Message::from(std::move(*copy));
   if (!msg) return;
   auto shared = std::make_shared<jsonrpc::Message>(std::move(*msg));
-  ActiveCall target = *to;
-  if (!relay_.submit([this, shared, target] { forward_request(*shared, target); }))
-    c->respond(jsonrpc::make_error(m.id(), jsonrpc::kInternalError, "mcpgw is shutting down"));
+  // It waits for a person (elicitation) or a model (sampling): in a
+  // coroutine of its own, never on the I/O thread that delivered it.
+  asio::co_spawn(
+      asio::make_strand(io_.executor()),
+      [self = shared_from_this(), shared, to = *to]() -> Task<> { co_await self->forward_request(shared, to); },
+      asio::detached);
 }
 
-void Upstream::forward_request(const jsonrpc::Message& m, const ActiveCall& to) {
+Task<> Upstream::forward_request(std::shared_ptr<jsonrpc::Message> m, ActiveCall to) {
   auto cancel = std::make_shared<CancelSignal>();
-  const std::string key = json::write(m.id());
+  const std::string key = json::write(m->id());
   {
     std::lock_guard lk(calls_mu_);
     forwarded_[key] = cancel;
   }
-  Reply r = to.client->request(m.method(), m.params(), to.deadline, *cancel);
+  Reply r = co_await to.client->request(m->method(), m->params(), to.deadline, *cancel);
   {
     std::lock_guard lk(calls_mu_);
     forwarded_.erase(key);
   }
-  if (cancel->cancelled()) return;  // the server withdrew it: no answer is expected
+  if (cancel->cancelled()) co_return;  // the server withdrew it: no answer is expected
   if (auto c = connection())
-    c->respond(r.rpc_error ? jsonrpc::make_error_response(m.id(), r.body) : jsonrpc::make_result(m.id(), r.body));
+    c->respond(r.rpc_error ? jsonrpc::make_error_response(m->id(), r.body) : jsonrpc::make_result(m->id(), r.body));
 }
 
 }  // namespace mcpgw::upstream

@@ -17,7 +17,6 @@
 #include "upstream/breaker.hpp"
 #include "upstream/limiter.hpp"
 #include "upstream/origin.hpp"
-#include "util/worker_pool.hpp"
 
 namespace mcpgw::upstream {
 
@@ -45,7 +44,7 @@ class Listener {
   virtual void on_circuit(const std::string& /*server*/, Breaker::State /*state*/) {}
 };
 
-class Upstream final : public ToolOrigin {
+class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Upstream> {
  public:
   /// `io`: the loop the connections live on. `client_session` set: this is
   /// the connection of one client session of a `session: per_client` server
@@ -61,6 +60,8 @@ class Upstream final : public ToolOrigin {
   void start();
   /// Waits until the first connection attempt has finished (either way).
   void wait_first_attempt(std::chrono::milliseconds timeout);
+  /// wait_first_attempt for a coroutine, until `deadline`.
+  Task<> first_attempt(std::chrono::steady_clock::time_point deadline);
   /// Stops the child / ends the HTTP session; pending calls fail. Stops the
   /// per-client connections too.
   void stop();
@@ -94,11 +95,11 @@ class Upstream final : public ToolOrigin {
   /// the deadline: failures become isError results naming this server.
   /// The server's circuit breaker and max_concurrency apply (once per
   /// server, also for per-client connections).
-  Reply call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
-                  const CallOptions& opts) override;
+  Task<Reply> call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
+                        const CallOptions& opts) override;
   /// Any other request (resources/read, prompts/get, ...). Failures become
   /// a JSON-RPC error naming this server.
-  Reply request(std::string_view method, const json::Value& params, const CallOptions& opts);
+  Task<Reply> request(std::string_view method, const json::Value& params, const CallOptions& opts);
   /// Default deadline for one call to this server.
   std::chrono::steady_clock::time_point deadline() const override {
     return std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg_.timeout_ms);
@@ -106,13 +107,13 @@ class Upstream final : public ToolOrigin {
 
  private:
   /// call_tool past the breaker and the limiter.
-  Reply call_tool_now(std::string_view tool, const json::Value* arguments, const json::Value* meta,
-                      const CallOptions& opts);
+  Task<Reply> call_tool_now(std::string_view tool, const json::Value* arguments, const json::Value* meta,
+                            const CallOptions& opts);
   void circuit_changed(Breaker::State state);
   /// After `dead` failed (null: there was no connection), has the
   /// supervisor connect again and waits, until `deadline`, for the outcome
   /// of its next attempt; true when a new connection is up.
-  bool renew(const std::shared_ptr<transport::Connection>& dead, std::chrono::steady_clock::time_point deadline);
+  Task<bool> renew(std::shared_ptr<transport::Connection> dead, std::chrono::steady_clock::time_point deadline);
   void supervise();
   Result<std::shared_ptr<transport::Connection>> connect();
   /// Probes `server/discover`: true when the server speaks the stateless
@@ -122,7 +123,7 @@ class Upstream final : public ToolOrigin {
   bool modern() const;
   /// Sends logging/setLevel with log_level_ on `c`, when there is one to send
   /// and the server offers logging.
-  void send_log_level(transport::Connection& c);
+  Task<> send_log_level(std::shared_ptr<transport::Connection> c);
   /// Adds the stateless revision's `_meta` envelope to request params `p`,
   /// for the client of `opts` (none: the gateway itself).
   void add_envelope(json::Document& p, const CallOptions* opts) const;
@@ -130,8 +131,9 @@ class Upstream final : public ToolOrigin {
   void listen_for_changes(std::shared_ptr<transport::Connection> c, std::shared_ptr<CancelSignal> stop);
   /// send(), then as long as the server answers input_required, the
   /// client's answers and the retry.
-  transport::Response send_rounds(std::string_view method, const json::Document& params, const CallOptions& opts,
-                                  const std::vector<std::pair<std::string, std::string>>& headers = {});
+  Task<transport::Response> send_rounds(std::string_view method, const json::Document& params,
+                                        const CallOptions& opts,
+                                        std::vector<std::pair<std::string, std::string>> headers = {});
   static transport::Response failed(const json::Value& id, int code, const std::string& message);
   /// Why request outcome `r` has no answer, readably.
   std::string failure_text(const transport::Response& r) const;
@@ -142,10 +144,10 @@ class Upstream final : public ToolOrigin {
   Result<std::shared_ptr<Listing>> list_all(transport::Connection& c);
   /// The connection calls of `opts` use: for a per_client server, the
   /// calling client's own (started on first use), else this one.
-  Result<std::shared_ptr<Upstream>> for_client(const CallOptions& opts);
+  Task<Result<std::shared_ptr<Upstream>>> for_client(const CallOptions& opts);
   /// Sends `method` with progress and session-expiry handling.
-  transport::Response send(std::string_view method, json::Document params, const CallOptions& opts,
-                           const std::vector<std::pair<std::string, std::string>>& headers = {});
+  Task<transport::Response> send(std::string_view method, json::Document params, const CallOptions& opts,
+                                 std::vector<std::pair<std::string, std::string>> headers = {});
   /// A call in flight that has a client to reach.
   struct ActiveCall {
     std::shared_ptr<ClientChannel> client;
@@ -160,7 +162,7 @@ class Upstream final : public ToolOrigin {
   /// exactly one such client.
   std::optional<ActiveCall> sole_client() const;
   /// Asks `to`'s client the server's request `m` and answers the server.
-  void forward_request(const jsonrpc::Message& m, const ActiveCall& to);
+  Task<> forward_request(std::shared_ptr<jsonrpc::Message> m, ActiveCall to);
   bool wait_backoff(std::chrono::milliseconds d);
   std::shared_ptr<transport::Connection> connection() const;
 
@@ -173,7 +175,8 @@ class Upstream final : public ToolOrigin {
   std::map<std::string, std::shared_ptr<Upstream>> clients_;  ///< per_client: by client session
   std::thread thread_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;  ///< wakes the supervisor
+  Event changed_;  ///< wakes coroutines waiting on the connection (renew, first_attempt)
   bool stopping_ = false, first_done_ = false, conn_dead_ = false, refresh_ = false;
   bool modern_ = false;  ///< the server speaks the stateless revision
   std::string log_level_;  ///< for logging/setLevel; "" = never asked
@@ -200,10 +203,6 @@ class Upstream final : public ToolOrigin {
   /// Requests forwarded to a client, by the server's id (JSON text), so the
   /// server's notifications/cancelled reaches them.
   std::map<std::string, std::shared_ptr<CancelSignal>> forwarded_;
-  /// Forwarded requests wait for a person (elicitation) or a model
-  /// (sampling); they must not hold an I/O thread (where the connection
-  /// delivers the server's messages).
-  WorkerPool relay_{0, 64};
 };
 
 }  // namespace mcpgw::upstream

@@ -2,6 +2,10 @@
 
 #include <thread>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+
+#include "loop.hpp"
 #include "mcp/codec.hpp"
 #include "saga/engine.hpp"
 
@@ -25,24 +29,25 @@ json::Document object(const char* text) {
 
 /// Work that asks one question and answers with what it was told.
 saga::Engine::Work asking(std::shared_ptr<saga::Inbox> inbox) {
-  return [inbox](CancelSignal& cancel) {
-    auto answer = inbox->ask("elicitation/create", object(R"({"message":"sure?"})"), "q1", 1, 0,
-                             saga::Clock::now() + std::chrono::seconds(10), cancel);
+  return [inbox](CancelSignal& cancel) -> Task<upstream::Reply> {
+    auto answer = co_await inbox->ask("elicitation/create", object(R"({"message":"sure?"})"), "q1", 1, 0,
+                                      saga::Clock::now() + std::chrono::seconds(10), cancel);
     upstream::Reply r{answer.rpc_error, json::Document(rapidjson::kObjectType)};
     r.body.AddMember("told", json::Value(answer.body, r.body.GetAllocator()), r.body.GetAllocator());
-    return r;
+    co_return r;
   };
 }
 
 }  // namespace
 
 TEST_CASE("saga engine: a call that asks is parked, taken by its state and resumed with the answer") {
+  testing::Loop loop;
   saga::Engine engine;
   auto inbox = std::make_shared<saga::Inbox>();
-  auto p = engine.start(inbox, nullptr, asking(inbox));
+  auto p = engine.start(loop.executor(), inbox, nullptr, asking(inbox));
   REQUIRE(p);
   CancelSignal request1;
-  auto outcome = engine.conclude(*p, false, engine.wait(*p, request1));
+  auto outcome = engine.conclude(*p, false, loop.run(engine.wait(p, request1)));
   auto* questions = std::get_if<std::vector<saga::Question>>(&outcome);
   REQUIRE(questions);
   REQUIRE(questions->size() == 1);
@@ -57,7 +62,7 @@ TEST_CASE("saga engine: a call that asks is parked, taken by its state and resum
   CHECK(engine.take(state) == nullptr);  // taken once
   CHECK(resumed->inbox->answer(object(R"({"q1":{"action":"accept"}})")).empty());
   CancelSignal request2;
-  outcome = engine.conclude(*resumed, false, engine.wait(*resumed, request2));
+  outcome = engine.conclude(*resumed, false, loop.run(engine.wait(resumed, request2)));
   auto* done = std::get_if<upstream::Reply>(&outcome);
   REQUIRE(done);
   CHECK(!done->rpc_error);
@@ -66,13 +71,14 @@ TEST_CASE("saga engine: a call that asks is parked, taken by its state and resum
 }
 
 TEST_CASE("saga engine: a replay answers from preloaded answers, an error answer reaches the asker as one") {
+  testing::Loop loop;
   saga::Engine engine;
   auto inbox = std::make_shared<saga::Inbox>();
   inbox->preload(object(R"({"q1":{"error":{"code":-1,"message":"no"}}})"));
-  auto p = engine.start(inbox, nullptr, asking(inbox));
+  auto p = engine.start(loop.executor(), inbox, nullptr, asking(inbox));
   REQUIRE(p);
   CancelSignal request;
-  auto outcome = engine.conclude(*p, false, engine.wait(*p, request));
+  auto outcome = engine.conclude(*p, false, loop.run(engine.wait(p, request)));
   auto* done = std::get_if<upstream::Reply>(&outcome);
   REQUIRE(done);
   CHECK(done->rpc_error);
@@ -80,13 +86,14 @@ TEST_CASE("saga engine: a replay answers from preloaded answers, an error answer
 }
 
 TEST_CASE("saga engine: a cancelled request abandons its call") {
+  testing::Loop loop;
   saga::Engine engine;
   auto inbox = std::make_shared<saga::Inbox>();
-  auto p = engine.start(inbox, nullptr, asking(inbox));
+  auto p = engine.start(loop.executor(), inbox, nullptr, asking(inbox));
   REQUIRE(p);
   CancelSignal request;
   request.cancel();
-  auto outcome = engine.conclude(*p, request.cancelled(), engine.wait(*p, request));
+  auto outcome = engine.conclude(*p, request.cancelled(), loop.run(engine.wait(p, request)));
   auto* failed = std::get_if<upstream::Reply>(&outcome);
   REQUIRE(failed);
   CHECK(failed->rpc_error);
@@ -95,21 +102,27 @@ TEST_CASE("saga engine: a cancelled request abandons its call") {
 }
 
 TEST_CASE("saga engine: a batch is handed out in the order the upstream sent it, whatever order it arrives in") {
+  testing::Loop loop;
   for (int round = 0; round < 20; ++round) {
     saga::Inbox inbox;
     CancelSignal never;
     auto deadline = saga::Clock::now() + std::chrono::seconds(10);
-    // Two relay threads, either of which may reach the inbox first.
-    std::thread second([&] { inbox.ask("sampling/createMessage", object("{}"), "second", 2, 2, deadline, never); });
-    std::thread first([&] { inbox.ask("elicitation/create", object("{}"), "first", 2, 1, deadline, never); });
+    // Two relays on strands of their own, either of which may reach the
+    // inbox first.
+    std::atomic<int> asked{0};
+    auto ask = [&](const char* method, const char* key, std::uint64_t order) -> Task<> {
+      co_await inbox.ask(method, object("{}"), key, 2, order, deadline, never);
+      ++asked;
+    };
+    asio::co_spawn(loop.strand(), ask("sampling/createMessage", "second", 2), asio::detached);
+    asio::co_spawn(loop.strand(), ask("elicitation/create", "first", 1), asio::detached);
     CancelSignal cancel;
-    auto questions = inbox.wait([] { return false; }, cancel);
+    auto questions = loop.run(inbox.wait([] { return false; }, cancel));
     REQUIRE(questions.size() == 2);
     CHECK(questions[0].key == "first");
     CHECK(questions[1].key == "second");
     inbox.abandon();
-    first.join();
-    second.join();
+    while (asked.load() < 2) std::this_thread::yield();
   }
 }
 

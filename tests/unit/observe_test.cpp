@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "loop.hpp"
 #include "mcp/trace.hpp"
 #include "server/audit.hpp"
 #include "upstream/breaker.hpp"
@@ -115,13 +116,15 @@ TEST_CASE("breaker: opens after N failures, one probe after open_ms, closes on s
 }
 
 TEST_CASE("limiter: at most N at once, first come first served, bounded by the deadline and cancel") {
+  testing::Loop loop;
   upstream::Limiter l(2);
-  auto a = l.acquire(std::chrono::steady_clock::now() + 1s, nullptr);
-  auto b = l.acquire(std::chrono::steady_clock::now() + 1s, nullptr);
+  auto in = [](std::chrono::milliseconds d) { return std::chrono::steady_clock::now() + d; };
+  auto a = loop.run(l.acquire(in(1s), nullptr));
+  auto b = loop.run(l.acquire(in(1s), nullptr));
   REQUIRE(a);
   REQUIRE(b);
   CHECK(l.in_flight() == 2);
-  auto late = l.acquire(std::chrono::steady_clock::now() + 30ms, nullptr);
+  auto late = loop.run(l.acquire(in(30ms), nullptr));
   REQUIRE_FALSE(late);
   CHECK(late.error() == "timed out waiting for a free call slot (max_concurrency 2)");
   CancelSignal cancel;
@@ -129,22 +132,25 @@ TEST_CASE("limiter: at most N at once, first come first served, bounded by the d
     while (l.waiting() == 0) std::this_thread::yield();
     cancel.cancel();
   });
-  auto cancelled = l.acquire(std::chrono::steady_clock::now() + 10s, &cancel);
+  auto cancelled = loop.run(l.acquire(in(10s), &cancel));
   canceller.join();
   REQUIRE_FALSE(cancelled);
   CHECK(cancelled.error() == "cancelled while waiting for a free call slot");
-  {
+
+  // A waiter gets the slot a finished call gives back, without polling.
+  std::thread releaser([&] {
+    while (l.waiting() == 0) std::this_thread::yield();
     upstream::Limiter::Slot gone(std::move(*a));
-  }
-  CHECK(l.in_flight() == 1);
-  auto c = l.acquire(std::chrono::steady_clock::now() + 1s, nullptr);
+  });
+  auto c = loop.run(l.acquire(in(10s), nullptr));
+  releaser.join();
   REQUIRE(c);
   CHECK(l.in_flight() == 2);
 
   upstream::Limiter unlimited(0);
   std::vector<upstream::Limiter::Slot> many;
   for (int i = 0; i < 100; ++i) {
-    auto s = unlimited.acquire(std::chrono::steady_clock::now(), nullptr);
+    auto s = loop.run(unlimited.acquire(std::chrono::steady_clock::now(), nullptr));
     REQUIRE(s);
     many.push_back(std::move(*s));
   }

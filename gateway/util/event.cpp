@@ -1,0 +1,107 @@
+#include "util/event.hpp"
+
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+
+namespace mcpgw {
+
+/// One suspended wait. The timer lives on the waiting coroutine's executor
+/// and is only touched there (armed by the initiation, cancelled by a posted
+/// handler), so a notify() on another thread never races its completion.
+struct Event::Waiter : std::enable_shared_from_this<Event::Waiter> {
+  explicit Waiter(asio::any_io_executor ex) : executor(ex), timer(ex) {}
+
+  /// Ends the wait once; `notified` is what the coroutine gets.
+  void fire(bool notified) {
+    std::function<void(bool)> h;
+    {
+      std::lock_guard lk(mu);
+      if (fired) return;
+      fired = true;
+      outcome = notified;
+      h = std::move(handler);
+    }
+    if (!h) return;  // not suspended yet: arm() finds `fired`
+    asio::post(executor, [self = shared_from_this(), h = std::move(h), notified] {
+      self->timer.cancel();
+      h(notified);
+    });
+  }
+
+  void arm(std::function<void(bool)> h, Clock::time_point deadline) {
+    {
+      std::lock_guard lk(mu);
+      if (!fired) {
+        handler = std::move(h);
+        if (deadline == Clock::time_point::max()) return;
+        timer.expires_at(deadline);
+        timer.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+          if (!ec) self->fire(false);
+        });
+        return;
+      }
+    }
+    asio::post(executor, [h = std::move(h), v = outcome] { h(v); });
+  }
+
+  asio::any_io_executor executor;
+  asio::steady_timer timer;
+  std::mutex mu;
+  bool fired = false, outcome = false;
+  std::function<void(bool)> handler;
+};
+
+std::uint64_t Event::generation() const {
+  std::lock_guard lk(mu_);
+  return generation_;
+}
+
+void Event::notify() {
+  std::vector<std::shared_ptr<Waiter>> woken;
+  {
+    std::lock_guard lk(mu_);
+    ++generation_;
+    woken.swap(waiters_);
+  }
+  for (auto& w : woken) w->fire(true);
+}
+
+Task<bool> Event::wait(std::uint64_t seen, Clock::time_point deadline, CancelSignal* cancel) {
+  // (GCC 12 mishandles co_await inside a call's arguments: one per statement.)
+  asio::any_io_executor ex = co_await asio::this_coro::executor;
+  auto w = std::make_shared<Waiter>(ex);
+  {
+    std::lock_guard lk(mu_);
+    if (generation_ != seen) co_return true;
+    waiters_.push_back(w);
+  }
+  if (cancel && cancel->cancelled()) {
+    std::lock_guard lk(mu_);
+    std::erase(waiters_, w);
+    co_return true;
+  }
+  // The callback runs under the signal's lock; fire() takes only the
+  // waiter's own, so it may run on any thread at any time.
+  CancelSignal::Subscription sub;
+  if (cancel) sub = cancel->on_cancel([w] { w->fire(true); });
+  // The frame's `w` keeps the waiter alive meanwhile; the initiation holds
+  // nothing with a destructor (GCC 12 may destroy such temporaries of a
+  // co_await expression twice).
+  Waiter* waiter = w.get();
+  bool notified = co_await asio::async_initiate<decltype(asio::use_awaitable), void(bool)>(
+      [waiter, deadline](auto handler) { waiter->arm(shared_handler<bool>(std::move(handler)), deadline); },
+      asio::use_awaitable);
+  {
+    // Woken by the timer or the cancel signal, it is still listed.
+    std::lock_guard lk(mu_);
+    std::erase(waiters_, w);
+  }
+  co_return notified;
+}
+
+}  // namespace mcpgw
