@@ -38,6 +38,16 @@ Response Connection::request(std::string_view method, const json::Value* params,
   }
 }
 
+Task<> Connection::shut() {
+  co_await asio::async_initiate<decltype(asio::use_awaitable), void()>(
+      [this](auto handler) {
+        auto ex = asio::get_associated_executor(handler);
+        auto h = shared_handler<>(std::move(handler));
+        async_close([h, ex] { asio::dispatch(ex, h); });
+      },
+      asio::use_awaitable);
+}
+
 void Connection::close() {
   auto promise = std::make_shared<std::promise<void>>();
   auto over = promise->get_future();

@@ -92,6 +92,8 @@ class Connection {
   virtual void async_close(std::function<void()> done) = 0;
   /// async_close, waited for in the calling thread (never an I/O thread).
   void close();
+  /// async_close as a step of a coroutine.
+  Task<> shut();
   /// False once the connection has died.
   virtual bool alive() const = 0;
 };

@@ -172,7 +172,7 @@ Task<bool> Upstream::renew(std::shared_ptr<transport::Connection> dead, Clock::t
     seen = attempts_;
     if (dead && conn_ == dead) conn_dead_ = true;
   }
-  cv_.notify_all();
+  changed_.notify();
   for (;;) {
     const auto generation = changed_.generation();
     {

@@ -102,11 +102,24 @@ std::string Upstream::failure_text(const transport::Response& r) const {
   }
 }
 
-void Upstream::start() { thread_ = std::thread([this] { supervise(); }); }
+void Upstream::start() {
+  {
+    std::lock_guard lk(mu_);
+    supervising_ = true;
+  }
+  auto self = shared_from_this();
+  auto ended = [self](std::exception_ptr e) {
+    if (e) spdlog::error("upstream {}: supervisor failed", self->cfg_.name);
+    std::lock_guard lk(self->mu_);
+    self->supervising_ = false;
+    self->stopped_.notify_all();
+  };
+  asio::co_spawn(
+      asio::make_strand(io_.executor()), [self]() -> Task<> { co_await self->supervise(); }, std::move(ended));
+}
 
 void Upstream::wait_first_attempt(std::chrono::milliseconds timeout) {
-  std::unique_lock lk(mu_);
-  cv_.wait_for(lk, timeout, [&] { return first_done_ || stopping_; });
+  block_on(asio::make_strand(io_.executor()), first_attempt(Clock::now() + timeout), [] {});
 }
 
 Task<> Upstream::first_attempt(Clock::time_point deadline) {
@@ -123,17 +136,20 @@ Task<> Upstream::first_attempt(Clock::time_point deadline) {
 void Upstream::stop() {
   {
     std::lock_guard lk(mu_);
-    if (stopping_ && !thread_.joinable()) return;
+    if (stopping_ && !supervising_) return;
     stopping_ = true;
   }
-  cv_.notify_all();
   changed_.notify();
   {
     // Requests waiting on a client end now; the server is going away.
     std::lock_guard lk(calls_mu_);
     for (auto& [id, cancel] : forwarded_) cancel->cancel();
   }
-  if (thread_.joinable()) thread_.join();
+  // The supervisor closes the connection (reaps the child) on its way out.
+  if (!io_.in_loop()) {
+    std::unique_lock lk(mu_);
+    stopped_.wait(lk, [&] { return !supervising_; });
+  }
   std::map<std::string, std::shared_ptr<Upstream>> clients;
   {
     std::lock_guard lk(clients_mu_);
@@ -164,9 +180,28 @@ std::shared_ptr<transport::Connection> Upstream::connection() const {
   return conn_;
 }
 
-bool Upstream::wait_backoff(std::chrono::milliseconds d) {
-  std::unique_lock lk(mu_);
-  return !cv_.wait_for(lk, d, [&] { return stopping_; });
+Task<bool> Upstream::wait_backoff(std::chrono::milliseconds d) {
+  const auto until = Clock::now() + d;
+  for (;;) {
+    const auto seen = changed_.generation();
+    {
+      std::lock_guard lk(mu_);
+      if (stopping_) co_return false;
+    }
+    bool woken = co_await changed_.wait(seen, until);
+    if (!woken) co_return true;
+  }
+}
+
+Task<> Upstream::wait_until(const std::function<bool()>& ready) {
+  for (;;) {
+    const auto seen = changed_.generation();
+    {
+      std::lock_guard lk(mu_);
+      if (ready()) co_return;
+    }
+    co_await changed_.wait(seen, Clock::time_point::max());
+  }
 }
 
 Result<std::shared_ptr<transport::Connection>> Upstream::connect() {
@@ -181,7 +216,6 @@ Result<std::shared_ptr<transport::Connection>> Upstream::connect() {
     ready_.store(false);
     if (client_session_.empty()) listener_.on_health(cfg_.name, false);
     spdlog::warn("upstream {}: {}", cfg_.name, reason);
-    cv_.notify_all();
     changed_.notify();
   };
   if (cfg_.transport == config::Server::Transport::Http) {
@@ -261,7 +295,7 @@ bool Upstream::modern() const {
   return modern_;
 }
 
-bool Upstream::discover(transport::Connection& c) {
+Task<bool> Upstream::discover(transport::Connection& c) {
   // A server that names this build's stateless version among the ones it
   // supports in a -32022 refusal is asked once more (the version sent may
   // have been a newer one elsewhere); anything else means initialize.
@@ -274,7 +308,7 @@ bool Upstream::discover(transport::Connection& c) {
     // A server of the stateful revisions may ignore what it does not know
     // rather than answer: it gets a few seconds, not the whole timeout.
     o.deadline = std::min(deadline(), Clock::now() + 3s);
-    auto r = c.request("server/discover", &p, o);
+    auto r = co_await c.call("server/discover", &p, o);
     const json::Value* res = r.message ? r.message->result() : nullptr;
     const json::Value* err = r.message ? r.message->error() : nullptr;
     const json::Value* data = err ? json::find(*err, "data") : nullptr;
@@ -285,7 +319,7 @@ bool Upstream::discover(transport::Connection& c) {
     if (versions && versions->IsArray())
       for (const auto& v : versions->GetArray())
         if (v.IsString() && mcp::is_stateless_version(v.GetString())) ours = true;
-    if (!ours) return false;
+    if (!ours) co_return false;
     if (!res) continue;
     std::lock_guard lk(mu_);
     modern_ = true;
@@ -293,12 +327,12 @@ bool Upstream::discover(transport::Connection& c) {
       server_caps_.CopyFrom(*caps, server_caps_.GetAllocator());
     else
       server_caps_.SetObject();
-    return true;
+    co_return true;
   }
-  return false;
+  co_return false;
 }
 
-void Upstream::listen_for_changes(std::shared_ptr<transport::Connection> c, std::shared_ptr<CancelSignal> stop) {
+Task<> Upstream::listen_for_changes(std::shared_ptr<transport::Connection> c, std::shared_ptr<CancelSignal> stop) {
   json::Document p(rapidjson::kObjectType);
   json::Value filter(rapidjson::kObjectType);
   filter.AddMember("toolsListChanged", true, p.GetAllocator());
@@ -310,8 +344,8 @@ void Upstream::listen_for_changes(std::shared_ptr<transport::Connection> c, std:
   o.deadline = Clock::now() + std::chrono::hours(24 * 365);
   o.cancel = stop.get();
   o.on_related = [this](jsonrpc::Message& m) { on_message(m); };
-  auto r = c->request("subscriptions/listen", &p, o);
-  if (stop->cancelled()) return;
+  auto r = co_await c->call("subscriptions/listen", &p, o);
+  if (stop->cancelled()) co_return;
   if (r.message && r.message->error())
     spdlog::info("upstream {}: no list change notifications (subscriptions/listen: {})", cfg_.name,
                  jsonrpc::describe_error(*r.message->error()));
@@ -320,7 +354,7 @@ void Upstream::listen_for_changes(std::shared_ptr<transport::Connection> c, std:
                  cfg_.name);
 }
 
-Result<void> Upstream::initialize(transport::Connection& c) {
+Task<Result<void>> Upstream::initialize(transport::Connection& c) {
   using P = config::Server::Protocol;
   // The revision to ask for in initialize. A per_client connection under
   // `auto` mirrors its client: a server that speaks both eras then behaves
@@ -330,12 +364,14 @@ Result<void> Upstream::initialize(transport::Connection& c) {
   bool mirror = cfg_.protocol == P::Auto && !client_session_.empty() && mcp::is_supported(client_protocol_);
   if (mirror) version = client_protocol_;
   bool try_stateless = cfg_.protocol == P::Stateless || (cfg_.protocol == P::Auto && !mirror);
-  if (try_stateless && discover(c)) {
+  bool stateless = false;
+  if (try_stateless) stateless = co_await discover(c);
+  if (stateless) {
     spdlog::info("upstream {}: connected (protocol {}, stateless)", cfg_.name, mcp::kStatelessVersion);
-    return {};
+    co_return Result<void>{};
   }
   if (cfg_.protocol == P::Stateless)
-    return Error{"the server does not speak protocol " + std::string(mcp::kStatelessVersion) +
+    co_return Error{"the server does not speak protocol " + std::string(mcp::kStatelessVersion) +
                  " (server/discover did not offer it), which protocol: " + std::string(mcp::kStatelessVersion) +
                  " requires"};
   {
@@ -353,16 +389,16 @@ Result<void> Upstream::initialize(transport::Connection& c) {
   p.AddMember("clientInfo", info, a);
   transport::RequestOptions o;
   o.deadline = deadline();
-  auto r = c.request("initialize", &p, o);
-  if (!r.message) return Error{"initialize: " + failure_text(r)};
-  if (const auto* e = r.message->error()) return Error{"initialize failed: " + json::write(*e)};
+  auto r = co_await c.call("initialize", &p, o);
+  if (!r.message) co_return Error{"initialize: " + failure_text(r)};
+  if (const auto* e = r.message->error()) co_return Error{"initialize failed: " + json::write(*e)};
   const auto* res = r.message->result();
   auto answered = res ? json::get_string(*res, "protocolVersion") : std::nullopt;
-  if (!answered) return Error{"initialize result has no protocolVersion"};
+  if (!answered) co_return Error{"initialize result has no protocolVersion"};
   if (!mcp::is_supported(*answered))
-    return Error{"server answered with protocol version " + std::string(*answered) + ", which mcpgw does not speak"};
+    co_return Error{"server answered with protocol version " + std::string(*answered) + ", which mcpgw does not speak"};
   if (cfg_.protocol == P::Stateful && *answered != mcp::kLatestVersion)
-    return Error{"the server answered initialize with protocol version " + std::string(*answered) + ", not " +
+    co_return Error{"the server answered initialize with protocol version " + std::string(*answered) + ", not " +
                  std::string(mcp::kLatestVersion) + ", which protocol: " + std::string(mcp::kLatestVersion) +
                  " requires"};
   c.set_protocol_version(std::string(*answered));
@@ -379,10 +415,10 @@ Result<void> Upstream::initialize(transport::Connection& c) {
   spdlog::info("upstream {}: connected ({} {}, protocol {})", cfg_.name,
                sinfo ? json::get_string(*sinfo, "name").value_or("?") : "?",
                sinfo ? json::get_string(*sinfo, "version").value_or("?") : "?", *answered);
-  return {};
+  co_return Result<void>{};
 }
 
-Result<json::Document> Upstream::drain(transport::Connection& c, const char* method, const char* key) {
+Task<Result<json::Document>> Upstream::drain(transport::Connection& c, const char* method, const char* key) {
   json::Document all(rapidjson::kArrayType);
   // Tools and prompts are keyed by name, resources by uri, templates by
   // uriTemplate: an entry without its key or a repeated one is dropped.
@@ -397,12 +433,12 @@ Result<json::Document> Upstream::drain(transport::Connection& c, const char* met
     if (modern()) add_envelope(p, nullptr);
     transport::RequestOptions o;
     o.deadline = deadline();
-    auto r = c.request(method, &p, o);
-    if (!r.message) return Error{std::string(method) + ": " + failure_text(r)};
-    if (const auto* e = r.message->error()) return Error{std::string(method) + " failed: " + json::write(*e)};
+    auto r = co_await c.call(method, &p, o);
+    if (!r.message) co_return Error{std::string(method) + ": " + failure_text(r)};
+    if (const auto* e = r.message->error()) co_return Error{std::string(method) + " failed: " + json::write(*e)};
     const auto* res = r.message->result();
     const auto* items = res ? json::find(*res, key) : nullptr;
-    if (!items || !items->IsArray()) return Error{std::string(method) + " result has no " + key + " array"};
+    if (!items || !items->IsArray()) co_return Error{std::string(method) + " result has no " + key + " array"};
     for (const auto& t : items->GetArray()) {
       auto id = json::get_string(t, id_key);
       if (!id || id->empty()) {
@@ -417,15 +453,15 @@ Result<json::Document> Upstream::drain(transport::Connection& c, const char* met
       all.PushBack(json::Value(t, all.GetAllocator()), all.GetAllocator());
     }
     auto next = json::get_string(*res, "nextCursor");
-    if (!next || next->empty()) return all;
+    if (!next || next->empty()) co_return all;
     cursor = std::string(*next);
     // A server that hands out a cursor twice would page forever.
-    if (!cursors.insert(cursor).second) return Error{std::string(method) + " repeated cursor " + cursor};
+    if (!cursors.insert(cursor).second) co_return Error{std::string(method) + " repeated cursor " + cursor};
   }
-  return Error{std::string(method) + " returned more than " + std::to_string(kMaxPages) + " pages"};
+  co_return Error{std::string(method) + " returned more than " + std::to_string(kMaxPages) + " pages"};
 }
 
-Result<std::shared_ptr<Listing>> Upstream::list_all(transport::Connection& c) {
+Task<Result<std::shared_ptr<Listing>>> Upstream::list_all(transport::Connection& c) {
   auto l = std::make_shared<Listing>();
   json::Document caps;
   {
@@ -439,8 +475,8 @@ Result<std::shared_ptr<Listing>> Upstream::list_all(transport::Connection& c) {
   l->has_completions = json::find(caps, "completions") != nullptr;
   // Servers that list tools without declaring the capability exist; ask
   // anyway and treat "method not found" as no tools.
-  auto tools = drain(c, "tools/list", "tools");
-  if (!tools && json::find(caps, "tools")) return Error{tools.error()};
+  auto tools = co_await drain(c, "tools/list", "tools");
+  if (!tools && json::find(caps, "tools")) co_return Error{tools.error()};
   if (tools) l->tools.Swap(*tools);
   // Over HTTP a stateless server's tools mirror arguments into headers; a
   // tool whose declarations are broken cannot be called correctly.
@@ -457,21 +493,22 @@ Result<std::shared_ptr<Listing>> Upstream::list_all(transport::Connection& c) {
     l->tools.Swap(kept);
   }
   if (l->has_resources) {
-    auto r = drain(c, "resources/list", "resources");
-    if (!r) return Error{r.error()};
+    auto r = co_await drain(c, "resources/list", "resources");
+    if (!r) co_return Error{r.error()};
     l->resources.Swap(*r);
     // Templates are optional even for servers with resources.
-    if (auto t = drain(c, "resources/templates/list", "resourceTemplates")) l->resource_templates.Swap(*t);
+    auto t = co_await drain(c, "resources/templates/list", "resourceTemplates");
+    if (t) l->resource_templates.Swap(*t);
   }
   if (l->has_prompts) {
-    auto p = drain(c, "prompts/list", "prompts");
-    if (!p) return Error{p.error()};
+    auto p = co_await drain(c, "prompts/list", "prompts");
+    if (!p) co_return Error{p.error()};
     l->prompts.Swap(*p);
   }
-  return l;
+  co_return l;
 }
 
-void Upstream::supervise() {
+Task<> Upstream::supervise() {
   auto backoff = 100ms;
   for (;;) {
     {
@@ -482,19 +519,18 @@ void Upstream::supervise() {
     }
     auto started = Clock::now();
     std::shared_ptr<transport::Connection> conn;
-    std::thread listen_thread;
     std::shared_ptr<CancelSignal> listen_stop;
     Result<void> ok;
     if (auto c = connect(); !c) {
       ok = Error{c.error()};
     } else {
       conn = std::move(*c);
-      ok = initialize(*conn);
-      if (ok) block_on(io_.executor(), send_log_level(conn), [] {});
+      ok = co_await initialize(*conn);
+      if (ok) co_await send_log_level(conn);
     }
     bool counted = false;  // this connection's attempt, once
     while (ok) {
-      auto listing = list_all(*conn);
+      auto listing = co_await list_all(*conn);
       if (!listing) {
         ok = Error{listing.error()};
         break;
@@ -511,25 +547,25 @@ void Upstream::supervise() {
       }
       ready_.store(true);
       if (client_session_.empty()) listener_.on_health(cfg_.name, true);
-      cv_.notify_all();
       changed_.notify();
-      if (modern() && client_session_.empty() && !listen_thread.joinable()) {
+      if (modern() && client_session_.empty() && !listen_stop) {
         listen_stop = std::make_shared<CancelSignal>();
-        listen_thread = std::thread([this, conn, stop = listen_stop] { listen_for_changes(conn, stop); });
+        auto listen = [self = shared_from_this(), conn, listen_stop]() -> Task<> {
+          co_await self->listen_for_changes(conn, listen_stop);
+        };
+        asio::co_spawn(asio::make_strand(io_.executor()), std::move(listen), asio::detached);
       }
       // The catalog lists the shared connection's tools; a client's own
       // connection serves calls only.
       if (client_session_.empty()) listener_.on_tools_changed(cfg_.name);
-      std::unique_lock lk(mu_);
-      cv_.wait(lk, [&] { return stopping_ || conn_dead_ || refresh_; });
+      std::function<bool()> woken = [this] { return stopping_ || conn_dead_ || refresh_; };
+      co_await wait_until(woken);
+      std::lock_guard lk(mu_);
       if (stopping_ || conn_dead_) break;
     }
     ready_.store(false);
     if (client_session_.empty()) listener_.on_health(cfg_.name, false);
-    if (listen_thread.joinable()) {
-      listen_stop->cancel();
-      listen_thread.join();
-    }
+    if (listen_stop) listen_stop->cancel();
     {
       std::lock_guard lk(mu_);
       if (!ok) {
@@ -539,16 +575,16 @@ void Upstream::supervise() {
       conn_.reset();
       first_done_ = true;
     }
-    cv_.notify_all();
     changed_.notify();
     if (!ok) spdlog::warn("upstream {}: {}", cfg_.name, ok.error());
     // Callers may still hold the connection; closing it fails their calls
     // promptly instead of leaving them to time out.
-    if (conn) conn->close();
+    if (conn) co_await conn->shut();
     conn.reset();
     pid_.store(0);
     if (Clock::now() - started > 10s) backoff = 100ms;
-    if (!wait_backoff(backoff)) break;
+    bool again = co_await wait_backoff(backoff);
+    if (!again) break;
     backoff = std::min(backoff * 2, std::chrono::milliseconds(30s));
   }
 }
@@ -585,7 +621,7 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
         std::lock_guard lk(mu_);
         refresh_ = true;
       }
-      cv_.notify_all();
+      changed_.notify();
     } else if (method == "notifications/progress" && m.params()) {
       auto token = json::find(*m.params(), "progressToken");
       if (!token || !token->IsString()) return;

@@ -9,7 +9,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "config/config.hpp"
 #include "transport/connection.hpp"
@@ -56,14 +55,14 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   Upstream(const Upstream&) = delete;
   Upstream& operator=(const Upstream&) = delete;
 
-  /// Starts connecting in the background.
+  /// Starts connecting in the background (a coroutine on the loop).
   void start();
   /// Waits until the first connection attempt has finished (either way).
   void wait_first_attempt(std::chrono::milliseconds timeout);
   /// wait_first_attempt for a coroutine, until `deadline`.
   Task<> first_attempt(std::chrono::steady_clock::time_point deadline);
   /// Stops the child / ends the HTTP session; pending calls fail. Stops the
-  /// per-client connections too.
+  /// per-client connections too. Off the loop, waits until it is over.
   void stop();
   /// The most verbose log level the gateway's clients want: sent to a
   /// stateful-era server that offers logging (now and on every reconnect),
@@ -114,12 +113,14 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   /// supervisor connect again and waits, until `deadline`, for the outcome
   /// of its next attempt; true when a new connection is up.
   Task<bool> renew(std::shared_ptr<transport::Connection> dead, std::chrono::steady_clock::time_point deadline);
-  void supervise();
+  /// Connects, initializes, lists, waits for the connection to die or a
+  /// list to change, and reconnects with backoff, until stop().
+  Task<> supervise();
   Result<std::shared_ptr<transport::Connection>> connect();
   /// Probes `server/discover`: true when the server speaks the stateless
   /// revision (then used without initialize).
-  bool discover(transport::Connection& c);
-  Result<void> initialize(transport::Connection& c);
+  Task<bool> discover(transport::Connection& c);
+  Task<Result<void>> initialize(transport::Connection& c);
   bool modern() const;
   /// Sends logging/setLevel with log_level_ on `c`, when there is one to send
   /// and the server offers logging.
@@ -128,7 +129,7 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   /// for the client of `opts` (none: the gateway itself).
   void add_envelope(json::Document& p, const CallOptions* opts) const;
   /// Keeps a subscriptions/listen open on `c` so list changes arrive, until `stop`.
-  void listen_for_changes(std::shared_ptr<transport::Connection> c, std::shared_ptr<CancelSignal> stop);
+  Task<> listen_for_changes(std::shared_ptr<transport::Connection> c, std::shared_ptr<CancelSignal> stop);
   /// send(), then as long as the server answers input_required, the
   /// client's answers and the retry.
   Task<transport::Response> send_rounds(std::string_view method, const json::Document& params,
@@ -140,8 +141,8 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   /// A copy of a final result of this server, without the framing of its
   /// revision.
   json::Document own_result(const json::Value& result) const;
-  Result<json::Document> drain(transport::Connection& c, const char* method, const char* key);
-  Result<std::shared_ptr<Listing>> list_all(transport::Connection& c);
+  Task<Result<json::Document>> drain(transport::Connection& c, const char* method, const char* key);
+  Task<Result<std::shared_ptr<Listing>>> list_all(transport::Connection& c);
   /// The connection calls of `opts` use: for a per_client server, the
   /// calling client's own (started on first use), else this one.
   Task<Result<std::shared_ptr<Upstream>>> for_client(const CallOptions& opts);
@@ -163,7 +164,10 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   std::optional<ActiveCall> sole_client() const;
   /// Asks `to`'s client the server's request `m` and answers the server.
   Task<> forward_request(std::shared_ptr<jsonrpc::Message> m, ActiveCall to);
-  bool wait_backoff(std::chrono::milliseconds d);
+  /// Waits `d` unless stop() comes first; false when it did.
+  Task<bool> wait_backoff(std::chrono::milliseconds d);
+  /// Waits until `ready()` (under mu_) holds.
+  Task<> wait_until(const std::function<bool()>& ready);
   std::shared_ptr<transport::Connection> connection() const;
 
   config::Server cfg_;
@@ -173,11 +177,11 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   const std::string client_protocol_;  ///< the revision of that connection's client
   std::mutex clients_mu_;
   std::map<std::string, std::shared_ptr<Upstream>> clients_;  ///< per_client: by client session
-  std::thread thread_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;  ///< wakes the supervisor
-  Event changed_;  ///< wakes coroutines waiting on the connection (renew, first_attempt)
+  Event changed_;  ///< wakes the supervisor and whoever waits on the connection (renew, first_attempt)
+  std::condition_variable stopped_;  ///< the supervisor ended (for stop() off the loop)
   bool stopping_ = false, first_done_ = false, conn_dead_ = false, refresh_ = false;
+  bool supervising_ = false;  ///< the supervisor coroutine runs
   bool modern_ = false;  ///< the server speaks the stateless revision
   std::string log_level_;  ///< for logging/setLevel; "" = never asked
   std::shared_ptr<transport::Connection> conn_;
