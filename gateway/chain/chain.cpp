@@ -102,8 +102,8 @@ std::string validate_arguments(const catalog::ExposedTool& tool, const json::Val
   auto def = json::parse(tool.definition);
   const json::Value* schema = def ? json::find(*def, "inputSchema") : nullptr;
   if (!schema || !schema->IsObject()) return {};
-  rapidjson::SchemaDocument sd(*schema);
-  rapidjson::SchemaValidator validator(sd);
+  json::SchemaDocument sd(*schema);
+  json::SchemaValidator validator(sd);
   if (arguments.Accept(validator)) return {};
   rapidjson::StringBuffer where, rule;
   validator.GetInvalidDocumentPointer().StringifyUriFragment(where);

@@ -65,8 +65,8 @@ json::Value trace_entry(const Call& c, bool is_error, json::Allocator& a) {
 }  // namespace
 
 bool conforms(const json::Value& schema, const json::Value& value) {
-  rapidjson::SchemaDocument sd(schema);
-  rapidjson::SchemaValidator validator(sd);
+  json::SchemaDocument sd(schema);
+  json::SchemaValidator validator(sd);
   return value.Accept(validator);
 }
 

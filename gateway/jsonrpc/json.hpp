@@ -1,6 +1,7 @@
 #pragma once
 // Small helpers over RapidJSON shared by every module.
 #include <rapidjson/document.h>
+#include <rapidjson/schema.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -14,9 +15,24 @@
 
 namespace mcpgw::json {
 
-using Value = rapidjson::Value;
-using Document = rapidjson::Document;
-using Allocator = rapidjson::Document::AllocatorType;
+/// RapidJSON's memory pool with small chunks. Its default is 64 KiB per
+/// document on the first allocation: with a document or more per call and
+/// per session, thousands of calls and sessions at once cost hundreds of
+/// megabytes for a few hundred bytes each. Larger values get chunks of
+/// their own size, so big documents are not slower to build.
+class Pool : public rapidjson::MemoryPoolAllocator<> {
+ public:
+  static constexpr std::size_t kChunk = 1024;
+  Pool() : MemoryPoolAllocator(kChunk) {}
+  explicit Pool(std::size_t chunk, rapidjson::CrtAllocator* base = nullptr) : MemoryPoolAllocator(chunk, base) {}
+};
+
+using Value = rapidjson::GenericValue<rapidjson::UTF8<>, Pool>;
+using Document = rapidjson::GenericDocument<rapidjson::UTF8<>, Pool>;
+using Allocator = Pool;
+/// Checks documents against a JSON Schema (draft-04 keywords).
+using SchemaDocument = rapidjson::GenericSchemaDocument<Value>;
+using SchemaValidator = rapidjson::GenericSchemaValidator<SchemaDocument>;
 
 /// Parses `text` into a new document; the error names offset and reason.
 Result<Document> parse(std::string_view text);

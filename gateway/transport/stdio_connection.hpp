@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <deque>
+#include <vector>
 #include <map>
 #include <memory>
 
@@ -68,6 +69,7 @@ class StdioConnection final : public Connection, public std::enable_shared_from_
   // Touched on the strand only.
   std::map<std::int64_t, Pending> pending_;
   std::deque<std::pair<std::string, std::optional<std::int64_t>>> outbox_;
+  std::size_t queued_bytes_ = 0;  ///< in outbox_
   bool writing_ = false;
   std::string close_reason_;
 };
