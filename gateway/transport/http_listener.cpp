@@ -210,8 +210,10 @@ struct Listener::Impl : std::enable_shared_from_this<Impl> {
 template <typename Stream>
 class Listener::Impl::ConnResponder final : public Responder {
  public:
-  ConnResponder(Stream& s, const ListenerOptions& o, bool head_only, bool keep_alive)
-      : stream_(s), opts_(o), head_only_(head_only), keep_alive_(keep_alive) {}
+  /// `buffer`: the connection's read buffer (what a client pipelines while
+  /// it reads a stream is kept there for its next request).
+  ConnResponder(Stream& s, beast::flat_buffer& buffer, const ListenerOptions& o, bool head_only, bool keep_alive)
+      : stream_(s), buffer_(buffer), opts_(o), head_only_(head_only), keep_alive_(keep_alive) {}
 
   bool answered() const override { return answered_; }
   /// The connection must close after this response.
@@ -252,20 +254,48 @@ class Listener::Impl::ConnResponder final : public Responder {
     error_code ec;
     beast::get_lowest_layer(stream_).expires_after(opts_.write_timeout);
     co_await bhttp::async_write_header(stream_, sr, with_ec(ec));
+    beast::get_lowest_layer(stream_).expires_never();
     StreamEnd end = ec ? StreamEnd::PeerGone : co_await pump(*q, o);
     if (end != StreamEnd::Done) close_ = true;
     co_return end;
   }
 
  private:
+  /// A read pending while a stream is written: a client reading a stream
+  /// sends nothing, so its completion means the client closed the
+  /// connection (noticed at once, not at the next heartbeat), or pipelined
+  /// its next request (kept in the buffer; the watch ends).
+  struct PeerWatch {
+    bool done = false, gone = false;
+  };
+
   awaitable<StreamEnd> pump(StreamQueue& q, const StreamOptions& o) {
     set_interrupt(q, [this] { beast::get_lowest_layer(stream_).cancel(); });
     Finally detach{[&q] { set_interrupt(q, nullptr); }};
+    auto watch = std::make_shared<PeerWatch>();
+    auto watched = [this, watch, &q](const error_code& ec, std::size_t n) {
+      buffer_.commit(n);
+      watch->done = true;
+      watch->gone = ec || n == 0;
+      notify(q);
+    };
+    stream_.async_read_some(buffer_.prepare(4096), std::move(watched));
+    StreamEnd end = co_await pump_queue(q, o, *watch);
+    if (!watch->done) {
+      // The read refers to this frame's buffer: it ends before we do.
+      beast::get_lowest_layer(stream_).cancel();
+      while (!watch->done) co_await wait(q, std::chrono::hours(1));
+    }
+    co_return end;
+  }
+
+  awaitable<StreamEnd> pump_queue(StreamQueue& q, const StreamOptions& o, const PeerWatch& watch) {
     bool beat = !o.heartbeat.empty();
     if (o.prime && beat && !co_await chunk(o.heartbeat)) co_return StreamEnd::PeerGone;
     std::string batch;
     for (;;) {
       if (q.overflowed()) co_return StreamEnd::Overflow;
+      if (watch.gone) co_return StreamEnd::PeerGone;
       batch.clear();
       bool last = take(q, batch);
       if (!batch.empty()) {
@@ -288,10 +318,13 @@ class Listener::Impl::ConnResponder final : public Responder {
     error_code ec;
     beast::get_lowest_layer(stream_).expires_after(opts_.write_timeout);
     co_await asio::async_write(stream_, bhttp::make_chunk(asio::buffer(data.data(), data.size())), with_ec(ec));
+    // The write timeout must not cut the peer watch's read short later.
+    beast::get_lowest_layer(stream_).expires_never();
     co_return !ec;
   }
 
   Stream& stream_;
+  beast::flat_buffer& buffer_;
   const ListenerOptions& opts_;
   bool head_only_, keep_alive_;
   bool answered_ = false, close_ = false;
@@ -452,7 +485,7 @@ awaitable<void> Listener::Impl::serve(Stream& stream, Conn& conn, bool deadline_
     bool keep_alive = false;
     if (!co_await read_request(stream, buffer, conn, first, req, keep_alive)) co_return;
     tcp_layer.expires_never();
-    ConnResponder<Stream> res(stream, opts, req.method == "HEAD", keep_alive && !stopping.load());
+    ConnResponder<Stream> res(stream, buffer, opts, req.method == "HEAD", keep_alive && !stopping.load());
     bool failed = false;
     try {
       co_await handler(req, res);

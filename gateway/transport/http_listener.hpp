@@ -159,6 +159,8 @@ class Responder {
   static bool take(StreamQueue& q, std::string& out) { return q.take(out); }
   static void set_interrupt(StreamQueue& q, std::function<void()> fn) { q.set_interrupt(std::move(fn)); }
   static awaitable<bool> wait(StreamQueue& q, std::chrono::steady_clock::duration d) { return q.signal_->wait(d); }
+  /// Wakes the writer of `q` (on its strand: something it watches changed).
+  static void notify(StreamQueue& q) { q.signal_->notify(); }
 };
 
 /// Handles one request; see the file comment.

@@ -14,6 +14,7 @@ import {
   Proc,
   bankStdio,
   connectHttp,
+  httpGet,
   openGetStream,
   pollUntil,
   requireBinaries,
@@ -244,6 +245,36 @@ test(
       assert.deepEqual(await clients[149].result('ping'), {});
     } finally {
       for (const s of streams) s.close();
+    }
+  }),
+);
+
+test(
+  'a client that closes its GET stream is noticed at once, not at the next heartbeat: the stream is gone and a new one may open',
+  withDiagnostics(async () => {
+    requireBinaries();
+    // A heartbeat far beyond the poll's deadline: only the peer watch can
+    // notice the close in time.
+    const gw = await startGateway({ listen: { heartbeat_ms: 3600000 }, servers: [bankStdio()] }, { label: 'mcpgw-watch' });
+    const openStreams = async () => {
+      const text = (await httpGet(`${gw.base}/metrics`)).text;
+      return Number(/^mcpgw_open_streams (\d+)/m.exec(text)[1]);
+    };
+    const c = await connectHttp(gw.url);
+    const first = await openGetStream(c);
+    assert.equal(first.status, 200);
+    assert.equal(await openStreams(), 1);
+    // One GET stream per session: a second is refused while the first is held.
+    const second = await openGetStream(c);
+    assert.equal(second.status, 409);
+    first.close();
+    await pollUntil(async () => (await openStreams()) === 0, { what: 'the closed stream noticed' });
+    const third = await openGetStream(c);
+    try {
+      assert.equal(third.status, 200);
+      assert.deepEqual(await c.result('ping'), {});
+    } finally {
+      third.close();
     }
   }),
 );
