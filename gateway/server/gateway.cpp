@@ -36,6 +36,7 @@ Gateway::~Gateway() {
   cluster_->stop();
   router_.drain();
   stop_upstreams();
+  rebuilds_.reset();
   // Unload the plugins now, while the logger and everything they may touch
   // still exist: the snapshot and this list hold the last references.
   catalog_.publish(std::make_shared<catalog::Snapshot>());
@@ -95,6 +96,7 @@ Result<void> Gateway::start_upstreams() {
 }
 
 void Gateway::on_tools_changed(const std::string& server) {
+  if (io_.in_loop() && rebuilds_ && rebuilds_->submit([this, server] { on_tools_changed(server); })) return;
   std::lock_guard lk(rebuild_mu_);
   auto old = catalog_.snapshot();
   auto ups = upstreams();

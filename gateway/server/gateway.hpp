@@ -12,6 +12,7 @@
 #include "server/metrics.hpp"
 #include "server/router.hpp"
 #include "transport/admin_server.hpp"
+#include "util/worker_pool.hpp"
 #include "transport/http_server.hpp"
 #include "transport/io.hpp"
 #include "transport/stdio_server.hpp"
@@ -98,6 +99,10 @@ class Gateway final : public upstream::Listener {
   transport::StdioServer* stdio_ = nullptr;
   bool stopping_ = false;
   std::once_flag upstreams_stopped_;
+  /// Catalog rebuilds an upstream asks for (it tells on the I/O loop;
+  /// building thousands of tools and their search index is CPU work): one
+  /// at a time, in order. Stopped once the upstreams are.
+  std::unique_ptr<WorkerPool> rebuilds_ = std::make_unique<WorkerPool>(0, 1);
 };
 
 }  // namespace mcpgw::server

@@ -60,7 +60,8 @@ struct Reply {
 
 /// `_meta` key the gateway puts on a request an upstream sends to a client:
 /// its place in the order the upstream sent them (1, 2, ...), since they
-/// are relayed on several threads. Stripped before the client sees it.
+/// are relayed by coroutines of their own, in any order. Stripped before the
+/// client sees it.
 inline constexpr std::string_view kInputOrder = "mcpgw/inputOrder";
 
 /// The way back to the client a call is made for: what an upstream sends

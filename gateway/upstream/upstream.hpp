@@ -28,7 +28,7 @@ struct Listing {
   bool has_resources = false, has_prompts = false, has_completions = false, can_subscribe = false;
 };
 
-/// Hears about an upstream's changes; called from the upstream's threads.
+/// Hears about an upstream's changes; called on the I/O loop (must not block).
 class Listener {
  public:
   virtual ~Listener() = default;
@@ -197,7 +197,7 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   std::map<std::string, std::function<void(json::Value&)>> progress_;
   std::atomic<std::uint64_t> next_token_{1};
   /// Wire order of the requests this server sends to clients (their
-  /// `mcpgw/inputOrder` hint): they are relayed on several threads.
+  /// `mcpgw/inputOrder` hint): each is relayed by a coroutine of its own.
   std::atomic<std::uint64_t> next_forward_{1};
   mutable std::mutex calls_mu_;
   std::map<std::uint64_t, ActiveCall> calls_;  // by a local sequence number
