@@ -1,7 +1,5 @@
 #include "server/calls.hpp"
 
-#include <boost/asio/this_coro.hpp>
-
 namespace mcpgw::server {
 namespace {
 
@@ -150,8 +148,9 @@ Task<saga::Engine::Outcome> drive(Services& sv, Request& r, std::shared_ptr<saga
     inbox->preload(answers);
     auto client = std::make_shared<ClientCall>(r.session, ex, sv.forwarded_ids, inbox, !sagas);
     client->progress().retarget(r.progress_token());
-    asio::any_io_executor here = co_await asio::this_coro::executor;
-    parked = sv.engine.start(here, inbox, client,
+    // Not the request's strand: the call outlives the request, and its
+    // continuations come on other connections.
+    parked = sv.engine.start(sv.io, inbox, client,
                              [client, work = std::move(work)](CancelSignal& cancel) {
                                return work(client, cancel, &client->progress());
                              });

@@ -85,6 +85,8 @@ struct Services {
   /// sessions, so a client can never answer another's.
   std::atomic<std::uint64_t>& forwarded_ids;
   Audit& audit;
+  /// The I/O loop (suspendable calls start on strands of their own there).
+  asio::any_io_executor io;
   /// The replicas' shared state; null for a process alone (no
   /// cluster.redis or cluster.secret) and on stdio.
   cluster::Cluster* cluster = nullptr;

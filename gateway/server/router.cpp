@@ -24,7 +24,7 @@ Router::Router(std::shared_ptr<const config::Config> cfg, catalog::Catalog& cata
       subscriptions_(
           catalog, [this](std::function<void()> task) { return post(std::move(task)); }, io_),
       audit_(settings_.config()->audit, metrics_),
-      services_{settings_, catalog_, metrics_, sessions_, subscriptions_, engine_, forwarded_ids_, audit_} {}
+      services_{settings_, catalog_, metrics_, sessions_, subscriptions_, engine_, forwarded_ids_, audit_, io_} {}
 
 Router::~Router() { drain(); }
 
@@ -197,10 +197,13 @@ void Router::run_async(const std::shared_ptr<McpSession>& parent, const std::sha
     }
   };
   auto done = std::make_shared<Done>(in_flight_, parent, std::move(key));
-  // Each request on a strand of its own: its steps never run at once, and
-  // requests of one session still run side by side.
+  // On the strand that writes its answer (its HTTP connection's): starting
+  // and answering need no hop to another thread, and a connection serves
+  // one request at a time anyway. Otherwise a strand of its own.
+  asio::any_io_executor strand = ex->executor();
+  if (!strand) strand = asio::make_strand(io_);
   asio::co_spawn(
-      asio::make_strand(io_),
+      strand,
       [this, &method, s, m, ex, ctx]() -> Task<> {
         Request r{s, *m, ex, *ctx};
         Answer answer = co_await method.task(services_, r);

@@ -15,6 +15,7 @@
 #include "jsonrpc/message.hpp"
 #include "transport/shared_sessions.hpp"
 #include "util/cancel.hpp"
+#include "util/event.hpp"
 
 namespace mcpgw::transport {
 
@@ -81,6 +82,10 @@ class Exchange {
   void cancel() { cancel_.cancel(); }
   /// For work that blocks: wakes it when the request is cancelled.
   CancelSignal& cancel_signal() { return cancel_; }
+  /// The strand the request's answer is written on, if it has one: work
+  /// for the request that runs there needs no hop to another thread to
+  /// start or to answer. Empty: none.
+  virtual asio::any_io_executor executor() const { return {}; }
 
  private:
   CancelSignal cancel_;

@@ -87,6 +87,7 @@ class PostExchange final : public Exchange {
     if (counted_) ++counted_->in_flight;
   }
   bool can_send() const override { return can_stream_; }
+  asio::any_io_executor executor() const override { return stream_->signal->executor(); }
   void send(std::string msg) override {
     // A client that accepts only JSON cannot receive messages mid-request;
     // dropping them is what the spec leaves us.
