@@ -72,7 +72,6 @@ void Event::notify() {
 }
 
 Task<bool> Event::wait(std::uint64_t seen, Clock::time_point deadline, CancelSignal* cancel) {
-  // (GCC 12 mishandles co_await inside a call's arguments: one per statement.)
   asio::any_io_executor ex = co_await asio::this_coro::executor;
   auto w = std::make_shared<Waiter>(ex);
   {
