@@ -173,14 +173,10 @@ Task<bool> Upstream::renew(std::shared_ptr<transport::Connection> dead, Clock::t
     if (dead && conn_ == dead) conn_dead_ = true;
   }
   changed_.notify();
-  for (;;) {
-    const auto generation = changed_.generation();
-    {
-      std::lock_guard lk(mu_);
-      if ((conn_ && conn_ != dead) || stopping_ || attempts_ > seen) co_return conn_ && conn_ != dead && !stopping_;
-    }
-    if (!co_await changed_.wait(generation, deadline)) co_return false;
-  }
+  std::function<bool()> settled = [&] { return (conn_ && conn_ != dead) || stopping_ || attempts_ > seen; };
+  bool ready = co_await wait_until(settled, deadline);
+  std::lock_guard lk(mu_);
+  co_return ready && conn_ && conn_ != dead && !stopping_;
 }
 
 void Upstream::circuit_changed(Breaker::State state) {

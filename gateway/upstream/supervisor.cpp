@@ -31,27 +31,9 @@ constexpr std::string_view kClientCaps = R"({"sampling":{},"elicitation":{"form"
 }  // namespace
 
 Task<bool> Upstream::wait_backoff(std::chrono::milliseconds d) {
-  const auto until = Clock::now() + d;
-  for (;;) {
-    const auto seen = changed_.generation();
-    {
-      std::lock_guard lk(mu_);
-      if (stopping_) co_return false;
-    }
-    bool woken = co_await changed_.wait(seen, until);
-    if (!woken) co_return true;
-  }
-}
-
-Task<> Upstream::wait_until(const std::function<bool()>& ready) {
-  for (;;) {
-    const auto seen = changed_.generation();
-    {
-      std::lock_guard lk(mu_);
-      if (ready()) co_return;
-    }
-    co_await changed_.wait(seen, Clock::time_point::max());
-  }
+  std::function<bool()> stopping = [this] { return stopping_; };
+  bool stopped = co_await wait_until(stopping, Clock::now() + d);
+  co_return !stopped;
 }
 
 Result<std::shared_ptr<transport::Connection>> Upstream::connect() {

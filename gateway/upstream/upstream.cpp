@@ -115,13 +115,19 @@ void Upstream::wait_first_attempt(std::chrono::milliseconds timeout) {
 }
 
 Task<> Upstream::first_attempt(Clock::time_point deadline) {
+  std::function<bool()> done = [this] { return first_done_ || stopping_; };
+  co_await wait_until(done, deadline);
+}
+
+Task<bool> Upstream::wait_until(const std::function<bool()>& ready, Clock::time_point deadline) {
   for (;;) {
     const auto seen = changed_.generation();
     {
       std::lock_guard lk(mu_);
-      if (first_done_ || stopping_) co_return;
+      if (ready()) co_return true;
     }
-    if (!co_await changed_.wait(seen, deadline)) co_return;
+    bool woken = co_await changed_.wait(seen, deadline);
+    if (!woken) co_return false;
   }
 }
 

@@ -166,8 +166,10 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   Task<> forward_request(std::shared_ptr<jsonrpc::Message> m, ActiveCall to);
   /// Waits `d` unless stop() comes first; false when it did.
   Task<bool> wait_backoff(std::chrono::milliseconds d);
-  /// Waits until `ready()` (under mu_) holds.
-  Task<> wait_until(const std::function<bool()>& ready);
+  /// Waits until `ready()` (checked under mu_) holds, or `deadline`; true
+  /// when it held.
+  Task<bool> wait_until(const std::function<bool()>& ready,
+                        std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
   std::shared_ptr<transport::Connection> connection() const;
 
   config::Server cfg_;
