@@ -69,9 +69,14 @@ test(
     const a = await connectHttp(gw.url, D);
     const b = await connectHttp(gw.url, D);
     const slow = a.request('tools/call', { name: 'toolbox:sleep', arguments: { ms: 3000 } });
+    let ended;
+    slow.then((m) => { ended = m; }, (e) => { ended = { thrown: String(e) }; });
     // A ping passes until the slow call is in flight, then is refused.
     let second;
-    await pollUntil(async () => (second = await a.request('ping')).error !== undefined, { what: 'a ping refused while the call runs' });
+    await pollUntil(async () => {
+      if (ended) throw new Error(`the slow call ended before a ping saw it in flight: ${JSON.stringify(ended)}`);
+      return (second = await a.request('ping')).error !== undefined;
+    }, { what: 'a ping refused while the call runs' });
     assert.equal(second.error?.code, -32000, JSON.stringify(second));
     assert.equal(second.error.message, 'Too many requests in flight: limits.max_in_flight_per_session (1) reached for this session');
     assert.equal(second.error.data.retryAfterMs, 100);
