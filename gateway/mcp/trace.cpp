@@ -38,9 +38,9 @@ std::optional<TraceContext> TraceContext::parse(std::string_view v) {
   return t;
 }
 
-TraceContext TraceContext::fresh() { return TraceContext{random_hex(16), random_hex(8), "01"}; }
+TraceContext TraceContext::fresh() { return TraceContext{unique_hex(16), unique_hex(8), "01"}; }
 
-TraceContext TraceContext::child() const { return TraceContext{trace_id, random_hex(8), flags}; }
+TraceContext TraceContext::child() const { return TraceContext{trace_id, unique_hex(8), flags}; }
 
 std::string TraceContext::header() const { return "00-" + trace_id + "-" + span_id + "-" + flags; }
 

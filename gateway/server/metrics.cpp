@@ -6,7 +6,10 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <map>
+#include <mutex>
 #include <set>
+#include <unordered_map>
 
 namespace mcpgw::server {
 
@@ -62,6 +65,15 @@ struct Metrics::Impl {
                                     .Help("Open client sessions")
                                     .Register(*registry)
                                     .Add({});
+
+  // Family::Add builds a label map and hashes it on every call, which shows
+  // on the per-call path: the children it returns are stable, so they are
+  // looked up once per label set.
+  std::mutex cache_mu;
+  std::map<std::string, prometheus::Counter*, std::less<>> messages_by_method;
+  std::unordered_map<std::string, prometheus::Counter*> calls_by_labels;
+  std::unordered_map<std::string, prometheus::Histogram*> latency_by_server;
+  std::unordered_map<std::string, prometheus::Gauge*> in_flight_by_server;
 };
 
 namespace {
@@ -77,16 +89,37 @@ Metrics::Metrics() : impl_(std::make_unique<Impl>()) {}
 Metrics::~Metrics() = default;
 
 void Metrics::message(std::string_view method) {
-  std::string m = kKnownMethods.count(method) ? std::string(method) : "other";
-  impl_->messages.Add({{"method", m}}).Increment();
+  std::string_view m = kKnownMethods.count(method) ? method : "other";
+  std::lock_guard lk(impl_->cache_mu);
+  auto it = impl_->messages_by_method.find(m);
+  if (it == impl_->messages_by_method.end())
+    it = impl_->messages_by_method.emplace(std::string(m), &impl_->messages.Add({{"method", std::string(m)}})).first;
+  it->second->Increment();
 }
 
 void Metrics::tool_call(const std::string& server, const std::string& tool, std::string_view via,
                         std::string_view outcome, double seconds) {
-  impl_->calls.Add({{"server", server}, {"tool", tool}, {"via", std::string(via)}, {"outcome", std::string(outcome)}})
-      .Increment();
   static const prometheus::Histogram::BucketBoundaries kBuckets = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30};
-  impl_->latency.Add({{"server", server}}, kBuckets).Observe(seconds);
+  std::string key = server;
+  for (std::string_view part : {std::string_view(tool), via, outcome}) {
+    key.push_back('\0');
+    key.append(part);
+  }
+  prometheus::Counter* counter;
+  prometheus::Histogram* latency;
+  {
+    std::lock_guard lk(impl_->cache_mu);
+    auto& c = impl_->calls_by_labels[key];
+    if (!c)
+      c = &impl_->calls.Add(
+          {{"server", server}, {"tool", tool}, {"via", std::string(via)}, {"outcome", std::string(outcome)}});
+    auto& h = impl_->latency_by_server[server];
+    if (!h) h = &impl_->latency.Add({{"server", server}}, kBuckets);
+    counter = c;
+    latency = h;
+  }
+  counter->Increment();
+  latency->Observe(seconds);
 }
 
 void Metrics::set_upstream_up(const std::string& server, bool up) {
@@ -94,7 +127,14 @@ void Metrics::set_upstream_up(const std::string& server, bool up) {
 }
 
 void Metrics::call_in_flight(const std::string& server, int delta) {
-  impl_->in_flight.Add({{"server", server}}).Increment(delta);
+  prometheus::Gauge* gauge;
+  {
+    std::lock_guard lk(impl_->cache_mu);
+    auto& g = impl_->in_flight_by_server[server];
+    if (!g) g = &impl_->in_flight.Add({{"server", server}});
+    gauge = g;
+  }
+  gauge->Increment(delta);
 }
 
 void Metrics::set_queued(const std::string& server, int n) { impl_->queued.Add({{"server", server}}).Set(n); }

@@ -71,8 +71,10 @@ class Connection {
   /// a thread meanwhile. `opts.cancel`, when set, must outlive the request.
   virtual void async_request(std::string_view method, const json::Value* params, RequestOptions opts,
                              ResponseHandler done) = 0;
-  /// async_request as a step of a coroutine (resumed on its executor).
-  Task<Response> call(std::string_view method, const json::Value* params, RequestOptions opts);
+  /// async_request as a step of a coroutine (resumed on its executor, which
+  /// must be a strand). Transports that can run the exchange in the caller's
+  /// coroutine override it, saving two hops between threads per request.
+  virtual Task<Response> call(std::string_view method, const json::Value* params, RequestOptions opts);
   /// async_request, waited for in the calling thread: for the worker pool
   /// (plugin handlers, blocking callers), never for an I/O thread.
   Response request(std::string_view method, const json::Value* params, const RequestOptions& opts);

@@ -144,8 +144,12 @@ void HttpConnection::async_request(std::string_view method, const json::Value* p
   auto start = [self = shared_from_this(), id, body = jsonrpc::make_request(id, method, params),
                 opts = std::move(opts), routing = std::move(routing), done = std::move(done)]() mutable {
     auto strand = asio::make_strand(self->io_.executor());
-    auto run = self->run_request(id, std::move(body), std::move(opts), std::move(routing), std::move(done));
-    asio::co_spawn(strand, std::move(run), asio::detached);
+    auto run = [](std::shared_ptr<HttpConnection> c, std::int64_t id, std::string body, RequestOptions opts,
+                  Headers routing, ResponseHandler done) -> asio::awaitable<void> {
+      done(co_await c->exchange(id, std::move(body), std::move(opts), std::move(routing)));
+    };
+    auto task = run(self, id, std::move(body), std::move(opts), std::move(routing), std::move(done));
+    asio::co_spawn(strand, std::move(task), asio::detached);
   };
   {
     // What was queued before this request reaches the server first
@@ -159,8 +163,21 @@ void HttpConnection::async_request(std::string_view method, const json::Value* p
   start();
 }
 
-asio::awaitable<void> HttpConnection::run_request(std::int64_t id, std::string body, RequestOptions opts,
-                                                  Headers routing, ResponseHandler done) {
+Task<Response> HttpConnection::call(std::string_view method, const json::Value* params, RequestOptions opts) {
+  bool queued;
+  {
+    std::lock_guard lk(mu_);
+    queued = sending_;
+  }
+  // Queued notifications go first: the request waits its turn in async_request.
+  if (queued) co_return co_await Connection::call(method, params, std::move(opts));
+  std::int64_t id = next_id_.fetch_add(1);
+  Headers routing = routing_headers(method, params, opts.headers);
+  co_return co_await exchange(id, jsonrpc::make_request(id, method, params), std::move(opts), std::move(routing));
+}
+
+asio::awaitable<Response> HttpConnection::exchange(std::int64_t id, std::string body, RequestOptions opts,
+                                                   Headers routing) {
   auto self = shared_from_this();
   Response r;
   auto abort = new_abort(co_await asio::this_coro::executor, opts.deadline, opts.cancel);
@@ -183,7 +200,7 @@ asio::awaitable<void> HttpConnection::run_request(std::int64_t id, std::string b
                 p.GetAllocator());
     notify("notifications/cancelled", &p);
   }
-  done(std::move(r));
+  co_return r;
 }
 
 asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<std::int64_t> id,

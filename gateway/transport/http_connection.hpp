@@ -34,6 +34,7 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
 
   void async_request(std::string_view method, const json::Value* params, RequestOptions opts,
                      ResponseHandler done) override;
+  Task<Response> call(std::string_view method, const json::Value* params, RequestOptions opts) override;
   bool notify(std::string_view method, const json::Value* params) override;
   bool respond(std::string message) override;
   void set_protocol_version(std::string version) override;
@@ -56,8 +57,8 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
   asio::awaitable<Response> post(std::string body, std::optional<std::int64_t> id, std::shared_ptr<Abort> abort,
                                  std::function<void(jsonrpc::Message&)> on_related, Headers routing,
                                  Headers forwarded = {});
-  asio::awaitable<void> run_request(std::int64_t id, std::string body, RequestOptions opts, Headers routing,
-                                    ResponseHandler done);
+  /// One request's exchange, on the calling coroutine's strand.
+  asio::awaitable<Response> exchange(std::int64_t id, std::string body, RequestOptions opts, Headers routing);
   asio::awaitable<void> drain_outbox();
   asio::awaitable<void> listen_loop();
   /// Queues a notification or response; later requests wait for it.

@@ -2,6 +2,8 @@
 
 #include <openssl/rand.h>
 
+#include <cstdint>
+#include <random>
 #include <stdexcept>
 #include <vector>
 
@@ -15,6 +17,22 @@ std::string random_hex(std::size_t bytes) {
   // continue, and handing out guessable session ids would be worse.
   if (RAND_bytes(buf.data(), static_cast<int>(buf.size())) != 1)
     throw std::runtime_error("RAND_bytes failed");
+  return hex(buf.data(), buf.size());
+}
+
+std::string unique_hex(std::size_t bytes) {
+  thread_local std::mt19937_64 engine = [] {
+    std::uint64_t seed[4];
+    if (RAND_bytes(reinterpret_cast<unsigned char*>(seed), sizeof seed) != 1)
+      throw std::runtime_error("RAND_bytes failed");
+    std::seed_seq seq{seed[0], seed[1], seed[2], seed[3]};
+    return std::mt19937_64(seq);
+  }();
+  std::vector<unsigned char> buf(bytes);
+  for (std::size_t i = 0; i < bytes; i += 8) {
+    std::uint64_t r = engine();
+    for (std::size_t j = 0; j < 8 && i + j < bytes; ++j) buf[i + j] = static_cast<unsigned char>(r >> (8 * j));
+  }
   return hex(buf.data(), buf.size());
 }
 

@@ -7,4 +7,9 @@ namespace mcpgw {
 /// Used for session ids: 16 bytes give the 128 unguessable bits they need.
 std::string random_hex(std::size_t bytes);
 
+/// Hex string of `bytes` bytes from a per-thread generator seeded once from
+/// RAND_bytes: for ids that must be unique but not secret (trace and span
+/// ids, one or two per call), where RAND_bytes' cost shows.
+std::string unique_hex(std::size_t bytes);
+
 }  // namespace mcpgw
