@@ -5,7 +5,7 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  bankStdio, connectHttp, openGetStream, pollUntil, requireBinaries, rpc, startGateway, toolboxStdio, withDiagnostics,
+  bankStdio, connectHttp, newId, openGetStream, pollUntil, requireBinaries, rpc, startGateway, toolboxStdio, withDiagnostics,
 } from './harness.mjs';
 import { srpc } from './stateless.mjs';
 
@@ -68,9 +68,12 @@ test(
     const D = { headers: { authorization: 'Bearer token-d' } };
     const a = await connectHttp(gw.url, D);
     const b = await connectHttp(gw.url, D);
-    const slow = a.request('tools/call', { name: 'toolbox:sleep', arguments: { ms: 3000 } });
+    // A call that runs until this test cancels it, so no stall of a loaded
+    // machine can end it before the pings below see it.
+    const slowId = newId();
+    const slow = rpc(gw.url, { jsonrpc: '2.0', id: slowId, method: 'tools/call', params: { name: 'toolbox:sleep', arguments: { ms: 60000 } } }, a.opts());
     let ended;
-    slow.then((m) => { ended = m; }, (e) => { ended = { thrown: String(e) }; });
+    slow.then((r) => { ended = r.message ?? r.text; }, (e) => { ended = { thrown: String(e) }; });
     // A ping passes until the slow call is in flight, then is refused.
     let second;
     await pollUntil(async () => {
@@ -81,8 +84,12 @@ test(
     assert.equal(second.error.message, 'Too many requests in flight: limits.max_in_flight_per_session (1) reached for this session');
     assert.equal(second.error.data.retryAfterMs, 100);
     assert.deepEqual(await b.result('ping'), {}, 'another session is not limited');
+    // A notification is not a request: the cancellation passes the limit.
+    const n = await a.notify('notifications/cancelled', { requestId: slowId });
+    assert.equal(n.status, 202, n.text);
     const done = await slow;
-    assert.ok(done.result, JSON.stringify(done));
+    assert.equal(done.message?.id, slowId, done.text);
+    assert.match(JSON.stringify(done.message), /cancel/i, 'the slow call ends as cancelled');
     assert.deepEqual(await a.result('ping'), {}, 'free again once the call ended');
     await Promise.all([a.close(), b.close()]);
   }),
