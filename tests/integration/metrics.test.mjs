@@ -46,8 +46,9 @@ test(
     assert.equal(sample(m, 'mcpgw_open_streams'), 1);
     assert.equal(sample(m, 'mcpgw_suspended_calls'), 0);
 
-    // During: a call in flight is a gauge; then the crash.
-    const slow = c.callTool('box:sleep', { ms: 1500 });
+    // During: a call in flight is a gauge (a sleep long enough for a starved
+    // test to see it); then the crash.
+    const slow = c.callTool('box:sleep', { ms: 4000 });
     await pollUntil(async () => sample(await metrics(), 'mcpgw_tool_calls_in_flight', { server: 'box' }) === 1, { what: 'one call in flight' });
     await slow;
     const crashed = await c.callTool('box:crash');
