@@ -5,14 +5,16 @@ namespace mcpgw::upstream {
 Task<Result<Limiter::Slot>> Limiter::acquire(std::chrono::steady_clock::time_point deadline, CancelSignal* cancel) {
   if (max_ <= 0) co_return Slot();
   std::uint64_t ticket = 0;
+  auto turn = std::make_shared<Event>();
   {
     std::lock_guard lk(mu_);
     ticket = next_ticket_++;
     ++waiting_;
+    waiters_.emplace(ticket, turn);
   }
   bool got = false;
   for (;;) {
-    const std::uint64_t seen = changed_.generation();
+    const std::uint64_t seen = turn->generation();
     {
       std::lock_guard lk(mu_);
       if (cancel && cancel->cancelled()) break;
@@ -24,11 +26,12 @@ Task<Result<Limiter::Slot>> Limiter::acquire(std::chrono::steady_clock::time_poi
         break;
       }
     }
-    if (!co_await changed_.wait(seen, deadline, cancel)) break;
+    if (!co_await turn->wait(seen, deadline, cancel)) break;
   }
   {
     std::lock_guard lk(mu_);
     --waiting_;
+    waiters_.erase(ticket);
     if (!got) {
       // Giving up its place: a later ticket must not wait for this one.
       // Tickets of waiters that left are skipped by moving `serving_` past
@@ -38,7 +41,7 @@ Task<Result<Limiter::Slot>> Limiter::acquire(std::chrono::steady_clock::time_poi
     }
   }
   // The next waiter in line may find a free slot too.
-  changed_.notify();
+  wake_head();
   if (got) co_return Slot(this);
   if (cancel && cancel->cancelled()) co_return Error{"cancelled while waiting for a free call slot"};
   co_return Error{"timed out waiting for a free call slot (max_concurrency " + std::to_string(max_) + ")"};
@@ -49,7 +52,16 @@ void Limiter::release() {
     std::lock_guard lk(mu_);
     --in_flight_;
   }
-  changed_.notify();
+  wake_head();
+}
+
+void Limiter::wake_head() {
+  std::shared_ptr<Event> head;
+  {
+    std::lock_guard lk(mu_);
+    if (auto it = waiters_.find(serving_); it != waiters_.end()) head = it->second;
+  }
+  if (head) head->notify();
 }
 
 int Limiter::in_flight() const {

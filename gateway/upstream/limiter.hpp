@@ -4,6 +4,8 @@
 // Waiters are suspended coroutines: a queue of thousands costs no thread.
 #include <chrono>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 
@@ -43,9 +45,12 @@ class Limiter {
 
  private:
   void release();
+  /// Wakes the waiter whose turn it is, if any: only the head of the line
+  /// can take a slot, so a freed slot costs one wake-up, not one per waiter.
+  void wake_head();
   const int max_;
   mutable std::mutex mu_;
-  Event changed_;  ///< a slot freed, a waiter left
+  std::map<std::uint64_t, std::shared_ptr<Event>> waiters_;  ///< by ticket
   int in_flight_ = 0;
   std::uint64_t next_ticket_ = 0, serving_ = 0;  // FIFO order of the waiters
   std::set<std::uint64_t> abandoned_;  // tickets of waiters that gave up, not yet reached

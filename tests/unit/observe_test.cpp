@@ -2,8 +2,14 @@
 // audit line format and digest, circuit breaker, concurrency limiter.
 #include <doctest/doctest.h>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -154,6 +160,40 @@ TEST_CASE("limiter: at most N at once, first come first served, bounded by the d
     REQUIRE(s);
     many.push_back(std::move(*s));
   }
+}
+
+TEST_CASE("limiter: a long line is served in order, skipping waiters that gave up, one wake-up per turn") {
+  testing::Loop loop;
+  upstream::Limiter l(1);
+  auto held = loop.run(l.acquire(std::chrono::steady_clock::now() + 10s, nullptr));
+  REQUIRE(held);
+  constexpr int kWaiters = 300;
+  std::mutex mu;
+  std::vector<int> served;
+  int finished = 0;
+  std::condition_variable all_done;
+  std::vector<std::unique_ptr<CancelSignal>> give_up;
+  for (int i = 0; i < kWaiters; ++i) {
+    // Every third waiter gives up before its turn comes.
+    CancelSignal* cancel = i % 3 == 1 ? give_up.emplace_back(std::make_unique<CancelSignal>()).get() : nullptr;
+    auto wait_turn = [&l, &mu, &served, &finished, &all_done, i, cancel]() -> Task<> {
+      auto slot = co_await l.acquire(std::chrono::steady_clock::now() + 30s, cancel);
+      std::lock_guard lk(mu);
+      if (slot) served.push_back(i);
+      if (++finished == kWaiters) all_done.notify_all();
+    };
+    asio::co_spawn(loop.strand(), std::move(wait_turn), asio::detached);
+    // Tickets follow the order the waiters reach the limiter.
+    while (l.waiting() != i + 1) std::this_thread::yield();
+  }
+  for (auto& c : give_up) c->cancel();
+  while (l.waiting() != kWaiters - kWaiters / 3) std::this_thread::yield();
+  { upstream::Limiter::Slot gone(std::move(*held)); }
+  std::unique_lock lk(mu);
+  REQUIRE(all_done.wait_for(lk, 20s, [&] { return finished == kWaiters; }));
+  REQUIRE(served.size() == static_cast<std::size_t>(kWaiters - kWaiters / 3));
+  for (std::size_t k = 0; k < served.size(); ++k) CHECK(served[k] == static_cast<int>(k / 2 * 3 + (k % 2 ? 2 : 0)));
+  CHECK(l.in_flight() == 0);
 }
 
 TEST_CASE("audit: lines that cannot be written are counted as dropped") {
