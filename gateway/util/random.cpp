@@ -3,6 +3,7 @@
 #include <openssl/rand.h>
 
 #include <cstdint>
+#include <iterator>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -22,10 +23,10 @@ std::string random_hex(std::size_t bytes) {
 
 std::string unique_hex(std::size_t bytes) {
   thread_local std::mt19937_64 engine = [] {
-    std::uint64_t seed[4];
+    std::uint32_t seed[8];  // seed_seq takes 32 bits per value
     if (RAND_bytes(reinterpret_cast<unsigned char*>(seed), sizeof seed) != 1)
       throw std::runtime_error("RAND_bytes failed");
-    std::seed_seq seq{seed[0], seed[1], seed[2], seed[3]};
+    std::seed_seq seq(std::begin(seed), std::end(seed));
     return std::mt19937_64(seq);
   }();
   std::vector<unsigned char> buf(bytes);
