@@ -6,7 +6,6 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
-#include <map>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -70,13 +69,25 @@ struct Metrics::Impl {
   // on the per-call path: the children it returns are stable, so they are
   // looked up once per label set.
   std::mutex cache_mu;
-  std::map<std::string, prometheus::Counter*, std::less<>> messages_by_method;
+  std::unordered_map<std::string, prometheus::Counter*> messages_by_method;
   std::unordered_map<std::string, prometheus::Counter*> calls_by_labels;
   std::unordered_map<std::string, prometheus::Histogram*> latency_by_server;
   std::unordered_map<std::string, prometheus::Gauge*> in_flight_by_server;
 };
 
 namespace {
+/// The child of `family` for the labels `labels()` makes, from `cache` (under
+/// `mu`) after the first time: the labels are built and Family::Add is called
+/// once per `key`.
+template <class T, class Map, class MakeLabels, class... Extra>
+T& child(std::mutex& mu, Map& cache, const std::string& key, prometheus::Family<T>& family, MakeLabels labels,
+         const Extra&... extra) {
+  std::lock_guard lk(mu);
+  auto& c = cache[key];
+  if (!c) c = &family.Add(labels(), extra...);
+  return *c;
+}
+
 // Methods are client input: only known ones become label values, so a client
 // cannot grow the metric set without bound.
 const std::set<std::string_view> kKnownMethods = {
@@ -89,12 +100,9 @@ Metrics::Metrics() : impl_(std::make_unique<Impl>()) {}
 Metrics::~Metrics() = default;
 
 void Metrics::message(std::string_view method) {
-  std::string_view m = kKnownMethods.count(method) ? method : "other";
-  std::lock_guard lk(impl_->cache_mu);
-  auto it = impl_->messages_by_method.find(m);
-  if (it == impl_->messages_by_method.end())
-    it = impl_->messages_by_method.emplace(std::string(m), &impl_->messages.Add({{"method", std::string(m)}})).first;
-  it->second->Increment();
+  std::string m(kKnownMethods.count(method) ? method : "other");
+  auto labels = [&] { return prometheus::Labels{{"method", m}}; };
+  child(impl_->cache_mu, impl_->messages_by_method, m, impl_->messages, labels).Increment();
 }
 
 void Metrics::tool_call(const std::string& server, const std::string& tool, std::string_view via,
@@ -105,21 +113,13 @@ void Metrics::tool_call(const std::string& server, const std::string& tool, std:
     key.push_back('\0');
     key.append(part);
   }
-  prometheus::Counter* counter;
-  prometheus::Histogram* latency;
-  {
-    std::lock_guard lk(impl_->cache_mu);
-    auto& c = impl_->calls_by_labels[key];
-    if (!c)
-      c = &impl_->calls.Add(
-          {{"server", server}, {"tool", tool}, {"via", std::string(via)}, {"outcome", std::string(outcome)}});
-    auto& h = impl_->latency_by_server[server];
-    if (!h) h = &impl_->latency.Add({{"server", server}}, kBuckets);
-    counter = c;
-    latency = h;
-  }
-  counter->Increment();
-  latency->Observe(seconds);
+  auto call_labels = [&] {
+    return prometheus::Labels{
+        {"server", server}, {"tool", tool}, {"via", std::string(via)}, {"outcome", std::string(outcome)}};
+  };
+  child(impl_->cache_mu, impl_->calls_by_labels, key, impl_->calls, call_labels).Increment();
+  auto server_labels = [&] { return prometheus::Labels{{"server", server}}; };
+  child(impl_->cache_mu, impl_->latency_by_server, server, impl_->latency, server_labels, kBuckets).Observe(seconds);
 }
 
 void Metrics::set_upstream_up(const std::string& server, bool up) {
@@ -127,14 +127,8 @@ void Metrics::set_upstream_up(const std::string& server, bool up) {
 }
 
 void Metrics::call_in_flight(const std::string& server, int delta) {
-  prometheus::Gauge* gauge;
-  {
-    std::lock_guard lk(impl_->cache_mu);
-    auto& g = impl_->in_flight_by_server[server];
-    if (!g) g = &impl_->in_flight.Add({{"server", server}});
-    gauge = g;
-  }
-  gauge->Increment(delta);
+  auto labels = [&] { return prometheus::Labels{{"server", server}}; };
+  child(impl_->cache_mu, impl_->in_flight_by_server, server, impl_->in_flight, labels).Increment(delta);
 }
 
 void Metrics::set_queued(const std::string& server, int n) { impl_->queued.Add({{"server", server}}).Set(n); }
