@@ -222,6 +222,22 @@ struct Audit {
   bool operator==(const Audit&) const = default;
 };
 
+/// `telemetry.otlp`: spans exported over OTLP/HTTP (docs/operations.md, "Traces").
+struct Otlp {
+  /// Base URL (http:// or https://); spans go to <endpoint>/v1/traces. Empty = off.
+  std::string endpoint;
+  std::vector<std::pair<std::string, std::string>> headers;
+  /// Share of traces exported, 0 to 1, decided by trace id.
+  double sample_ratio = 1.0;
+  std::string service_name = "mcpgw";
+  bool operator==(const Otlp&) const = default;
+};
+
+struct Telemetry {
+  Otlp otlp;
+  bool operator==(const Telemetry&) const = default;
+};
+
 /// The whole file.
 struct Config {
   std::string source;                 // file it was read from
@@ -240,6 +256,7 @@ struct Config {
   Sagas sagas;
   Audit audit;
   Cluster cluster;
+  Telemetry telemetry;
   std::vector<Server> servers;
   std::vector<Plugin> plugins;
   /// Text put before the welcome text in `instructions`.

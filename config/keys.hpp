@@ -12,7 +12,8 @@ namespace mcpgw::config::keys {
 
 inline constexpr std::string_view kTop[] = {
     "listen", "admin",   "auth",    "limits",  "naming",  "filters",      "modes",             "default_mode", "chain",
-    "welcome", "sagas",  "audit",   "servers", "plugins", "instructions", "shutdown_grace_ms", "discovery",    "cluster"};
+    "welcome", "sagas",  "audit",   "servers", "plugins", "instructions", "shutdown_grace_ms", "discovery",    "cluster",
+    "telemetry"};
 inline constexpr std::string_view kListen[] = {"host",         "port",      "path",           "allowed_origins",
                                                "allowed_hosts", "max_body_bytes", "heartbeat_ms", "page_size",
                                                "session_idle_s", "tls",     "reuse_port"};
@@ -42,6 +43,8 @@ inline constexpr std::string_view kServer[] = {
 inline constexpr std::string_view kServerTls[] = {"ca_file", "verify"};
 inline constexpr std::string_view kCircuit[] = {"failures", "open_ms"};
 inline constexpr std::string_view kPlugin[] = {"path", "config"};
+inline constexpr std::string_view kTelemetry[] = {"otlp"};
+inline constexpr std::string_view kOtlp[] = {"endpoint", "headers", "sample_ratio", "service_name"};
 
 /// A mapping with a fixed set of keys and where it sits in the file, as
 /// the reference writes it: "" for the top level, `servers[]` for every
@@ -74,6 +77,8 @@ inline constexpr Section kSections[] = {
     {"servers[].filters", kFilters},
     {"servers[].circuit", kCircuit},
     {"plugins[]", kPlugin},
+    {"telemetry", kTelemetry},
+    {"telemetry.otlp", kOtlp},
 };
 
 /// Every accepted key as the reference names it (`listen.tls.cert_file`,

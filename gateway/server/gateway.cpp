@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "server/access.hpp"
+#include "util/random.hpp"
 
 namespace mcpgw::server {
 
@@ -36,6 +37,8 @@ Gateway::~Gateway() {
   cluster_->stop();
   router_.drain();
   stop_upstreams();
+  // What the calls recorded goes out while the loop still runs.
+  if (exporter_) exporter_->shutdown(std::chrono::seconds(2));
   rebuilds_.reset();
   // Unload the plugins now, while the logger and everything they may touch
   // still exist: the snapshot and this list hold the last references.
@@ -92,6 +95,27 @@ Result<void> Gateway::start_upstreams() {
   auto snap = catalog_.snapshot();
   for (const auto& w : catalog::name_warnings(*snap)) spdlog::warn("naming: {}", w);
   if (!snap->errors.empty()) return Error{snap->errors.front()};
+  return {};
+}
+
+Result<void> Gateway::start_telemetry() {
+  const auto& otlp = config()->telemetry.otlp;
+  if (otlp.endpoint.empty()) return {};
+  telemetry::ExporterSettings s;
+  s.endpoint = otlp.endpoint;
+  s.headers = otlp.headers;
+  s.sample_ratio = otlp.sample_ratio;
+  s.resource.attributes = {{"service.name", otlp.service_name},
+                           {"service.version", std::string(MCPGW_VERSION)},
+                           {"service.instance.id", unique_hex(16)}};
+  s.on_exported = [this](std::size_t n) { metrics_.spans_exported(n); };
+  s.on_dropped = [this](std::size_t n) { metrics_.spans_dropped(n); };
+  auto exporter = telemetry::Exporter::create(io_, std::move(s));
+  if (!exporter) return Error{exporter.error()};
+  exporter_ = std::move(*exporter);
+  exporter_->start();
+  router_.set_spans(exporter_.get());
+  spdlog::info("otlp: exporting spans to {}/v1/traces (sample ratio {})", otlp.endpoint, otlp.sample_ratio);
   return {};
 }
 
@@ -318,6 +342,7 @@ Result<void> Gateway::reload(const std::string& path) {
     }
   }
   if (!(next->cluster == prev->cluster)) spdlog::warn("reload: changes to cluster take effect after a restart");
+  if (!(next->telemetry == prev->telemetry)) spdlog::warn("reload: changes to telemetry take effect after a restart");
   std::vector<std::shared_ptr<upstream::Upstream>> kept, started, removed;
   auto old = upstreams();
   for (const auto& s : next->servers) {

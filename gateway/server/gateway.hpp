@@ -11,6 +11,7 @@
 #include "plugin/plugin.hpp"
 #include "server/metrics.hpp"
 #include "server/router.hpp"
+#include "telemetry/exporter.hpp"
 #include "transport/admin_server.hpp"
 #include "util/worker_pool.hpp"
 #include "transport/http_server.hpp"
@@ -31,6 +32,9 @@ class Gateway final : public upstream::Listener {
   /// out. Fails when the catalog is invalid (two upstream tools under one
   /// exposed name).
   Result<void> start_upstreams();
+  /// Starts the span exporter when telemetry.otlp.endpoint is set (before
+  /// serving; `mcpgw check` does not).
+  Result<void> start_telemetry();
   /// Creates the HTTP server and binds its port (before the upstreams
   /// start, so a port in use fails fast); the error names the address.
   Result<void> bind_http();
@@ -82,6 +86,9 @@ class Gateway final : public upstream::Listener {
   transport::Io io_;
   mutable std::mutex state_mu_;  // guards cfg_, upstreams_, plugins_ and plugin_errors_
   std::shared_ptr<const config::Config> cfg_;
+  /// telemetry.otlp, when set. Before everything that records spans into
+  /// it (the router, the upstreams' calls), so it outlives them.
+  std::shared_ptr<telemetry::Exporter> exporter_;
   std::vector<std::shared_ptr<upstream::Upstream>> upstreams_;
   std::shared_ptr<plugin::Host> plugin_host_;
   std::vector<std::shared_ptr<plugin::Plugin>> plugins_;

@@ -152,6 +152,10 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  if (auto traced = gw.start_telemetry(); !traced) {
+    std::fprintf(stderr, "mcpgw: %s\n", traced.error().c_str());
+    return 2;
+  }
   SignalThread signals(gw, config_path, grace);
   if (auto started = gw.start_upstreams(); !started) {
     spdlog::error("{}: {}", config_path, started.error());

@@ -90,6 +90,8 @@ struct Services {
   /// The replicas' shared state; null for a process alone (no
   /// cluster.redis or cluster.secret) and on stdio.
   cluster::Cluster* cluster = nullptr;
+  /// Where spans go (telemetry.otlp); null = none recorded.
+  mcp::SpanSink* spans = nullptr;
 };
 
 /// One request as its handler sees it.

@@ -43,6 +43,17 @@ struct Metrics::Impl {
                                            .Help("Audit lines dropped (queue full or write failed)")
                                            .Register(*registry)
                                            .Add({});
+  prometheus::Counter& spans_exported = prometheus::BuildCounter()
+                                            .Name("mcpgw_otlp_spans_exported_total")
+                                            .Help("Spans the OTLP collector accepted")
+                                            .Register(*registry)
+                                            .Add({});
+  prometheus::Counter& spans_dropped =
+      prometheus::BuildCounter()
+          .Name("mcpgw_otlp_spans_dropped_total")
+          .Help("Spans not exported: the queue was full, or the collector refused or stayed unreachable")
+          .Register(*registry)
+          .Add({});
   prometheus::Gauge& streams = prometheus::BuildGauge()
                                    .Name("mcpgw_open_streams")
                                    .Help("Open server-to-client streams")
@@ -146,6 +157,8 @@ void Metrics::set_suspended(double n) { impl_->suspended.Set(n); }
 void Metrics::refused(std::string_view reason) { impl_->refused.Add({{"reason", std::string(reason)}}).Increment(); }
 
 void Metrics::audit_dropped() { impl_->audit_dropped.Increment(); }
+void Metrics::spans_exported(std::size_t n) { impl_->spans_exported.Increment(static_cast<double>(n)); }
+void Metrics::spans_dropped(std::size_t n) { impl_->spans_dropped.Increment(static_cast<double>(n)); }
 
 std::string Metrics::render() const {
   prometheus::TextSerializer s;

@@ -1,5 +1,6 @@
 #pragma once
 // Prometheus metrics of the gateway, served on /metrics.
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -34,6 +35,10 @@ class Metrics {
   void refused(std::string_view reason);
   /// An audit line that could not be queued or written.
   void audit_dropped();
+  /// Spans the OTLP collector accepted, and spans dropped (queue full,
+  /// refused, collector unreachable for too long).
+  void spans_exported(std::size_t n);
+  void spans_dropped(std::size_t n);
   /// The Prometheus text exposition.
   std::string render() const;
 

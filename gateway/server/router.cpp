@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "server/client_call.hpp"
+#include "server/server_span.hpp"
 
 namespace mcpgw::server {
 
@@ -154,13 +155,18 @@ void Router::request(const std::shared_ptr<McpSession>& parent, jsonrpc::Message
   auto ctx = std::make_shared<mcp::RequestContext>(std::move(std::get<mcp::RequestContext>(decoded)));
   // A stateless request's own view of its client, from its envelope.
   auto s = ctx->stateless ? McpSession::for_request(parent, ctx->envelope) : parent;
+  // A stream lasts as long as its client listens: no span of its own.
+  auto span = method->runs == Runs::Stream ? nullptr : start_server_span(services_.spans, msg, *s, *ctx);
   // The job may outlive this call, so it owns what it reads.
   auto m = std::make_shared<jsonrpc::Message>(std::move(msg));
-  if (method->runs == Runs::Async) return run_async(parent, s, *method, std::move(m), std::move(ex), std::move(ctx));
-  auto job = [this, method, s, m, ex, ctx] {
+  if (method->runs == Runs::Async)
+    return run_async(parent, s, *method, std::move(m), std::move(ex), std::move(ctx), std::move(span));
+  auto job = [this, method, s, m, ex, ctx, span] {
     Request r{s, *m, ex, *ctx};
     if (method->runs == Runs::Stream) return method->stream(services_, r);
-    ex->reply(finish(method->answer(services_, r), *m, *ctx));
+    Answer answer = method->answer(services_, r);
+    end_server_span(span, answer);
+    ex->reply(finish(std::move(answer), *m, *ctx));
   };
   if (method->runs == Runs::Inline) return job();
   run_blocking(*m, ex, std::move(job));
@@ -177,7 +183,8 @@ std::string Router::finish(Answer answer, const jsonrpc::Message& m, const mcp::
 
 void Router::run_async(const std::shared_ptr<McpSession>& parent, const std::shared_ptr<McpSession>& s,
                        const Method& method, std::shared_ptr<jsonrpc::Message> m,
-                       std::shared_ptr<transport::Exchange> ex, std::shared_ptr<mcp::RequestContext> ctx) {
+                       std::shared_ptr<transport::Exchange> ex, std::shared_ptr<mcp::RequestContext> ctx,
+                       std::shared_ptr<mcp::SpanTimer> span) {
   std::string key = json::write(m->id());
   parent->track(key, ex);
   {
@@ -204,9 +211,10 @@ void Router::run_async(const std::shared_ptr<McpSession>& parent, const std::sha
   if (!strand) strand = asio::make_strand(io_);
   asio::co_spawn(
       strand,
-      [this, &method, s, m, ex, ctx]() -> Task<> {
+      [this, &method, s, m, ex, ctx, span]() -> Task<> {
         Request r{s, *m, ex, *ctx};
         Answer answer = co_await method.task(services_, r);
+        end_server_span(span, answer);
         ex->reply(finish(std::move(answer), *m, *ctx));
       },
       [m, ex, done](std::exception_ptr e) {

@@ -111,7 +111,7 @@ Task<Answer> call_saga(Services& sv, Request& r) {
   auto started = std::chrono::steady_clock::now();
   json::Value none(rapidjson::kObjectType);
   auto outcome = co_await drive(sv, r, parked, none,
-                                tool_work(sv, *r.session, snap, *mode, *tool, arguments, trace_meta(r.params())), true);
+                                tool_work(sv, *r.session, snap, *mode, *tool, arguments, trace_meta(r.params()), r.context.span), true);
   audit_round(sv, r, "saga_round", tool->name, &*arguments, outcome,
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
   co_return saga_reply(sv, r, std::move(outcome), parked, tool->name, *arguments);
@@ -166,7 +166,7 @@ Task<Answer> resume_saga(Services& sv, Request& r) {
   auto arguments = std::make_shared<json::Document>(json::clone(*args));
   std::shared_ptr<saga::Parked> parked = sv.engine.take(c.state);
   auto started = std::chrono::steady_clock::now();
-  Work work = parked ? Work() : tool_work(sv, *r.session, snap, *mode, *tool, arguments, trace_meta(r.params()));
+  Work work = parked ? Work() : tool_work(sv, *r.session, snap, *mode, *tool, arguments, trace_meta(r.params()), r.context.span);
   auto outcome = co_await drive(sv, r, parked, answers, std::move(work), true);
   audit_round(sv, r, "saga_round", tool->name, &*arguments, outcome,
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());

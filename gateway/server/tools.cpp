@@ -126,13 +126,14 @@ Task<Answer> call_tool(Services& sv, Request& r) {
 
   auto arguments = std::make_shared<json::Document>();
   if (args) arguments->CopyFrom(*args, arguments->GetAllocator());
-  Work work = tool_work(sv, *r.session, snap, *mode, *tool, arguments, upstream_meta(json::find(*p, "_meta")));
+  Work work = tool_work(sv, *r.session, snap, *mode, *tool, arguments, upstream_meta(json::find(*p, "_meta")),
+                        r.context.span);
   co_return co_await execute(sv, r, "tools/call " + tool->name, args, std::move(work));
 }
 
 Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog::Snapshot> snap, std::size_t mode,
                const catalog::ExposedTool& tool, std::shared_ptr<json::Document> arguments,
-               std::shared_ptr<json::Document> meta) {
+               std::shared_ptr<json::Document> meta, std::optional<mcp::TraceContext> request_span) {
   // The client's trace goes on (a fresh one when it sent none); the
   // traceparent it sent is not forwarded as is: each upstream request
   // carries a child span of it.
@@ -142,14 +143,16 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
     meta->RemoveMember(mcp::kMetaTraceparent.data());
     if (meta->ObjectEmpty()) meta.reset();
   }
-  mcp::TraceContext trace = sent ? *sent : mcp::TraceContext::fresh();
-  return [metrics = &sv.metrics, audit = &sv.audit, snap, mode, tool = &tool, arguments, meta,
-          cfg = sv.settings.config(), caller = caller_of(s), session = s.id(),
-          trace = std::move(trace)](std::shared_ptr<ClientCall> client, CancelSignal& cancel,
-                                    Progress* progress) -> Task<upstream::Reply> {
+  // The request's span, when spans are recorded, is of the same trace.
+  mcp::TraceContext trace = request_span ? *request_span : sent ? *sent : mcp::TraceContext::fresh();
+  return [metrics = &sv.metrics, audit = &sv.audit, spans = sv.spans, snap, mode, tool = &tool, arguments, meta,
+          cfg = sv.settings.config(), caller = caller_of(s), session = s.id(), trace = std::move(trace),
+          request_span = std::move(request_span)](std::shared_ptr<ClientCall> client, CancelSignal& cancel,
+                                                  Progress* progress) -> Task<upstream::Reply> {
     const json::Value* args = arguments->IsNull() ? nullptr : &*arguments;
-    // This client call's span in the trace; its id also names the chain.
-    const mcp::TraceContext span = trace.child();
+    // This client call's span in the trace (the request's server span when
+    // spans are recorded); its id also names the chain.
+    const mcp::TraceContext span = request_span ? *request_span : trace.child();
     int hop = 0;
     auto record = [&](std::string_view event, const std::string& server, const std::string& upstream_tool,
                       const json::Value* arguments, std::string_view outcome, double ms, int at_hop) {
@@ -175,6 +178,7 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
       upstream::CallOptions opts = options_for(*t.origin, cancel, caller, client);
       if (progress) opts.on_progress = [progress](json::Value& params) { progress->forward(params); };
       opts.trace = span;
+      opts.spans = spans;
       const int at_hop = hop;
       opts.on_upstream_call = [&, at_hop](const upstream::UpstreamCall& u) {
         metrics->tool_call(u.server, u.known_tool ? u.tool : "other", "plugin", u.outcome, u.ms / 1000);

@@ -11,6 +11,6 @@ namespace mcpgw::server {
 /// reads, so it may outlive the request.
 Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog::Snapshot> snap, std::size_t mode,
                const catalog::ExposedTool& tool, std::shared_ptr<json::Document> arguments,
-               std::shared_ptr<json::Document> meta);
+               std::shared_ptr<json::Document> meta, std::optional<mcp::TraceContext> request_span = std::nullopt);
 
 }  // namespace mcpgw::server

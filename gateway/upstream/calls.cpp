@@ -18,7 +18,50 @@ using Clock = std::chrono::steady_clock;
 /// Rounds of input_required a stateless server may ask for one call.
 constexpr int kMaxInputRounds = 16;
 
+/// `{mcp.method.name} {target}`: the tool's or prompt's name when the
+/// request has one.
+std::string span_name(std::string_view method, const json::Value& params) {
+  std::string name(method);
+  if (method == "tools/call" || method == "prompts/get")
+    if (auto target = json::get_string(params, "name")) name += " " + std::string(*target);
+  return name;
+}
+
+/// The `error.type` of a request that got no answer.
+std::string_view failure_type(transport::Failure f) {
+  switch (f) {
+    case transport::Failure::Timeout: return "timeout";
+    case transport::Failure::Cancelled: return "cancelled";
+    case transport::Failure::TooLarge: return "response_too_large";
+    default: return "unavailable";
+  }
+}
+
 }  // namespace
+
+void Upstream::describe_client_span(mcp::Span& span, std::string_view method, const json::Value& params,
+                                    const transport::Response& r) const {
+  span.set("mcp.method.name", std::string(method));
+  if (auto target = json::get_string(params, "name"); target && method == "tools/call") {
+    span.set("gen_ai.tool.name", std::string(*target));
+    span.set("gen_ai.operation.name", std::string("execute_tool"));
+  } else if (target && method == "prompts/get") {
+    span.set("gen_ai.prompt.name", std::string(*target));
+  }
+  if (auto uri = json::get_string(params, "uri")) span.set("mcp.resource.uri", std::string(*uri));
+  span.set("mcpgw.server", cfg_.name);
+  span.set("network.transport", std::string(cfg_.transport == config::Server::Transport::Http ? "tcp" : "pipe"));
+  if (modern()) span.set("mcp.protocol.version", std::string(mcp::kStatelessVersion));
+  if (!r.message) {
+    span.fail(std::string(failure_type(r.failure)), r.detail);
+    return;
+  }
+  const json::Value& id = r.message->id();
+  if (id.IsString()) span.set("jsonrpc.request.id", std::string(id.GetString(), id.GetStringLength()));
+  else if (id.IsInt64()) span.set("jsonrpc.request.id", std::to_string(id.GetInt64()));
+  if (const auto* e = r.message->error()) mcp::set_outcome(span, true, *e);
+  else if (const auto* res = r.message->result()) mcp::set_outcome(span, false, *res);
+}
 
 Task<transport::Response> Upstream::send_rounds(std::string_view method, const json::Document& params,
                                                 const CallOptions& opts,
@@ -95,10 +138,13 @@ Task<transport::Response> Upstream::send(std::string_view method, json::Document
           o.forwarded.emplace_back(name, value);
   }
   std::string trace_note;  // for the log lines of this call
+  mcp::SpanTimer span;
   if (opts.trace) {
-    // This request is a child span of the client's call: a header over HTTP,
-    // `_meta` where there are no headers (stdio).
-    std::string child = opts.trace->child().header();
+    // This request is a child span of the client's call (a client span
+    // when spans are recorded): a header over HTTP, `_meta` where there are
+    // no headers (stdio).
+    span = mcp::SpanTimer(opts.spans, *opts.trace, span_name(method, p), mcp::Span::Kind::Client);
+    std::string child = span.context().header();
     trace_note = " trace=" + opts.trace->trace_id;
     json::Value* meta = json::find(p, "_meta");
     if (cfg_.transport == config::Server::Transport::Http) {
@@ -161,6 +207,10 @@ Task<transport::Response> Upstream::send(std::string_view method, json::Document
     bool plain = r.failure == transport::Failure::Timeout || r.failure == transport::Failure::Cancelled ||
                  why.rfind("is not", 0) == 0;
     r.detail = "mcpgw: upstream '" + cfg_.name + "' " + (plain ? why : "failed: " + why);
+  }
+  if (span.recording()) {
+    describe_client_span(span.span(), method, p, r);
+    span.finish();
   }
   co_return r;
 }

@@ -146,6 +146,10 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   /// The connection calls of `opts` use: for a per_client server, the
   /// calling client's own (started on first use), else this one.
   Task<Result<std::shared_ptr<Upstream>>> for_client(const CallOptions& opts);
+  /// The attributes and outcome of the client span of one request to this
+  /// server (OpenTelemetry's MCP conventions).
+  void describe_client_span(mcp::Span& span, std::string_view method, const json::Value& params,
+                            const transport::Response& r) const;
   /// Sends `method` with progress and session-expiry handling.
   Task<transport::Response> send(std::string_view method, json::Document params, const CallOptions& opts,
                                  std::vector<std::pair<std::string, std::string>> headers = {});

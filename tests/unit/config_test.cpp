@@ -886,3 +886,38 @@ TEST_CASE("config: bad access settings name the key") {
         "gw.yaml:2: servers[0].forward_headers: cannot forward \"Authorization\" (the client's credentials stay at the "
         "gateway; give upstream credentials in headers)");
 }
+
+TEST_CASE("config: telemetry.otlp") {
+  Config off = parse_ok("servers: []\n");
+  CHECK(off.telemetry.otlp.endpoint.empty());
+  CHECK(off.telemetry.otlp.sample_ratio == 1.0);
+  CHECK(off.telemetry.otlp.service_name == "mcpgw");
+  CHECK(off.telemetry.otlp.headers.empty());
+
+  Config on = parse_ok(
+      "telemetry:\n  otlp:\n    endpoint: ${OTLP:-http://127.0.0.1:4318}\n    headers: {Authorization: \"Bearer x\"}\n"
+      "    sample_ratio: 0.25\n    service_name: gw-eu\n");
+  CHECK(on.telemetry.otlp.endpoint == "http://127.0.0.1:4318");
+  REQUIRE(on.telemetry.otlp.headers.size() == 1);
+  CHECK(on.telemetry.otlp.headers[0] == std::pair<std::string, std::string>{"Authorization", "Bearer x"});
+  CHECK(on.telemetry.otlp.sample_ratio == 0.25);
+  CHECK(on.telemetry.otlp.service_name == "gw-eu");
+  CHECK(parse_ok("telemetry: {otlp: {endpoint: \"\"}}\n").telemetry.otlp.endpoint.empty());
+  CHECK(parse_ok("telemetry: {otlp: {sample_ratio: 0}}\n").telemetry.otlp.sample_ratio == 0.0);
+  CHECK(parse_ok("telemetry:\n").telemetry.otlp.endpoint.empty());
+
+  CHECK(parse_error("telemetry: {otlp: {endpoint: \"grpc://c:4317\"}}\n") ==
+        "gw.yaml:1: telemetry.otlp.endpoint: expected an http:// or https:// URL (the collector's OTLP/HTTP base, e.g. "
+        "http://collector:4318), got \"grpc://c:4317\"");
+  CHECK(parse_error("telemetry: {otlp: {endpoint: \"http://\"}}\n").find("expected an http:// or https:// URL") !=
+        std::string::npos);
+  CHECK(parse_error("telemetry: {otlp: {sample_ratio: 1.5}}\n") ==
+        "gw.yaml:1: telemetry.otlp.sample_ratio: expected a number from 0 to 1, got 1.5");
+  CHECK(parse_error("telemetry: {otlp: {sample_ratio: half}}\n") ==
+        "gw.yaml:1: telemetry.otlp.sample_ratio: expected a number, got \"half\"");
+  CHECK(parse_error("telemetry: {otlp: {service_name: \"\"}}\n") ==
+        "gw.yaml:1: telemetry.otlp.service_name: must not be empty");
+  CHECK(parse_error("telemetry: {otlp: {endpont: x}}\n") ==
+        "gw.yaml:1: telemetry.otlp.endpont: unknown key \"endpont\" (did you mean \"endpoint\"?)");
+  CHECK(parse_error("telemetry: {jaeger: {}}\n") == "gw.yaml:1: telemetry.jaeger: unknown key \"jaeger\"");
+}
