@@ -20,6 +20,8 @@ namespace mcpgw::mcp {
 /// An attribute value: OTLP's string, int, bool or double.
 using AttrValue = std::variant<std::string, std::int64_t, bool, double>;
 
+inline constexpr std::string_view kErrorType = "error.type";
+
 /// One finished span.
 struct Span {
   /// OTLP's SpanKind values.
@@ -32,16 +34,17 @@ struct Span {
   Kind kind = Kind::Internal;
   std::uint64_t start_unix_ns = 0;
   std::uint64_t end_unix_ns = 0;
-  std::vector<std::pair<std::string, AttrValue>> attributes;
+  /// Keys are string literals (the conventions' names): no copy per span.
+  std::vector<std::pair<std::string_view, AttrValue>> attributes;
   /// Status ERROR (with `error.type` among the attributes) rather than UNSET.
   bool error = false;
   std::string status_message;
 
-  void set(std::string key, AttrValue value) { attributes.emplace_back(std::move(key), std::move(value)); }
+  void set(std::string_view key, AttrValue value) { attributes.emplace_back(key, std::move(value)); }
   /// Marks the span failed: `error.type` (a low-cardinality class such as
   /// `tool_error`, `timeout` or a JSON-RPC code) and the status message.
   void fail(std::string type, std::string message = {}) {
-    set("error.type", std::move(type));
+    set(kErrorType, std::move(type));
     error = true;
     status_message = std::move(message);
   }
@@ -72,10 +75,13 @@ class SpanSink {
 /// when the trace is not sampled.
 class SpanTimer {
  public:
+  /// Room made for attributes up front (one allocation for the usual set).
+  static constexpr std::size_t kTypicalAttributes = 12;
   SpanTimer() = default;
   SpanTimer(SpanSink* sink, const TraceContext& parent, std::string name, Span::Kind kind)
       : sink_(sink && sink->sampled(parent) ? sink : nullptr), context_(parent.child()) {
     if (!sink_) return;
+    span_.attributes.reserve(kTypicalAttributes);
     span_.trace_id = parent.trace_id;
     span_.span_id = context_.span_id;
     span_.parent_span_id = parent.span_id;
@@ -91,6 +97,7 @@ class SpanTimer {
     t.sink_ = sink && sink->sampled(self) ? sink : nullptr;
     t.context_ = self;
     if (!t.sink_) return t;
+    t.span_.attributes.reserve(kTypicalAttributes);
     t.span_.trace_id = self.trace_id;
     t.span_.span_id = self.span_id;
     t.span_.parent_span_id = std::move(parent_span_id);

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "server/access.hpp"
+#include "server/status.hpp"
 #include "util/random.hpp"
 
 namespace mcpgw::server {
@@ -209,7 +210,7 @@ Result<void> Gateway::bind_http() {
 
 template <typename Server>
 void Gateway::add_operator_endpoints(Server& http, const transport::HttpServer& mcp) {
-  http.add_get("/healthz", [] { return transport::SimpleResponse{200, "text/plain", "ok\n"}; });
+  http.add_get("/healthz", [] { return transport::SimpleResponse{200, "text/plain", "ok\n", {}}; });
   http.add_get("/readyz", [this] {
     json::Document d(rapidjson::kObjectType);
     auto& a = d.GetAllocator();
@@ -248,8 +249,31 @@ void Gateway::add_operator_endpoints(Server& http, const transport::HttpServer& 
     d.AddMember("ready", ready, a);
     d.AddMember("down", down, a);
     d.AddMember("circuits", circuits, a);
-    return transport::SimpleResponse{ready ? 200 : 503, "application/json", json::write(d)};
+    return transport::SimpleResponse{ready ? 200 : 503, "application/json", json::write(d), {}};
   });
+  // The status page: the document is static, its data asks for a token
+  // on the MCP listener when auth is set (browsers cannot send one with a
+  // page load; the page asks for it).
+  const std::vector<std::pair<std::string, std::string>> page_headers = {
+      {"Content-Security-Policy",
+       "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
+      {"X-Content-Type-Options", "nosniff"},
+      {"Cache-Control", "no-store"}};
+  http.add_get("/", [page_headers] {
+    return transport::SimpleResponse{200, "text/html; charset=utf-8", std::string(status_html()), page_headers};
+  });
+  http.add_get(
+      "/status.json",
+      [this] {
+        return transport::SimpleResponse{200, "application/json", status_document(), {{"Cache-Control", "no-store"}}};
+      },
+      transport::GetAccess::Token);
+  http.add_get(
+      "/status/catalog.json",
+      [this] {
+        return transport::SimpleResponse{200, "application/json", catalog_document(), {{"Cache-Control", "no-store"}}};
+      },
+      transport::GetAccess::Token);
   http.add_get("/metrics", [this, server = &mcp] {
     metrics_.set_suspended(static_cast<double>(router_.suspended_calls()));
     metrics_.set_open_streams(static_cast<double>(server->open_streams()));
@@ -258,8 +282,39 @@ void Gateway::add_operator_endpoints(Server& http, const transport::HttpServer& 
       on_circuit(u->name(), u->circuit());
       metrics_.set_queued(u->name(), u->calls_waiting());
     }
-    return transport::SimpleResponse{200, "text/plain; version=0.0.4", metrics_.render()};
+    return transport::SimpleResponse{200, "text/plain; version=0.0.4", metrics_.render(), {}};
   });
+}
+
+std::string Gateway::status_document() {
+  StatusInputs in;
+  in.config = config();
+  in.upstreams = upstreams();
+  in.plugins = plugins();
+  in.plugin_errors = plugin_errors();
+  in.snapshot = catalog_.snapshot();
+  in.principals = router_.sessions_by_principal();
+  in.suspended = router_.suspended_calls();
+  {
+    std::lock_guard lk(serve_mu_);
+    in.open_streams = http_ ? http_->open_streams() : 0;
+  }
+  in.recent = router_.audit().recent();
+  in.series = metrics_.history().snapshot();
+  in.started_unix_ms = started_unix_ms_;
+  return status_json(in);
+}
+
+std::string Gateway::catalog_document() {
+  auto snap = catalog_.snapshot();
+  std::lock_guard lk(status_mu_);
+  // Built once per catalog generation: thousands of tools are a few
+  // milliseconds of work, not one per page refresh.
+  if (!catalog_json_ || catalog_json_generation_ != snap->generation) {
+    catalog_json_ = std::make_shared<const std::string>(catalog_json(*snap));
+    catalog_json_generation_ = snap->generation;
+  }
+  return *catalog_json_;
 }
 
 int Gateway::serve_http() {

@@ -1,6 +1,8 @@
 #pragma once
 // The running gateway: upstreams, catalog, router and the downstream
 // transport, wired together and started/stopped in the right order.
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -80,6 +82,9 @@ class Gateway final : public upstream::Listener {
   /// the metrics count.
   template <typename Server>
   void add_operator_endpoints(Server& server, const transport::HttpServer& mcp);
+  /// The status page's data (/status.json) and catalog (/status/catalog.json).
+  std::string status_document();
+  std::string catalog_document();
 
   // First member: every socket, pipe and timer below lives on it, so it is
   // destroyed last.
@@ -110,6 +115,12 @@ class Gateway final : public upstream::Listener {
   /// building thousands of tools and their search index is CPU work): one
   /// at a time, in order. Stopped once the upstreams are.
   std::unique_ptr<WorkerPool> rebuilds_ = std::make_unique<WorkerPool>(0, 1);
+  const std::int64_t started_unix_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            std::chrono::system_clock::now().time_since_epoch())
+                                            .count();
+  std::mutex status_mu_;  ///< guards the catalog document cache
+  std::shared_ptr<const std::string> catalog_json_;
+  std::uint64_t catalog_json_generation_ = 0;
 };
 
 }  // namespace mcpgw::server

@@ -118,6 +118,7 @@ void Metrics::message(std::string_view method) {
 
 void Metrics::tool_call(const std::string& server, const std::string& tool, std::string_view via,
                         std::string_view outcome, double seconds) {
+  history_.record(server, outcome == "ok", seconds);
   static const prometheus::Histogram::BucketBoundaries kBuckets = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30};
   std::string key = server;
   for (std::string_view part : {std::string_view(tool), via, outcome}) {

@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "server/call_history.hpp"
+
 namespace mcpgw::server {
 
 class Metrics {
@@ -41,10 +43,13 @@ class Metrics {
   void spans_dropped(std::size_t n);
   /// The Prometheus text exposition.
   std::string render() const;
+  /// The last 15 minutes of tool calls per origin (the status page's charts).
+  const CallHistory& history() const { return history_; }
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  CallHistory history_;
 };
 
 }  // namespace mcpgw::server

@@ -60,6 +60,8 @@ class Router final : public transport::Handler {
   void drain();
   /// The audit log (reopened on SIGHUP).
   Audit& audit() { return audit_; }
+  /// Live sessions per principal, most first (the status page).
+  std::vector<std::pair<std::string, std::size_t>> sessions_by_principal() { return sessions_.count_by_principal(); }
   /// Calls suspended while their client answers (MRTR, sagas).
   std::size_t suspended_calls() const;
   void refused(const transport::ClientContext& ctx, std::string_view reason, std::string_view detail) override;

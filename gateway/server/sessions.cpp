@@ -1,5 +1,8 @@
 #include "server/sessions.hpp"
 
+#include <algorithm>
+#include <map>
+
 #include "server/client_call.hpp"
 
 namespace mcpgw::server {
@@ -179,6 +182,17 @@ void Sessions::update_log_level() {
   if (!asked || wanted.empty() || wanted == upstream_log_level_) return;
   upstream_log_level_ = wanted;
   log_level_hook_(wanted);
+}
+
+std::vector<std::pair<std::string, std::size_t>> Sessions::count_by_principal() {
+  std::map<std::string, std::size_t> counts;
+  {
+    std::lock_guard lk(mu_);
+    for (const auto& s : live_) ++counts[s->context().principal];
+  }
+  std::vector<std::pair<std::string, std::size_t>> out(counts.begin(), counts.end());
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
 }
 
 }  // namespace mcpgw::server

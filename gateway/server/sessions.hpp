@@ -114,6 +114,8 @@ class Sessions {
   /// Recomputes the most verbose level the sessions want; tells the hook
   /// when it changed.
   void update_log_level();
+  /// How many live sessions each principal has ("" = anonymous), most first.
+  std::vector<std::pair<std::string, std::size_t>> count_by_principal();
 
  private:
   Metrics& metrics_;

@@ -156,7 +156,7 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
     int hop = 0;
     auto record = [&](std::string_view event, const std::string& server, const std::string& upstream_tool,
                       const json::Value* arguments, std::string_view outcome, double ms, int at_hop) {
-      if (!audit->enabled()) return;
+      if (!audit->wants(outcome)) return;
       AuditRecord a;
       a.event = event;
       a.principal = caller.principal;

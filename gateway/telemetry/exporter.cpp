@@ -139,15 +139,19 @@ void Exporter::start() {
         Loop& loop = *self->loop_;
         const ExporterSettings& s = self->settings_;
         std::chrono::milliseconds delay{0};
+        std::string body, spans_buffer;  // kept between batches: no large allocation per batch
         bool failing = false;
         std::size_t lost_while_failing = 0;
         for (;;) {
-          bool stopping;
+          bool stopping, full;
           {
             std::lock_guard lk(self->mu_);
             stopping = self->stopping_;
+            full = self->queue_.size() >= s.batch_size;
           }
-          if (!stopping) {
+          // A full batch waiting goes at once (a wake-up that came while the
+          // last one was being sent found no wait to cut short).
+          if (!stopping && !full) {
             boost::system::error_code ec;
             loop.timer.expires_after(s.flush_interval);
             co_await loop.timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
@@ -159,7 +163,7 @@ void Exporter::start() {
             if (self->stopping_) break;
             continue;
           }
-          std::string body = encode_export_request(batch, s.resource, "mcpgw", MCPGW_VERSION);
+          encode_export_request(batch, s.resource, "mcpgw", MCPGW_VERSION, body, spans_buffer);
           for (int attempt = 1;; ++attempt) {
             Attempt a = co_await loop.post(s, body);
             if (a.ok) {

@@ -27,8 +27,8 @@ struct ExporterSettings {
   std::vector<std::pair<std::string, std::string>> headers;
   double sample_ratio = 1.0;
   Resource resource;
-  std::size_t queue_limit = 4096;  ///< spans waiting at most; more are dropped
-  std::size_t batch_size = 512;    ///< spans per export request at most
+  std::size_t queue_limit = 8192;  ///< spans waiting at most; more are dropped
+  std::size_t batch_size = 1024;   ///< spans per export request at most
   std::chrono::milliseconds flush_interval{1000};
   std::chrono::milliseconds request_timeout{10000};
   std::chrono::milliseconds max_backoff{30000};

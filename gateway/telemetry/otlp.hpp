@@ -22,6 +22,10 @@ struct Resource {
 /// instrumentation scope (`scope_name`, `scope_version`).
 std::string encode_export_request(const std::vector<mcp::Span>& spans, const Resource& resource,
                                   std::string_view scope_name, std::string_view scope_version);
+/// The same into `out`, with `spans_buffer` for the spans: both are reused
+/// (their capacity kept) from one batch to the next.
+void encode_export_request(const std::vector<mcp::Span>& spans, const Resource& resource, std::string_view scope_name,
+                           std::string_view scope_version, std::string& out, std::string& spans_buffer);
 
 /// The TraceIdRatioBased decision for a new trace: true for the share
 /// `ratio` (0 to 1) of trace ids, read from their lower 8 bytes, so every

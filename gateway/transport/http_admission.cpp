@@ -219,6 +219,39 @@ http::Response Admission::refuse(const auth::Verdict& v, const AccessState& st, 
   return r;
 }
 
+http::awaitable<auth::Verdict> Admission::identify(const http::Request& req, const AccessState& st) const {
+  std::string authorization = req.get("Authorization");
+  auto keys = st.jwks ? st.jwks->keys() : nullptr;
+  std::int64_t now = unix_now();
+  auto cached = st.tokens ? st.tokens->find(authorization, keys, now) : std::nullopt;
+  auth::Verdict v = cached ? std::move(*cached) : st.verifier.identify(authorization, keys.get(), now);
+  if (v.outcome == auth::Verdict::Outcome::UnknownKey && st.jwks) {
+    // The authorization server may have rotated its keys: read them again
+    // (at most once a minute) and look once more.
+    keys = co_await st.jwks->refresh();
+    v = st.verifier.identify(authorization, keys.get(), unix_now());
+    if (v.outcome == auth::Verdict::Outcome::UnknownKey) v.outcome = auth::Verdict::Outcome::Invalid;
+  }
+  if (!cached && st.tokens) st.tokens->put(authorization, keys, v, now);
+  co_return v;
+}
+
+http::awaitable<std::optional<http::Response>> Admission::admit_operator(const http::Request& req) const {
+  if (!host_allowed(req)) {
+    on_refused({"host", "", "Host " + req.get("Host") + " not allowed", ""});
+    co_return json_error(403, jsonrpc::kInvalidRequest, "Forbidden: Host not allowed");
+  }
+  if (!origin_allowed(req)) {
+    on_refused({"origin", "", "Origin " + req.get("Origin") + " not allowed", ""});
+    co_return json_error(403, jsonrpc::kInvalidRequest, "Forbidden: Origin not allowed");
+  }
+  auto st = state();
+  auth::Verdict v = co_await identify(req, *st);
+  using O = auth::Verdict::Outcome;
+  if (v.outcome != O::Admitted && v.outcome != O::Anonymous) co_return refuse(v, *st, "");
+  co_return std::nullopt;
+}
+
 http::awaitable<std::optional<http::Response>> Admission::admit(const http::Request& req, const std::string& mode,
                                                                 ClientContext& ctx) const {
   if (!host_allowed(req)) {
@@ -230,19 +263,7 @@ http::awaitable<std::optional<http::Response>> Admission::admit(const http::Requ
     co_return json_error(403, jsonrpc::kInvalidRequest, "Forbidden: Origin not allowed");
   }
   auto st = state();
-  std::string authorization = req.get("Authorization");
-  auto keys = st->jwks ? st->jwks->keys() : nullptr;
-  std::int64_t now = unix_now();
-  auto cached = st->tokens ? st->tokens->find(authorization, keys, now) : std::nullopt;
-  auth::Verdict v = cached ? std::move(*cached) : st->verifier.identify(authorization, keys.get(), now);
-  if (v.outcome == auth::Verdict::Outcome::UnknownKey && st->jwks) {
-    // The authorization server may have rotated its keys: read them again
-    // (at most once a minute) and look once more.
-    keys = co_await st->jwks->refresh();
-    v = st->verifier.identify(authorization, keys.get(), unix_now());
-    if (v.outcome == auth::Verdict::Outcome::UnknownKey) v.outcome = auth::Verdict::Outcome::Invalid;
-  }
-  if (!cached && st->tokens) st->tokens->put(authorization, keys, v, now);
+  auth::Verdict v = co_await identify(req, *st);
   st->verifier.restrict_to_mode(v, mode);
   using O = auth::Verdict::Outcome;
   // Who first (401), then which mode (404 for one that does not exist),

@@ -46,6 +46,7 @@ http::Response simple(SimpleResponse r) {
   http::Response out;
   out.status = r.status;
   out.headers.push_back({"Content-Type", std::move(r.content_type)});
+  for (auto& [name, value] : r.headers) out.headers.push_back({std::move(name), std::move(value)});
   out.body = std::move(r.body);
   return out;
 }
@@ -81,6 +82,7 @@ struct HttpServer::Impl {
   Admission admission;
   SessionStore sessions;
   std::map<std::string, std::function<SimpleResponse()>, std::less<>> gets;
+  std::set<std::string, std::less<>> token_gets;  ///< GetAccess::Token paths
   std::unique_ptr<http::Listener> listener;
   std::mutex listens_mu;
   std::set<std::shared_ptr<PostStream>> listens;  // open subscriptions/listen streams
@@ -166,10 +168,10 @@ awaitable<void> HttpServer::Impl::route(http::Request& req, http::Responder& res
       else if (req.method == "GET") co_await get(req, res, *mode);
       else if (req.method == "DELETE") co_await del(req, res, *mode);
     } else if (auto it = gets.find(path); it != gets.end() && (req.method == "GET" || req.method == "HEAD")) {
-      {
-        auto reply = simple(it->second());
-        co_await res.send(std::move(reply));
-      }
+      std::optional<http::Response> refused;
+      if (token_gets.contains(path)) refused = co_await admission.admit_operator(req);
+      auto reply = refused ? std::move(*refused) : simple(it->second());
+      co_await res.send(std::move(reply));
     }
     if (!res.answered()) {
       auto reply = bare(404);
@@ -558,8 +560,9 @@ HttpServer::~HttpServer() {
   impl_->listener->wait();
 }
 
-void HttpServer::add_get(const std::string& path, std::function<SimpleResponse()> fn) {
+void HttpServer::add_get(const std::string& path, std::function<SimpleResponse()> fn, GetAccess access) {
   impl_->gets[path] = std::move(fn);
+  if (access == GetAccess::Token) impl_->token_gets.insert(path);
 }
 
 Result<int> HttpServer::bind() {

@@ -207,6 +207,12 @@ Task<transport::Response> Upstream::send(std::string_view method, json::Document
     bool plain = r.failure == transport::Failure::Timeout || r.failure == transport::Failure::Cancelled ||
                  why.rfind("is not", 0) == 0;
     r.detail = "mcpgw: upstream '" + cfg_.name + "' " + (plain ? why : "failed: " + why);
+    if (r.failure != transport::Failure::Cancelled) {
+      std::lock_guard lk(mu_);
+      note_trouble_locked(method == "tools/call" ? r.detail + " (tools/call " +
+                                                       std::string(json::get_string(p, "name").value_or("")) + ")"
+                                                 : r.detail + " (" + std::string(method) + ")");
+    }
   }
   if (span.recording()) {
     describe_client_span(span.span(), method, p, r);

@@ -168,6 +168,23 @@ std::string Upstream::status() const {
   return status_;
 }
 
+std::string Upstream::protocol() const {
+  std::lock_guard lk(mu_);
+  return protocol_;
+}
+
+Upstream::Trouble Upstream::last_trouble() const {
+  std::lock_guard lk(mu_);
+  return trouble_;
+}
+
+void Upstream::note_trouble_locked(std::string what) {
+  trouble_.what = std::move(what);
+  trouble_.unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+}
+
 std::shared_ptr<const Listing> Upstream::listing() const {
   std::lock_guard lk(mu_);
   return listing_;

@@ -81,6 +81,16 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   bool ready() const { return ready_.load(); }
   /// "connected" or why not.
   std::string status() const;
+  /// The MCP revision spoken on the current (or last) connection; "" before one.
+  std::string protocol() const;
+  /// The last thing that went wrong with the server itself (a failed
+  /// connection or initialize, a connection that died, a request that got
+  /// no answer), and when (Unix ms); empty text when nothing did yet.
+  struct Trouble {
+    std::string what;
+    std::int64_t unix_ms = 0;
+  };
+  Trouble last_trouble() const;
   /// Last known listing (kept while reconnecting); never null.
   std::shared_ptr<const Listing> listing() const;
   /// Process id of a stdio upstream's current child, else 0 (for diagnostics).
@@ -194,6 +204,10 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   std::shared_ptr<const Listing> listing_ = std::make_shared<Listing>();
   json::Document server_caps_{rapidjson::kObjectType};
   std::string status_ = "connecting";
+  std::string protocol_;  ///< guarded by mu_
+  Trouble trouble_;       ///< guarded by mu_
+  /// Records `what` as the last trouble; with mu_ held.
+  void note_trouble_locked(std::string what);
   std::atomic<bool> ready_{false};
   std::uint64_t attempts_ = 0;  ///< connection attempts finished (either way), under mu_
   Breaker breaker_;

@@ -1,8 +1,10 @@
 // A lean OTLP/HTTP trace receiver for scripts/bench: accepts POST
-// /v1/traces, decodes each body with the official opentelemetry-proto
-// definitions (as tests/integration/otlp-collector.mjs does) and counts the
-// spans; GET /count answers the count. Prints "listening http://..." once
-// ready.
+// /v1/traces and counts requests and bytes; one request in 16 is decoded
+// with the official opentelemetry-proto definitions (as
+// tests/integration/otlp-collector.mjs does every one) to check the
+// encoding under load, so that the receiver's own CPU stays small beside
+// the gateway's on a shared machine (a real collector runs elsewhere).
+// GET /count answers the counts. Prints "listening http://..." once ready.
 import http from 'node:http';
 import { createRequire } from 'node:module';
 
@@ -10,20 +12,28 @@ const require = createRequire(import.meta.url);
 const root = require('@opentelemetry/otlp-proto-exporter-base/build/src/generated/root.js');
 const { ExportTraceServiceRequest } = root.opentelemetry.proto.collector.trace.v1;
 
-let spans = 0;
-let requests = 0;
+const count = { requests: 0, bytes: 0, decoded: 0, decodedSpans: 0, invalid: 0 };
 const server = http.createServer((req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
     if (req.method === 'GET' && req.url === '/count') {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ spans, requests }));
+      res.end(JSON.stringify(count));
       return;
     }
-    const decoded = ExportTraceServiceRequest.decode(Buffer.concat(chunks));
-    for (const rs of decoded.resourceSpans) for (const ss of rs.scopeSpans) spans += ss.spans.length;
-    requests++;
+    const body = Buffer.concat(chunks);
+    count.requests++;
+    count.bytes += body.length;
+    if (count.requests % 16 === 1) {
+      try {
+        const decoded = ExportTraceServiceRequest.decode(body);
+        count.decoded++;
+        for (const rs of decoded.resourceSpans) for (const ss of rs.scopeSpans) count.decodedSpans += ss.spans.length;
+      } catch {
+        count.invalid++;
+      }
+    }
     res.writeHead(200, { 'content-type': 'application/x-protobuf' });
     res.end();
   });
