@@ -33,6 +33,7 @@ table { width:100%; border-collapse:collapse; font-size:13px; }
 th, td { text-align:left; padding:4px 6px; border-bottom:1px solid var(--line); vertical-align:top; }
 th { color:var(--dim); font-weight:600; }
 td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; }
+td.nowrap { white-space:nowrap; }
 .dot { display:inline-block; width:9px; height:9px; border-radius:50%; margin-right:6px; }
 .up { background:var(--ok); } .down { background:var(--bad); }
 .state-open, .outcome-error, .outcome-timeout, .outcome-refused { color:var(--bad); font-weight:600; }
@@ -136,7 +137,8 @@ function renderUpstreams() {
     const last = td(null);
     if (u.last_error) { last.appendChild(el("span", u.last_error.what, "err")); last.appendChild(el("div", ago(u.last_error.unix_ms), "dim")); }
     const name = td(null); name.appendChild(el("strong", u.name)); name.appendChild(el("div", u.transport + " " + u.target, "dim mono"));
-    return row([name, state, td(u.protocol || "–"), td(u.tools, "num"), td(u.circuit.replace("_", " "), "state-" + u.circuit), td(u.waiting, "num"), last]);
+    state.classList.add("nowrap");
+    return row([name, state, td(u.protocol || "–", "nowrap"), td(u.tools, "num"), td(u.circuit.replace("_", " "), "state-" + u.circuit), td(u.waiting, "num"), last]);
   }));
   const p = status.plugins.map((x) => x.name + " " + x.version + " (" + x.tools + " tools)");
   document.getElementById("plugins").textContent = (p.length ? "plugins: " + p.join(", ") : "") +
@@ -202,8 +204,11 @@ function renderSessions() {
 
 function renderRecent() {
   const rows = status.recent.slice(0, 50).map((r) => {
-    const what = td(null); what.appendChild(el("span", r.event + " " + r.outcome, "outcome-" + r.outcome));
-    const target = [r.tool, r.server && r.server !== r.tool ? "→ " + r.server + (r.upstream_tool ? ":" + r.upstream_tool : "") : ""].filter(Boolean).join(" ");
+    const what = td(null); what.appendChild(el("span", r.event === r.outcome ? r.event : r.event + " " + r.outcome, "outcome-" + r.outcome));
+    // Where the call went, when the exposed name does not say it already.
+    const went = r.server ? r.server + (r.upstream_tool ? " / " + r.upstream_tool : "") : "";
+    const plain = r.tool && r.server && r.upstream_tool && r.tool.endsWith(r.upstream_tool) && r.tool.startsWith(r.server);
+    const target = [r.tool, went && !plain ? "→ " + went : ""].filter(Boolean).join(" ");
     const why = td(null); why.appendChild(el("span", r.reason || (r.ms !== undefined ? r.ms.toFixed(1) + " ms" : "")));
     if (r.trace_id) why.appendChild(el("div", "trace " + r.trace_id, "dim mono"));
     return row([td(ago(r.unix_ms), "dim"), what, td(r.principal || "(anonymous)"), td(target), why]);
