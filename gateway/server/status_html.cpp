@@ -216,8 +216,12 @@ function renderRecent() {
   fill("recent", rows.length ? rows : [row([td("none", "dim")])]);
 }
 
+let modesShown = "";
 function renderModes() {
   const select = document.getElementById("mode");
+  const key = JSON.stringify(status.catalog.modes);
+  if (key === modesShown) return;
+  modesShown = key;
   const chosen = select.value || "all";
   select.replaceChildren(...status.catalog.modes.map((m) => {
     const o = el("option", m.name + " (" + m.tools + (m.discovery === "search" ? ", search" : "") + ")");
@@ -261,11 +265,13 @@ async function refresh() {
     document.getElementById("version").textContent = "v" + status.version;
     document.getElementById("uptime").textContent = "up " + duration((status.now_ms - status.started_ms) / 1000);
     renderUpstreams(); renderCharts(); renderSessions(); renderRecent(); renderModes();
+    // The catalog view is drawn again only when the catalog, the mode or
+    // the filter changed: thousands of tools are not redrawn every refresh.
     if (status.catalog.generation !== generation) {
       catalog = await get("/status/catalog.json");
       generation = catalog.generation;
+      renderTools();
     }
-    renderTools();
   } catch (e) {
     if (e.auth) {
       document.getElementById("main").style.display = "none";
