@@ -41,6 +41,8 @@ struct Span {
   std::string status_message;
 
   void set(std::string_view key, AttrValue value) { attributes.emplace_back(key, std::move(value)); }
+  /// A string attribute (out of line: GCC 12 misreads the variant built inline).
+  void set(std::string_view key, std::string value);
   /// Marks the span failed: `error.type` (a low-cardinality class such as
   /// `tool_error`, `timeout` or a JSON-RPC code) and the status message.
   void fail(std::string type, std::string message = {}) {
@@ -125,6 +127,18 @@ class SpanTimer {
   TraceContext context_;
   Span span_;
 };
+
+/// `{mcp.method.name} {target}`: the method, and the tool's or prompt's
+/// name when `params` names one (a low-cardinality target).
+std::string span_name(std::string_view method, const json::Value* params);
+
+/// The attributes every span of MCP request `method` with `params` gets:
+/// `mcp.method.name`, and `gen_ai.tool.name` with `gen_ai.operation.name`
+/// (tools/call), `gen_ai.prompt.name` (prompts/get) or `mcp.resource.uri`.
+void describe_request(Span& span, std::string_view method, const json::Value* params);
+
+/// `jsonrpc.request.id`: a string id as is, a number as its decimal text.
+void set_request_id(Span& span, const json::Value& id);
 
 /// Sets the outcome of `span` from what a request got: a JSON-RPC error
 /// object (`rpc_error`: `error.type` and `rpc.response.status_code` are its

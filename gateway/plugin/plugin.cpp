@@ -303,9 +303,9 @@ Task<upstream::Reply> Plugin::call_tool(std::string_view tool, const json::Value
   inner.trace = span.context();
   upstream::Reply r = co_await run_rounds(tool, arguments, inner);
   if (span.recording()) {
-    span.span().set("mcp.method.name", std::string("tools/call"));
-    span.span().set("gen_ai.tool.name", std::string(tool));
-    span.span().set("gen_ai.operation.name", std::string("execute_tool"));
+    json::Document params(rapidjson::kObjectType);
+    params.AddMember("name", json::str(tool, params.GetAllocator()), params.GetAllocator());
+    mcp::describe_request(span.span(), "tools/call", &params);
     span.span().set("mcpgw.plugin", name_);
     mcp::set_outcome(span.span(), r.rpc_error, r.body);
     span.finish();

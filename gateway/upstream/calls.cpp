@@ -18,15 +18,6 @@ using Clock = std::chrono::steady_clock;
 /// Rounds of input_required a stateless server may ask for one call.
 constexpr int kMaxInputRounds = 16;
 
-/// `{mcp.method.name} {target}`: the tool's or prompt's name when the
-/// request has one.
-std::string span_name(std::string_view method, const json::Value& params) {
-  std::string name(method);
-  if (method == "tools/call" || method == "prompts/get")
-    if (auto target = json::get_string(params, "name")) name += " " + std::string(*target);
-  return name;
-}
-
 /// The `error.type` of a request that got no answer.
 std::string_view failure_type(transport::Failure f) {
   switch (f) {
@@ -41,14 +32,7 @@ std::string_view failure_type(transport::Failure f) {
 
 void Upstream::describe_client_span(mcp::Span& span, std::string_view method, const json::Value& params,
                                     const transport::Response& r) const {
-  span.set("mcp.method.name", std::string(method));
-  if (auto target = json::get_string(params, "name"); target && method == "tools/call") {
-    span.set("gen_ai.tool.name", std::string(*target));
-    span.set("gen_ai.operation.name", std::string("execute_tool"));
-  } else if (target && method == "prompts/get") {
-    span.set("gen_ai.prompt.name", std::string(*target));
-  }
-  if (auto uri = json::get_string(params, "uri")) span.set("mcp.resource.uri", std::string(*uri));
+  mcp::describe_request(span, method, &params);
   span.set("mcpgw.server", cfg_.name);
   span.set("network.transport", std::string(cfg_.transport == config::Server::Transport::Http ? "tcp" : "pipe"));
   if (modern()) span.set("mcp.protocol.version", std::string(mcp::kStatelessVersion));
@@ -56,9 +40,7 @@ void Upstream::describe_client_span(mcp::Span& span, std::string_view method, co
     span.fail(std::string(failure_type(r.failure)), r.detail);
     return;
   }
-  const json::Value& id = r.message->id();
-  if (id.IsString()) span.set("jsonrpc.request.id", std::string(id.GetString(), id.GetStringLength()));
-  else if (id.IsInt64()) span.set("jsonrpc.request.id", std::to_string(id.GetInt64()));
+  mcp::set_request_id(span, r.message->id());
   if (const auto* e = r.message->error()) mcp::set_outcome(span, true, *e);
   else if (const auto* res = r.message->result()) mcp::set_outcome(span, false, *res);
 }
@@ -143,7 +125,7 @@ Task<transport::Response> Upstream::send(std::string_view method, json::Document
     // This request is a child span of the client's call (a client span
     // when spans are recorded): a header over HTTP, `_meta` where there are
     // no headers (stdio).
-    span = mcp::SpanTimer(opts.spans, *opts.trace, span_name(method, p), mcp::Span::Kind::Client);
+    span = mcp::SpanTimer(opts.spans, *opts.trace, mcp::span_name(method, &p), mcp::Span::Kind::Client);
     std::string child = span.context().header();
     trace_note = " trace=" + opts.trace->trace_id;
     json::Value* meta = json::find(p, "_meta");

@@ -192,54 +192,55 @@ describe('spans of calls', () => {
 });
 
 describe('the exporter against a failing collector', () => {
+  /** A gateway exporting to a collector that answers `answer(n)`; stopped after `fn`. */
+  async function withCollector(answer, fn) {
+    requireBinaries(TOOLBOX);
+    const collector = await startCollector({ answer });
+    const gw = await startGateway({
+      welcome: { strategy: 'none' },
+      telemetry: { otlp: { endpoint: collector.url } },
+      servers: [{ name: 'toolbox', command: TOOLBOX }],
+    });
+    try {
+      await fn(gw, collector, await connectHttp(gw.url));
+    } finally {
+      await gw.proc.stop();
+      await collector.close();
+    }
+  }
+
   test(
     'a collector answering 503 gets the same spans again with backoff until it takes them; calls are answered meanwhile',
-    withDiagnostics(async () => {
-      requireBinaries(TOOLBOX);
-      const collector = await startCollector({ answer: (n) => (n < 2 ? 503 : 200) });
-      const gw = await startGateway({
-        welcome: { strategy: 'none' },
-        telemetry: { otlp: { endpoint: collector.url } },
-        servers: [{ name: 'toolbox', command: TOOLBOX }],
-      });
-      try {
-        const c = await connectHttp(gw.url);
-        const r = await c.callTool('toolbox:echo', { text: 'while the collector is busy' });
-        assert.equal(textOf(r), 'while the collector is busy');
-        const spans = await collector.waitFor((s) => s.name === 'tools/call toolbox:echo', { what: 'the span after two 503s' });
-        assert.equal(spans.length, 1, 'delivered once');
-        assert.deepEqual(collector.requests.slice(0, 3).map((q) => q.status), [503, 503, 200]);
-        await gw.proc.waitForLine('stderr', /otlp: exporting to .* again/);
-        assert.equal(sample(await metricsOf(gw), 'mcpgw_otlp_spans_dropped_total'), 0);
-      } finally {
-        await gw.proc.stop();
-        await collector.close();
-      }
-    }),
+    withDiagnostics(() =>
+      withCollector(
+        (n) => (n < 2 ? 503 : 200),
+        async (gw, collector, c) => {
+          const r = await c.callTool('toolbox:echo', { text: 'while the collector is busy' });
+          assert.equal(textOf(r), 'while the collector is busy');
+          const spans = await collector.waitFor((s) => s.name === 'tools/call toolbox:echo', { what: 'the span after two 503s' });
+          assert.equal(spans.length, 1, 'delivered once');
+          assert.deepEqual(collector.requests.slice(0, 3).map((q) => q.status), [503, 503, 200]);
+          await gw.proc.waitForLine('stderr', /otlp: exporting to .* again/);
+          assert.equal(sample(await metricsOf(gw), 'mcpgw_otlp_spans_dropped_total'), 0);
+        },
+      ),
+    ),
   );
 
   test(
     'spans a collector refuses (HTTP 400) are dropped and counted in mcpgw_otlp_spans_dropped_total',
-    withDiagnostics(async () => {
-      requireBinaries(TOOLBOX);
-      const collector = await startCollector({ answer: () => 400 });
-      const gw = await startGateway({
-        welcome: { strategy: 'none' },
-        telemetry: { otlp: { endpoint: collector.url } },
-        servers: [{ name: 'toolbox', command: TOOLBOX }],
-      });
-      try {
-        const c = await connectHttp(gw.url);
-        assert.equal(textOf(await c.callTool('toolbox:echo', { text: 'x' })), 'x');
-        await pollUntil(async () => sample(await metricsOf(gw), 'mcpgw_otlp_spans_dropped_total') >= 2, {
-          what: 'the server and client spans counted as dropped',
-        });
-        assert.equal(collector.requests.length, 1, 'a refused batch is not sent again');
-        await gw.proc.waitForLine('stderr', /otlp: dropped \d+ spans: export to .* failed: HTTP 400/);
-      } finally {
-        await gw.proc.stop();
-        await collector.close();
-      }
-    }),
+    withDiagnostics(() =>
+      withCollector(
+        () => 400,
+        async (gw, collector, c) => {
+          assert.equal(textOf(await c.callTool('toolbox:echo', { text: 'x' })), 'x');
+          await pollUntil(async () => sample(await metricsOf(gw), 'mcpgw_otlp_spans_dropped_total') >= 2, {
+            what: 'the server and client spans counted as dropped',
+          });
+          assert.equal(collector.requests.length, 1, 'a refused batch is not sent again');
+          await gw.proc.waitForLine('stderr', /otlp: dropped \d+ spans: export to .* failed: HTTP 400/);
+        },
+      ),
+    ),
   );
 });
