@@ -109,8 +109,14 @@ void Exporter::record(mcp::Span span) {
       full_batch = queue_.size() >= settings_.batch_size;
     }
   }
-  if (dropped && settings_.on_dropped) settings_.on_dropped(dropped);
+  if (dropped) report(settings_.on_dropped, dropped);
   if (full_batch) wake();
+}
+
+void Exporter::report(const std::function<void(std::size_t)>& to, std::size_t n) {
+  // Shared so that shutdown() can wait for a report under way.
+  std::shared_lock lk(report_mu_);
+  if (!detached_ && to) to(n);
 }
 
 void Exporter::wake() {
@@ -167,7 +173,7 @@ void Exporter::start() {
           for (int attempt = 1;; ++attempt) {
             Attempt a = co_await loop.post(s, body);
             if (a.ok) {
-              if (s.on_exported) s.on_exported(batch.size());
+              self->report(s.on_exported, batch.size());
               if (failing)
                 spdlog::info("otlp: exporting to {} again ({} spans dropped meanwhile)", loop.url_text,
                              lost_while_failing);
@@ -181,7 +187,7 @@ void Exporter::start() {
               stopping = self->stopping_;
             }
             if (!a.retryable || stopping || attempt >= kMaxAttempts) {
-              if (s.on_dropped) s.on_dropped(batch.size());
+              self->report(s.on_dropped, batch.size());
               lost_while_failing += batch.size();
               spdlog::warn("otlp: dropped {} spans: export to {} failed: {}{}", batch.size(), loop.url_text, a.why,
                            a.retryable ? " (gave up after " + std::to_string(attempt) + " tries)" : "");
@@ -218,9 +224,15 @@ void Exporter::shutdown(std::chrono::milliseconds grace) {
     loop->timer.cancel();
     loop->backoff.cancel();
   });
-  std::unique_lock lk(mu_);
-  if (!finished_cv_.wait_for(lk, grace, [&] { return finished_; }))
-    spdlog::warn("otlp: {} spans not exported at shutdown", queue_.size());
+  {
+    std::unique_lock lk(mu_);
+    if (!finished_cv_.wait_for(lk, grace, [&] { return finished_; }))
+      spdlog::warn("otlp: {} spans not exported at shutdown", queue_.size());
+  }
+  // A loop still sending (a collector that does not answer) may outlive
+  // the owner of the callbacks: it reports nothing from now on.
+  std::unique_lock lk(report_mu_);
+  detached_ = true;
 }
 
 }  // namespace mcpgw::telemetry

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,8 +47,9 @@ class Exporter final : public mcp::SpanSink, public std::enable_shared_from_this
 
   /// Starts the export loop on `io`.
   void start();
-  /// Sends what is queued (for at most `grace`) and ends the loop. Call from
-  /// a thread that is not the loop's.
+  /// Sends what is queued (for at most `grace`) and ends the loop; after it
+  /// returns the callbacks of the settings are not called any more. Call
+  /// from a thread that is not the loop's.
   void shutdown(std::chrono::milliseconds grace);
 
   bool sampled(const mcp::TraceContext& trace) const override;
@@ -60,6 +62,8 @@ class Exporter final : public mcp::SpanSink, public std::enable_shared_from_this
   /// Up to batch_size spans from the queue.
   std::vector<mcp::Span> take_batch();
   void wake();
+  /// Tells `to` (on_dropped or on_exported) of `n` spans, unless shutdown() has returned.
+  void report(const std::function<void(std::size_t)>& to, std::size_t n);
 
   transport::Io& io_;
   ExporterSettings settings_;
@@ -71,6 +75,8 @@ class Exporter final : public mcp::SpanSink, public std::enable_shared_from_this
   bool finished_ = false;
   std::condition_variable finished_cv_;
   std::atomic<bool> wake_pending_{false};
+  std::shared_mutex report_mu_;
+  bool detached_ = false;  ///< guarded by report_mu_
 };
 
 }  // namespace mcpgw::telemetry
