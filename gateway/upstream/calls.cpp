@@ -18,6 +18,16 @@ using Clock = std::chrono::steady_clock;
 /// Rounds of input_required a stateless server may ask for one call.
 constexpr int kMaxInputRounds = 16;
 
+/// Whether outcome `r` says the server is unhealthy (rather than that this
+/// one request was wrong, refused or given up on by its client).
+bool server_failed(const transport::Response& r) {
+  using F = transport::Failure;
+  if (!r.message) return r.failure != F::Cancelled && r.failure != F::TooLarge && r.failure != F::Rejected;
+  const json::Value* e = r.message->error();
+  const json::Value* code = e ? json::find(*e, "code") : nullptr;
+  return code && code->IsInt() && (code->GetInt() == jsonrpc::kInternalError || code->GetInt() == jsonrpc::kParseError);
+}
+
 }  // namespace
 
 Task<transport::Response> Upstream::send_rounds(std::string_view method, const json::Document& params,
@@ -126,14 +136,16 @@ Task<transport::Response> Upstream::send(std::string_view method, json::Document
     o.on_related = [this, active](jsonrpc::Message& m) { route(m, active); };
   }
   transport::Response r;
+  bool unconnected = false;  // the failure is that there is no connection
   for (int attempt = 0; attempt < 2; ++attempt) {
     auto c = connection();
     if (!c) {
       // A connection attempt under way is waited for, once.
       bool renewed = false;
-      if (attempt == 0 && status() == "connecting") renewed = co_await renew(nullptr, opts.deadline);
+      if (attempt == 0 && state() == State::Connecting) renewed = co_await renew(nullptr, opts.deadline);
       if (renewed) continue;
       r = {std::nullopt, transport::Failure::Closed, "is not connected (" + status() + ")"};
+      unconnected = true;
       break;
     }
     r = co_await c->call(method, &p, o);
@@ -158,8 +170,7 @@ Task<transport::Response> Upstream::send(std::string_view method, json::Document
   }
   if (!r.message) {
     std::string why = failure_text(r);
-    bool plain = r.failure == transport::Failure::Timeout || r.failure == transport::Failure::Cancelled ||
-                 why.rfind("is not", 0) == 0;
+    bool plain = r.failure == transport::Failure::Timeout || r.failure == transport::Failure::Cancelled || unconnected;
     r.detail = "mcpgw: upstream '" + cfg_.name + "' " + (plain ? why : "failed: " + why);
   }
   co_return r;
@@ -207,7 +218,7 @@ Task<Reply> Upstream::call_tool(std::string_view tool, const json::Value* argume
   }
   Reply r = co_await call_tool_now(tool, arguments, meta, opts);
   if (opts.cancel && opts.cancel->cancelled()) breaker_.release(*ticket);
-  else if (auto changed = breaker_.record(*ticket, outcome_of(r, opts) == "ok")) circuit_changed(*changed);
+  else if (auto changed = breaker_.record(*ticket, !r.server_failed)) circuit_changed(*changed);
   co_return r;
 }
 
@@ -228,8 +239,8 @@ Task<Reply> Upstream::call_tool_now(std::string_view tool, const json::Value* ar
       if (json::get_string(t, "name") == tool) headers = mcp::param_headers(t, arguments);
   }
   auto r = co_await send_rounds("tools/call", p, opts, std::move(headers));
-  if (!r.message) co_return Reply{false, mcp::tool_error(r.detail)};
-  if (const auto* e = r.message->error()) co_return Reply{true, json::clone(*e)};
+  if (!r.message) co_return Reply{false, mcp::tool_error(r.detail), server_failed(r)};
+  if (const auto* e = r.message->error()) co_return Reply{true, json::clone(*e), server_failed(r)};
   const auto* res = r.message->result();
   if (!res || !res->IsObject())
     co_return Reply{false,

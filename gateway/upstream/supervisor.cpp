@@ -44,6 +44,7 @@ Result<std::shared_ptr<transport::Connection>> Upstream::connect() {
       std::lock_guard lk(mu_);
       conn_dead_ = true;
       status_ = reason;
+      state_ = State::Down;
     }
     ready_.store(false);
     if (client_session_.empty()) listener_.on_health(cfg_.name, false);
@@ -302,6 +303,7 @@ Task<> Upstream::supervise() {
       if (stopping_) break;
       conn_dead_ = false;
       status_ = "connecting";
+      state_ = State::Connecting;
     }
     auto started = Clock::now();
     std::shared_ptr<transport::Connection> conn;
@@ -326,6 +328,7 @@ Task<> Upstream::supervise() {
         conn_ = conn;
         listing_ = std::move(*listing);
         status_ = "connected";
+        state_ = State::Connected;
         refresh_ = false;
         if (!counted) ++attempts_;
         counted = true;
@@ -356,6 +359,7 @@ Task<> Upstream::supervise() {
       std::lock_guard lk(mu_);
       if (!ok) {
         status_ = ok.error();
+        state_ = State::Down;
         ++attempts_;
       }
       conn_.reset();

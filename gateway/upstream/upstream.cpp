@@ -2,6 +2,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <spdlog/spdlog.h>
 
@@ -87,10 +88,13 @@ void Upstream::end_client(const std::string& session) {
 Upstream::~Upstream() { stop(); }
 
 std::string Upstream::failure_text(const transport::Response& r) const {
+  std::string detail = r.detail.empty() ? "no response" : r.detail;
   switch (r.failure) {
     case transport::Failure::Timeout: return "timed out after " + std::to_string(cfg_.timeout_ms) + " ms";
     case transport::Failure::Cancelled: return "call cancelled by the client";
-    default: return r.detail.empty() ? "no response" : r.detail;
+    case transport::Failure::Interrupted:
+      return detail + "; the request may have been carried out there and was not sent again";
+    default: return detail;
   }
 }
 
@@ -166,6 +170,16 @@ bool Upstream::has_tool(std::string_view tool) const {
 std::string Upstream::status() const {
   std::lock_guard lk(mu_);
   return status_;
+}
+
+Upstream::State Upstream::state() const {
+  std::lock_guard lk(mu_);
+  return state_;
+}
+
+bool Upstream::settled() const {
+  std::lock_guard lk(mu_);
+  return first_done_ || stopping_;
 }
 
 std::shared_ptr<const Listing> Upstream::listing() const {
@@ -269,7 +283,7 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
       if (fn) fn(m.doc()["params"]);
     } else if (method == "notifications/message" && m.params()) {
       if (to) to->client->notify(method, m.params());
-      else spdlog::info("upstream {} log: {}", cfg_.name, json::write(*m.params()));
+      else log_line(*m.params());
     } else if (method == "notifications/cancelled" && m.params()) {
       // The server gave up on a request it sent a client.
       const json::Value* id = json::find(*m.params(), "requestId");
@@ -325,6 +339,23 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
       asio::make_strand(io_.executor()),
       [self = shared_from_this(), shared, to = *to]() -> Task<> { co_await self->forward_request(shared, to); },
       asio::detached);
+}
+
+void Upstream::log_line(const json::Value& params) {
+  if (log_gate_.admit(Clock::now())) {
+    spdlog::info("upstream {} log: {}", cfg_.name, json::write(params));
+    return;
+  }
+  if (suppressing_.exchange(true)) return;
+  auto timer = std::make_shared<asio::steady_timer>(io_.executor(), 1s);
+  timer->async_wait([weak = weak_from_this(), timer](const boost::system::error_code&) {
+    auto self = weak.lock();
+    if (!self) return;
+    self->suppressing_ = false;
+    if (auto n = self->log_gate_.take_suppressed())
+      spdlog::warn("upstream {}: {} log messages suppressed (it sent more than {} a second)", self->cfg_.name, n,
+                   LogGate::kRate);
+  });
 }
 
 Task<> Upstream::forward_request(std::shared_ptr<jsonrpc::Message> m, ActiveCall to) {

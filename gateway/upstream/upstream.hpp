@@ -15,6 +15,7 @@
 #include "transport/io.hpp"
 #include "upstream/breaker.hpp"
 #include "upstream/limiter.hpp"
+#include "upstream/log_gate.hpp"
 #include "upstream/origin.hpp"
 
 namespace mcpgw::upstream {
@@ -45,6 +46,10 @@ class Listener {
 
 class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Upstream> {
  public:
+  /// Where the connection stands: an attempt under way (the first or a
+  /// reconnect), up, or down until the next attempt (status() says why).
+  enum class State { Connecting, Connected, Down };
+
   /// `io`: the loop the connections live on. `client_session` set: this is
   /// the connection of one client session of a `session: per_client` server
   /// (made by `for_client`), and `client_protocol` the revision that client
@@ -81,6 +86,9 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   bool ready() const { return ready_.load(); }
   /// "connected" or why not.
   std::string status() const;
+  State state() const;
+  /// The first connection attempt has finished (either way) or stop() came.
+  bool settled() const;
   /// Last known listing (kept while reconnecting); never null.
   std::shared_ptr<const Listing> listing() const;
   /// Process id of a stdio upstream's current child, else 0 (for diagnostics).
@@ -155,6 +163,9 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
     std::chrono::steady_clock::time_point deadline;
   };
   void on_message(jsonrpc::Message& m);
+  /// Writes a log message the server sent outside any call to the gateway's
+  /// log, within log_gate_; what it holds back is told as one count a second.
+  void log_line(const json::Value& params);
   /// Handles what the server sent on its own or while a call ran; `to` is
   /// the call it belongs to, when known.
   void route(jsonrpc::Message& m, const std::optional<ActiveCall>& to);
@@ -190,11 +201,14 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   std::shared_ptr<const Listing> listing_ = std::make_shared<Listing>();
   json::Document server_caps_{rapidjson::kObjectType};
   std::string status_ = "connecting";
+  State state_ = State::Connecting;
   std::atomic<bool> ready_{false};
   std::uint64_t attempts_ = 0;  ///< connection attempts finished (either way), under mu_
   Breaker breaker_;
   Limiter limiter_;
   std::atomic<long> pid_{0};
+  LogGate log_gate_;
+  std::atomic<bool> suppressing_{false};  ///< a count of held-back log lines is due
   std::mutex progress_mu_;
   std::map<std::string, std::function<void(json::Value&)>> progress_;
   std::atomic<std::uint64_t> next_token_{1};
