@@ -274,6 +274,7 @@ std::shared_ptr<const Snapshot> build(const config::Config& cfg,
   for (const auto& up : upstreams) {
     const auto& sc = up->config();
     auto listing = up->listing();
+    if (!up->settled()) snap->pending.push_back({up, sc.prefix ? sc.name + cfg.naming.separator : ""});
     if (sc.prefix) snap->servers.emplace(sc.name, up);
     const config::Filters& filters = sc.filters ? *sc.filters : cfg.filters;
 
@@ -362,8 +363,28 @@ std::shared_ptr<const Snapshot> Catalog::snapshot() const {
 }
 
 void Catalog::publish(std::shared_ptr<const Snapshot> s) {
-  std::lock_guard lk(mu_);
-  current_ = std::move(s);
+  {
+    std::lock_guard lk(mu_);
+    current_ = std::move(s);
+  }
+  published_.notify();
+}
+
+Task<bool> Catalog::wait_newer(std::uint64_t seen, std::chrono::steady_clock::time_point deadline,
+                               CancelSignal* cancel) {
+  for (;;) {
+    const auto at = published_.generation();
+    if (snapshot()->generation > seen) co_return true;
+    if (cancel && cancel->cancelled()) co_return false;
+    if (!co_await published_.wait(at, deadline, cancel)) co_return false;
+  }
+}
+
+std::vector<std::shared_ptr<upstream::Upstream>> Snapshot::pending_for(std::string_view name) const {
+  std::vector<std::shared_ptr<upstream::Upstream>> out;
+  for (const auto& p : pending)
+    if (name.substr(0, p.prefix.size()) == p.prefix) out.push_back(p.server);
+  return out;
 }
 
 }  // namespace mcpgw::catalog

@@ -44,12 +44,20 @@ struct Route {
   std::string upstream_key;
 };
 
+/// A server whose first connection attempt had not ended when a snapshot
+/// was built: its tools may be missing from it yet.
+struct Pending {
+  std::shared_ptr<upstream::Upstream> server;
+  std::string prefix;  ///< what its exposed names start with; "" = any name (prefix: false)
+};
+
 /// A consistent view of the catalog; never changes once published.
 struct Snapshot {
   std::uint64_t generation = 0;
   /// "all" first, then the configured modes in file order.
   std::vector<std::string> modes{"all"};
   std::vector<ExposedTool> tools;            ///< every tool that passes the filters
+  std::vector<Pending> pending;              ///< servers still connecting for the first time
   std::vector<std::vector<std::size_t>> mode_tools;  ///< visible tools per mode
   std::vector<ExposedEntry> prompts, resources, templates;
   /// The welcome tool of each mode (index into `tools`), and why it was
@@ -65,6 +73,8 @@ struct Snapshot {
   std::optional<std::size_t> mode_index(std::string_view mode) const;
   /// The tool `name` if it exists and is visible in mode `mode`.
   const ExposedTool* find_tool(std::string_view name, std::size_t mode) const;
+  /// The servers of `pending` that may list a tool or prompt exposed as `name`.
+  std::vector<std::shared_ptr<upstream::Upstream>> pending_for(std::string_view name) const;
   /// The upstream and upstream name of exposed prompt `name`.
   std::optional<Route> route_prompt(std::string_view name) const;
   /// The upstream and upstream URI of a resource URI a client sends: an
@@ -107,9 +117,13 @@ class Catalog {
   std::shared_ptr<const Snapshot> snapshot() const;
   void publish(std::shared_ptr<const Snapshot> s);
   std::uint64_t next_generation() { return ++generation_; }
+  /// Waits until a snapshot newer than generation `seen` is published, or
+  /// `deadline`, or `cancel` (may be null); false at the deadline. Run on a strand.
+  Task<bool> wait_newer(std::uint64_t seen, std::chrono::steady_clock::time_point deadline, CancelSignal* cancel);
 
  private:
   mutable std::mutex mu_;
+  Event published_;
   std::shared_ptr<const Snapshot> current_ = std::make_shared<Snapshot>();
   std::atomic<std::uint64_t> generation_{0};
 };

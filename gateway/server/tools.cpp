@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <variant>
 
 #include "chain/chain.hpp"
+#include "mcp/protocol.hpp"
 #include "server/tool_search.hpp"
 
 namespace mcpgw::server {
@@ -69,6 +71,33 @@ std::string param_header_mismatch(const catalog::ExposedTool& tool, const json::
   return {};
 }
 
+/// A snapshot that lists `name` (visible in `mode`), once the servers still
+/// connecting for the first time that may list it are up, waited for within
+/// the call's deadline; or the isError naming a server it came too late
+/// from. The snapshot it returns may still not list `name`.
+Task<std::variant<std::shared_ptr<const catalog::Snapshot>, Answer>> after_connecting(
+    Services& sv, Request& r, std::shared_ptr<const catalog::Snapshot> snap, std::string_view name,
+    std::size_t mode) {
+  auto candidates = snap->pending_for(name);
+  if (candidates.empty()) co_return snap;
+  auto deadline = candidates.front()->deadline();
+  spdlog::debug("tools/call {} waits for upstream {} (connecting)", name, candidates.front()->name());
+  CancelSignal* cancel = r.exchange ? &r.exchange->cancel_signal() : nullptr;
+  while (!snap->find_tool(name, mode) && !snap->pending_for(name).empty()) {
+    if (!co_await sv.catalog.wait_newer(snap->generation, deadline, cancel)) break;
+    snap = sv.catalog.snapshot();
+  }
+  if (snap->find_tool(name, mode)) co_return snap;
+  for (const auto& u : candidates) {
+    if (u->ready()) continue;
+    std::string why = u->state() == upstream::Upstream::State::Connecting
+                          ? "is still connecting; tools/call " + std::string(name) + " waited for it until its deadline"
+                          : "is not connected (" + u->status() + ")";
+    co_return Answer::relay(upstream::Reply{false, mcp::tool_error("mcpgw: upstream '" + u->name() + "' " + why)});
+  }
+  co_return snap;
+}
+
 }  // namespace
 
 Answer list_tools(Services& sv, Request& r) {
@@ -101,6 +130,14 @@ Task<Answer> call_tool(Services& sv, Request& r) {
   args = target.args;
   // A tool hidden from this client's mode is as unknown as one that does not exist.
   const catalog::ExposedTool* tool = mode ? snap->find_tool(*name, *mode) : nullptr;
+  if (!tool && mode) {
+    // Its server may not have listed it yet: the gateway serves while
+    // upstreams connect.
+    auto settled = co_await after_connecting(sv, r, snap, *name, *mode);
+    if (auto* answered = std::get_if<Answer>(&settled)) co_return std::move(*answered);
+    snap = std::get<std::shared_ptr<const catalog::Snapshot>>(std::move(settled));
+    tool = snap->find_tool(*name, *mode);
+  }
   if (!tool) {
     bool hidden = std::any_of(snap->tools.begin(), snap->tools.end(), [&](const auto& t) { return t.name == *name; });
     if (hidden) {

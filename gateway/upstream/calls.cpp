@@ -202,6 +202,7 @@ void Upstream::circuit_changed(Breaker::State state) {
 
 Task<Reply> Upstream::call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
                                 const CallOptions& opts) {
+  InFlight counted(*this);
   // A per-client connection's calls were admitted by the server's own.
   if (!client_session_.empty()) co_return co_await call_tool_now(tool, arguments, meta, opts);
   std::string why;
@@ -249,6 +250,7 @@ Task<Reply> Upstream::call_tool_now(std::string_view tool, const json::Value* ar
 }
 
 Task<Reply> Upstream::request(std::string_view method, const json::Value& params, const CallOptions& opts) {
+  InFlight counted(*this);
   auto own = co_await for_client(opts);
   if (!own) co_return Reply::error(jsonrpc::kInternalError, own.error());
   if (*own) co_return co_await (*own)->request(method, params, opts);

@@ -317,6 +317,7 @@ Task<> Upstream::supervise() {
       if (ok) co_await send_log_level(conn);
     }
     bool counted = false;  // this connection's attempt, once
+    bool settled_now = false;  // this attempt was the first to end
     while (ok) {
       auto listing = co_await list_all(*conn);
       if (!listing) {
@@ -363,10 +364,13 @@ Task<> Upstream::supervise() {
         ++attempts_;
       }
       conn_.reset();
+      settled_now = !first_done_;
       first_done_ = true;
     }
     changed_.notify();
     if (!ok) spdlog::warn("upstream {}: {}", cfg_.name, ok.error());
+    // Calls waiting for this server's tools learn that it did not come up.
+    if (settled_now && client_session_.empty()) listener_.on_tools_changed(cfg_.name);
     // Callers may still hold the connection; closing it fails their calls
     // promptly instead of leaving them to time out.
     if (conn) co_await conn->shut();

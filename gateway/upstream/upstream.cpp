@@ -140,6 +140,8 @@ void Upstream::stop() {
     std::lock_guard lk(mu_);
     if (stopping_ && !supervising_) return;
     stopping_ = true;
+    status_ = "stopped";
+    state_ = State::Down;
   }
   changed_.notify();
   {
@@ -158,6 +160,18 @@ void Upstream::stop() {
     clients.swap(clients_);
   }
   for (auto& [session, u] : clients) u->stop();
+}
+
+Upstream::InFlight::InFlight(Upstream& u) : u_(u) { ++u_.in_flight_; }
+
+Upstream::InFlight::~InFlight() {
+  if (--u_.in_flight_ == 0 && u_.draining_) u_.changed_.notify();
+}
+
+Task<> Upstream::drain(Clock::time_point deadline) {
+  draining_ = true;
+  std::function<bool()> idle = [this] { return in_flight_ == 0 || stopping_; };
+  co_await wait_until(idle, deadline);
 }
 
 bool Upstream::has_tool(std::string_view tool) const {

@@ -69,6 +69,10 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   /// Stops the child / ends the HTTP session; pending calls fail. Stops the
   /// per-client connections too. Off the loop, waits until it is over.
   void stop();
+  /// Waits until no call (tools/call or other request) is in flight on this
+  /// server, or `deadline`, or stop(): before stopping a server a reload
+  /// replaced or removed, so that its calls can finish.
+  Task<> drain(std::chrono::steady_clock::time_point deadline);
   /// The most verbose log level the gateway's clients want: sent to a
   /// stateful-era server that offers logging (now and on every reconnect),
   /// so that what its clients asked for is emitted; each client still gets
@@ -206,6 +210,20 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   std::uint64_t attempts_ = 0;  ///< connection attempts finished (either way), under mu_
   Breaker breaker_;
   Limiter limiter_;
+  /// Calls in flight, for drain(); woken on changed_ when it reaches 0 while draining_.
+  std::atomic<int> in_flight_{0};
+  std::atomic<bool> draining_{false};
+  /// Counts one call in flight for as long as it lives.
+  class InFlight {
+   public:
+    explicit InFlight(Upstream& u);
+    ~InFlight();
+    InFlight(const InFlight&) = delete;
+    InFlight& operator=(const InFlight&) = delete;
+
+   private:
+    Upstream& u_;
+  };
   std::atomic<long> pid_{0};
   LogGate log_gate_;
   std::atomic<bool> suppressing_{false};  ///< a count of held-back log lines is due

@@ -9,6 +9,7 @@
 //                          the connection is closed without an answer: a crash
 //                          after the side effect
 //   --stall tools/list     that method is never answered (initialize is)
+//   --hold tools/list      that method is answered once stdin says "release"
 //   --silent               accept connections and never answer anything
 //   --idle-close-ms MS     close a kept-alive connection idle this long, and
 //                          print "closed" for every connection that closes
@@ -16,7 +17,8 @@
 //
 // Prints "listening http://127.0.0.1:PORT/mcp". Reads commands on stdin, so
 // a test can make it act between calls: "flood N" sends N
-// notifications/message on every open GET stream (outside any call).
+// notifications/message on every open GET stream (outside any call);
+// "release" answers the requests --hold kept waiting (and any later one).
 //
 // Tools: act {key} (counts each execution per key; "done KEY"), count {key}
 // (how many times act ran for key), echo {text}.
@@ -32,6 +34,8 @@ const arg = (name, fallback) => {
 const GET = arg('--get', '404');
 const CUT = arg('--cut', '');
 const STALL = arg('--stall', '');
+let hold = arg('--hold', '');
+const held = []; // answers --hold keeps until "release"
 const SILENT = process.argv.includes('--silent');
 const PORT = Number(arg('--port', '0'));
 const IDLE_CLOSE_MS = Number(arg('--idle-close-ms', '0'));
@@ -104,8 +108,12 @@ function onPost(req, res, body) {
     req.socket.destroy();
     return;
   }
-  if (result === undefined) return reply(res, 200, { jsonrpc: '2.0', id: m.id, error: { code: -32601, message: `Method not found: ${m.method}` } }, headers);
-  reply(res, 200, { jsonrpc: '2.0', id: m.id, result }, headers);
+  const send = () =>
+    result === undefined
+      ? reply(res, 200, { jsonrpc: '2.0', id: m.id, error: { code: -32601, message: `Method not found: ${m.method}` } }, headers)
+      : reply(res, 200, { jsonrpc: '2.0', id: m.id, result }, headers);
+  if (m.method === hold) held.push(send);
+  else send();
 }
 
 function onGet(req, res) {
@@ -123,11 +131,11 @@ function onGet(req, res) {
 let server;
 if (SILENT) {
   // Accepts, reads, never answers; the sockets stay open.
-  const held = new Set();
+  const sockets = new Set();
   server = net.createServer((s) => {
-    held.add(s);
+    sockets.add(s);
     s.on('data', () => {});
-    s.on('close', () => held.delete(s));
+    s.on('close', () => sockets.delete(s));
   });
 } else {
   server = http.createServer((req, res) => {
@@ -150,6 +158,12 @@ if (IDLE_CLOSE_MS > 0) {
 
 readline.createInterface({ input: process.stdin }).on('line', (line) => {
   const [cmd, n] = line.trim().split(/\s+/);
+  if (cmd === 'release') {
+    hold = '';
+    for (const send of held.splice(0)) send();
+    process.stdout.write('released\n');
+    return;
+  }
   if (cmd !== 'flood') return;
   const count = Number(n);
   for (const s of streams) {

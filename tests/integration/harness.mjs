@@ -405,16 +405,19 @@ export function withDiagnostics(fn) {
 
 /**
  * Starts mcpgw in HTTP mode on a free port. `config.listen.port` is forced
- * to 0. Returns {proc, url (MCP endpoint), base (scheme://host:port), port,
- * configPath}.
+ * to 0. Resolves once every upstream has had its first connection attempt
+ * (the gateway serves before: `waitUpstreams: false` resolves as soon as it
+ * listens). Returns {proc, url (MCP endpoint), base (scheme://host:port),
+ * port, configPath}.
  */
-export async function startGateway(config, { dir, env, extraArgs = [], logLevel = 'debug', label = 'mcpgw' } = {}) {
+export async function startGateway(config, { dir, env, extraArgs = [], logLevel = 'debug', label = 'mcpgw', waitUpstreams = true } = {}) {
   requireBinaries(MCPGW);
   const d = dir || tempDir();
   const cfg = typeof config === 'string' ? config : { ...config, listen: { host: '127.0.0.1', path: '/mcp', ...(config.listen || {}), port: 0 } };
   const configPath = writeConfig(d, cfg);
   const proc = new Proc(label, MCPGW, ['--config', configPath, '--log-level', logLevel, ...extraArgs], { env });
   const m = await proc.waitForLine('stderr', /listening on (https?:\/\/[^\s"'\],}]+)/);
+  if (waitUpstreams) await proc.waitForLine('stderr', /start-up: every upstream tried once/, Math.max(STARTUP_MS, 60000));
   const url = m[1];
   const u = new URL(url);
   return { proc, url, base: `${u.protocol}//${u.host}`, port: Number(u.port), host: u.hostname, configPath, dir: d };
