@@ -8,6 +8,9 @@
 //   --cut TOOL             a tools/call of TOOL is carried out (counted), then
 //                          the connection is closed without an answer: a crash
 //                          after the side effect
+//   --cut-every N          every Nth act is carried out, then cut like --cut
+//   --record FILE          append the key of every act carried out to FILE
+//                          (one line each), so that executions survive a kill
 //   --stall tools/list     that method is never answered (initialize is)
 //   --hold tools/list      that method is answered once stdin says "release"
 //   --silent               accept connections and never answer anything
@@ -26,6 +29,7 @@ import http from 'node:http';
 import net from 'node:net';
 import readline from 'node:readline';
 import { randomUUID } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
@@ -33,6 +37,9 @@ const arg = (name, fallback) => {
 };
 const GET = arg('--get', '404');
 const CUT = arg('--cut', '');
+const CUT_EVERY = Number(arg('--cut-every', '0'));
+const RECORD = arg('--record', '');
+let acts = 0;
 const STALL = arg('--stall', '');
 let hold = arg('--hold', '');
 const held = []; // answers --hold keeps until "release"
@@ -55,6 +62,7 @@ function callTool(params) {
   const args = params.arguments || {};
   if (params.name === 'act') {
     executions.set(args.key, (executions.get(args.key) || 0) + 1);
+    if (RECORD) appendFileSync(RECORD, `${args.key}\n`);
     return text(`done ${args.key}`);
   }
   if (params.name === 'count') return text(String(executions.get(args.key) || 0));
@@ -103,7 +111,8 @@ function onPost(req, res, body) {
     return reply(res, 404, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
   }
   const result = answer(m);
-  if (m.method === 'tools/call' && m.params?.name === CUT) {
+  const cut = m.method === 'tools/call' && (m.params?.name === CUT || (CUT_EVERY > 0 && m.params?.name === 'act' && ++acts % CUT_EVERY === 0));
+  if (cut) {
     // The work is done; the process "crashes" before it can answer.
     req.socket.destroy();
     return;
