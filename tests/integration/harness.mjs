@@ -905,9 +905,11 @@ export function pidFromResult(r) {
  * A transparent HTTP tap in front of an upstream: forwards every request
  * unchanged (streams included) and calls `onRequest(parsedBody)` once the
  * request body has arrived, so a test can wait for "the gateway has sent
- * this call upstream" instead of sleeping.
+ * this call upstream" instead of sleeping. With `cut(parsedBody)` true for
+ * a request, its answer is read from the upstream and then dropped with
+ * the connection it came on (a server that crashed after doing the work).
  */
-export async function startTap(targetUrl) {
+export async function startTap(targetUrl, { cut } = {}) {
   const target = new URL(targetUrl);
   const listeners = [];
   const seen = [];
@@ -925,6 +927,11 @@ export async function startTap(targetUrl) {
       }
       const headers = { ...req.headers, host: target.host };
       const up = http.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers }, (upRes) => {
+        if (cut && parsed !== undefined && cut(parsed)) {
+          upRes.resume();
+          upRes.on('end', () => req.socket.destroy());
+          return;
+        }
         res.writeHead(upRes.statusCode, upRes.headers);
         upRes.pipe(res);
       });

@@ -7,12 +7,11 @@
 //   - the bank example's transfer_money over HTTP (2026-07-28, so the
 //     confirmed transfer is a request of its own) behind a proxy that lets
 //     the confirmed request reach the bank and then cuts the gateway's
-//     connection: the money moves once, the client is told it may have.
-import http from 'node:http';
+//     connection (harness startTap with `cut`): the money moves once, the client is told it may have.
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startFault } from './fault.mjs';
-import { BANK, connectHttp, httpServer, pollUntil, requireBinaries, startGateway, startUpstreamHttp, textOf, withDiagnostics } from './harness.mjs';
+import { BANK, connectHttp, httpServer, pollUntil, requireBinaries, startGateway, startTap, startUpstreamHttp, textOf, withDiagnostics } from './harness.mjs';
 import { srpc } from './stateless.mjs';
 
 before(() => requireBinaries(BANK));
@@ -61,52 +60,19 @@ test(
   }),
 );
 
-/**
- * A proxy in front of `target` that forwards everything, except that the
- * answer to a tools/call carrying inputResponses (a confirmed transfer) is
- * read from the upstream and then dropped with the gateway's connection.
- * `cut` counts those requests.
- */
-async function startCuttingProxy(target) {
-  const t = new URL(target);
-  const state = { cut: 0 };
-  const server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      let parsed;
-      try {
-        parsed = JSON.parse(body.toString('utf8'));
-      } catch {
-        parsed = undefined;
-      }
-      const confirmed = parsed?.method === 'tools/call' && parsed.params?.inputResponses !== undefined;
-      const up = http.request({ host: t.hostname, port: t.port, path: req.url, method: req.method, headers: { ...req.headers, host: t.host } }, (upRes) => {
-        if (!confirmed) {
-          res.writeHead(upRes.statusCode, upRes.headers);
-          upRes.pipe(res);
-          return;
-        }
-        upRes.resume();
-        upRes.on('end', () => {
-          state.cut++;
-          req.socket.destroy();
-        });
-      });
-      up.on('error', () => req.socket.destroy());
-      up.end(body);
-    });
-  });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${server.address().port}${t.pathname}`, state, close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }) };
-}
-
 test(
   'bank transfer_money over HTTP whose confirmed request loses its connection after the bank carried it out: the money moves once',
   withDiagnostics(async () => {
     const bank = await startUpstreamHttp(BANK, ['--transfer-tool', 'transfer_money', '--era', 'both'], { label: 'bank-http' });
-    const proxy = await startCuttingProxy(bank.url);
+    // The confirmed transfer (a tools/call carrying inputResponses) reaches
+    // the bank; its answer is dropped with the gateway's connection.
+    let cuts = 0;
+    const confirmed = (b) => {
+      const yes = b.method === 'tools/call' && b.params?.inputResponses !== undefined;
+      if (yes) cuts++;
+      return yes;
+    };
+    const proxy = await startTap(bank.url, { cut: confirmed });
     const gw = await startGateway({ welcome: { strategy: 'none' }, servers: [httpServer('bank', proxy.url, { timeout_ms: 20000 })] }, { label: 'mcpgw-bank-cut' });
     const call = (name, args, extra = {}) => srpc(gw.url, 'tools/call', { name, arguments: args, ...extra }, { caps: { elicitation: {} } });
     const balance = async (accountId) => (await call('bank:get_account_balance', { accountId })).message.result.structuredContent.balance;
@@ -117,13 +83,12 @@ test(
     assert.equal(asked.resultType, 'input_required', JSON.stringify(asked));
     const done = await call('bank:transfer_money', args, { inputResponses: { confirm: { action: 'accept', content: { confirm: true } } }, requestState: asked.requestState });
     const result = done.message.result;
-    assert.equal(proxy.state.cut, 1, 'the confirmed transfer reached the bank more than once');
+    assert.equal(cuts, 1, 'the confirmed transfer reached the bank more than once');
     assert.equal(await balance('acc_savings_001'), 14770.5);
     assert.equal(await balance('acc_credit_001'), -182.1);
     assert.equal(result.isError, true, JSON.stringify(done.message));
     assert.match(textOf(result), /^mcpgw: upstream 'bank' failed: .+; the request may have been carried out there and was not sent again$/);
     await gw.proc.stop();
-    await proxy.close();
     await bank.proc.stop();
   }),
 );
