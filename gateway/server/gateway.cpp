@@ -108,6 +108,11 @@ Result<void> Gateway::await_upstreams() {
   spdlog::info("start-up: every upstream tried once ({} of {} connected)", connected, ups.size());
   auto snap = catalog_.snapshot();
   for (const auto& w : catalog::name_warnings(*snap)) spdlog::warn("naming: {}", w);
+  {
+    // Stopped meanwhile, the upstreams may not have listed their tools.
+    std::lock_guard lk(serve_mu_);
+    if (stopping_) return {};
+  }
   if (!snap->errors.empty()) return Error{snap->errors.front()};
   return {};
 }
