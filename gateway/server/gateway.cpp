@@ -404,7 +404,10 @@ Result<void> Gateway::reload(const std::string& path) {
   for (auto& u : removed) retire(u);
   on_tools_changed("reload");
   if (!replaced.empty()) {
-    for (auto& [was, now] : replaced) now->wait_first_attempt(first_attempt_bound(*now));
+    for (auto& [was, now] : replaced) {
+      now->wait_first_attempt(first_attempt_bound(*now));
+      now->inherit_listing(*was);
+    }
     {
       std::lock_guard lk(state_mu_);
       for (auto& [was, now] : replaced) std::replace(upstreams_.begin(), upstreams_.end(), was, now);

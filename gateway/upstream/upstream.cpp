@@ -201,6 +201,12 @@ std::shared_ptr<const Listing> Upstream::listing() const {
   return listing_;
 }
 
+void Upstream::inherit_listing(const Upstream& previous) {
+  auto inherited = previous.listing();
+  std::lock_guard lk(mu_);
+  if (state_ != State::Connected) listing_ = std::move(inherited);
+}
+
 std::shared_ptr<transport::Connection> Upstream::connection() const {
   std::lock_guard lk(mu_);
   return conn_;

@@ -95,6 +95,10 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   bool settled() const;
   /// Last known listing (kept while reconnecting); never null.
   std::shared_ptr<const Listing> listing() const;
+  /// Until this upstream has listed for itself, it lists what `previous`
+  /// (the upstream a reload replaces with it) last listed, as a restarted
+  /// one keeps its last known tools.
+  void inherit_listing(const Upstream& previous);
   /// Process id of a stdio upstream's current child, else 0 (for diagnostics).
   long pid() const { return pid_.load(); }
   /// The state of the server's circuit breaker (Closed when it has none).

@@ -24,6 +24,7 @@ import {
   waitSleeping,
   withDiagnostics,
 } from './harness.mjs';
+import { startFault } from './fault.mjs';
 
 const RELOADS = 10;
 const CLIENTS = 6;
@@ -131,5 +132,30 @@ test(
     assert.notEqual(pidFromResult(await c.callTool('toolbox:pid')), second);
     await c.close();
     await gw.proc.stop();
+  }),
+);
+
+test(
+  'a reload that changes a server while it is down: its tools stay listed, calls fail naming it (not as unknown tools), and work once it is back',
+  withDiagnostics(async () => {
+    let fx = await startFault(['--get', '405'], 'fx-1');
+    const port = new URL(fx.url).port;
+    const config = (timeout) => ({ welcome: { strategy: 'none' }, servers: [httpServer('fx', fx.url, { timeout_ms: timeout })] });
+    const gw = await startGateway(config(20000), { label: 'mcpgw-reload-down' });
+    const c = await connectHttp(gw.url);
+    assert.equal(textOf(await c.callTool('fx:echo', { text: 'up' })), 'up');
+    await fx.proc.stop({ signal: 'SIGKILL' });
+    writeFileSync(gw.configPath, toYaml({ ...config(20001), listen: { host: '127.0.0.1', path: '/mcp', port: 0 } }));
+    gw.proc.child.kill('SIGHUP');
+    await gw.proc.waitForLine('stderr', /reloaded .*: 0 upstreams kept, 1 started, 1 stopped/, 60000);
+    assert.ok((await c.listAllTools()).tools.some((t) => t.name === 'fx:echo'), 'the tools of the server went away');
+    const down = await c.callTool('fx:echo', { text: 'down' });
+    assert.equal(down.isError, true, JSON.stringify(down));
+    assert.match(textOf(down), /^mcpgw: upstream 'fx' /);
+    fx = await startFault(['--get', '405', '--port', port], 'fx-2');
+    await pollUntil(async () => textOf(await c.callTool('fx:echo', { text: 'back' })) === 'back', { timeoutMs: 60000, what: 'fx back' });
+    await c.close();
+    await gw.proc.stop();
+    await fx.proc.stop();
   }),
 );
