@@ -71,15 +71,24 @@ struct Snapshot {
   /// exposed URI, `<server>+<uri>`, an upstream URI listed by exactly one
   /// server, or one matching a resource template.
   std::optional<Route> route_resource(std::string_view uri) const;
+  /// Why `uri` has no route, for the client: ambiguous (naming the exposed
+  /// URIs to read instead), a `ui://`/`skill://` URI naming no server, or
+  /// simply not found.
+  std::string unroutable_reason(std::string_view uri) const;
   /// Exposed URI for upstream URI `uri` of `server` (for notifications).
   std::string expose_uri(const upstream::Upstream& server, std::string_view uri) const;
   /// The upstream and upstream template of an exposed uriTemplate.
   std::optional<Route> route_template(std::string_view uri_template) const;
 
   std::unordered_map<std::string, std::size_t> tool_index, prompt_index, resource_index, template_index;
-  std::unordered_map<std::string, std::size_t> raw_resource_index;  ///< upstream URI -> resource, when unique
+  /// Upstream URI -> the resources listing it, one per server (routed only
+  /// when one server lists it).
+  std::unordered_map<std::string, std::vector<std::size_t>> raw_resource_index;
   std::unordered_map<std::string, std::shared_ptr<upstream::Upstream>> servers;  ///< prefixed servers by name
   bool resources_subscribable = false;
+  /// The gateway's `capabilities.extensions`: what its upstreams offer
+  /// (serialised object).
+  std::string extensions = "{}";
   /// By `modes` index: the mode has `discovery: search` (its tools/list is
   /// the meta tools of catalog/tool_search.hpp).
   std::vector<bool> search_modes;

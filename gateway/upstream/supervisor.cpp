@@ -25,10 +25,26 @@ using namespace std::chrono_literals;
 constexpr int kMaxPages = 1000;
 
 /// What the gateway's clients can do, in the union: a request a calling
-/// client did not declare gets an error from the gateway instead.
-constexpr std::string_view kClientCaps = R"({"sampling":{},"elicitation":{"form":{},"url":{}},"roots":{}})";
+/// client did not declare gets an error from the gateway instead. The
+/// extensions are the ones the gateway passes through (it exposes their
+/// resources under the server's name), so app servers register their UI
+/// tools on a shared connection.
+constexpr std::string_view kClientCaps =
+    R"({"sampling":{},"elicitation":{"form":{},"url":{}},"roots":{},"extensions":{)"
+    R"("io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]},"io.modelcontextprotocol/skills":{}}})";
 
 }  // namespace
+
+json::Document Upstream::own_capabilities() const {
+  auto caps = json::parse(kClientCaps);
+  // A client's own connection declares the extensions that client declared.
+  if (!client_session_.empty()) {
+    caps->RemoveMember("extensions");
+    if (client_extensions_.IsObject() && !client_extensions_.ObjectEmpty())
+      caps->AddMember("extensions", json::Value(client_extensions_, caps->GetAllocator()), caps->GetAllocator());
+  }
+  return std::move(*caps);
+}
 
 Task<bool> Upstream::wait_backoff(std::chrono::milliseconds d) {
   std::function<bool()> stopping = [this] { return stopping_; };
@@ -167,8 +183,7 @@ Task<Result<void>> Upstream::initialize(transport::Connection& c) {
   json::Document p(rapidjson::kObjectType);
   auto& a = p.GetAllocator();
   p.AddMember("protocolVersion", json::str(version, a), a);
-  auto caps = json::parse(kClientCaps);
-  p.AddMember("capabilities", json::Value(*caps, a), a);
+  p.AddMember("capabilities", json::Value(own_capabilities(), a), a);
   json::Value info(rapidjson::kObjectType);
   info.AddMember("name", "mcpgw", a);
   info.AddMember("version", MCPGW_VERSION, a);
@@ -259,6 +274,8 @@ Task<Result<std::shared_ptr<Listing>>> Upstream::list_all(transport::Connection&
   l->can_subscribe = res_caps && json::find(*res_caps, "subscribe") && (*res_caps)["subscribe"].IsTrue();
   l->has_prompts = json::find(caps, "prompts") != nullptr;
   l->has_completions = json::find(caps, "completions") != nullptr;
+  if (const auto* ext = json::find(caps, "extensions"); ext && ext->IsObject())
+    l->extensions.CopyFrom(*ext, l->extensions.GetAllocator());
   // Servers that list tools without declaring the capability exist; ask
   // anyway and treat "method not found" as no tools.
   auto tools = co_await drain(c, "tools/list", "tools");
