@@ -276,6 +276,7 @@ class ToolAdder {
     e.in_mode.push_back(true);
     for (const auto& m : cfg_.modes)
       e.in_mode.push_back(passes(m.filters, full, {}, e.slices) || (full != name && passes(m.filters, name, {}, e.slices)));
+    if (!composite) snap_.upstream_tool_index[uname].push_back(snap_.tools.size());
     snap_.tool_index.emplace(name, snap_.tools.size());
     snap_.tools.push_back(std::move(e));
     documents_.push_back(document_of(def, name));

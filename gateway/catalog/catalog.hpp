@@ -81,6 +81,9 @@ struct Snapshot {
   std::optional<Route> route_template(std::string_view uri_template) const;
 
   std::unordered_map<std::string, std::size_t> tool_index, prompt_index, resource_index, template_index;
+  /// Upstream tool name -> the servers' tools of that name (a view calls
+  /// its server's tools by these names).
+  std::unordered_map<std::string, std::vector<std::size_t>> upstream_tool_index;
   /// Upstream URI -> the resources listing it, one per server (routed only
   /// when one server lists it).
   std::unordered_map<std::string, std::vector<std::size_t>> raw_resource_index;

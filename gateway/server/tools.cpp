@@ -9,6 +9,7 @@
 #include <charconv>
 
 #include "chain/chain.hpp"
+#include "server/apps.hpp"
 #include "server/tool_search.hpp"
 
 namespace mcpgw::server {
@@ -17,14 +18,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 /// The `_meta` of a client's request as an upstream may see it: without the
-/// stateless envelope (the upstream gets the gateway's own) and the
-/// progress token (the gateway's replaces it).
+/// stateless envelope (the upstream gets the gateway's own), the progress
+/// token (the gateway's replaces it) and the view tag (the gateway's own).
 std::shared_ptr<json::Document> upstream_meta(const json::Value* meta) {
   if (!meta || !meta->IsObject()) return nullptr;
   auto out = std::make_shared<json::Document>(rapidjson::kObjectType);
   for (const auto& m : meta->GetObject()) {
     std::string_view key(m.name.GetString(), m.name.GetStringLength());
-    if (key.rfind("io.modelcontextprotocol/", 0) == 0 || key == "progressToken") continue;
+    if (key.rfind("io.modelcontextprotocol/", 0) == 0 || key == "progressToken" || key == kViewServerKey) continue;
     out->AddMember(json::str(key, out->GetAllocator()), json::Value(m.value, out->GetAllocator()), out->GetAllocator());
   }
   return out->ObjectEmpty() ? nullptr : out;
@@ -99,11 +100,16 @@ Task<Answer> call_tool(Services& sv, Request& r) {
   const auto& target = std::get<ToolTarget>(meta);
   name = target.name;
   args = target.args;
-  // A tool hidden from this client's mode is as unknown as one that does not exist.
-  const catalog::ExposedTool* tool = mode ? snap->find_tool(*name, *mode) : nullptr;
+  // A tool hidden from this client's mode is as unknown as one that does not
+  // exist. A view's bare name is an alias: everything below is the same.
+  const catalog::ExposedTool* tool = nullptr;
+  if (mode) {
+    auto resolved = resolve_tool(*snap, *mode, *name, view_server(*snap, p));
+    if (auto* refused = std::get_if<Answer>(&resolved)) co_return std::move(*refused);
+    tool = std::get<const catalog::ExposedTool*>(resolved);
+  }
   if (!tool) {
-    bool hidden = std::any_of(snap->tools.begin(), snap->tools.end(), [&](const auto& t) { return t.name == *name; });
-    if (hidden) {
+    if (names_some_tool(*snap, *name)) {
       upstream::Caller who = caller_of(*r.session);
       AuditRecord a;
       a.principal = who.principal;
