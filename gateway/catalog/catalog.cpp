@@ -65,6 +65,28 @@ std::string tool_definition(const json::Value& def, const std::string& name, con
   return json::write(d);
 }
 
+/// Adds the skill entries of `up` to the snapshot, their URIs exposed.
+void add_skills(const std::shared_ptr<upstream::Upstream>& up, const upstream::Listing& listing, Snapshot& snap) {
+  if (!listing.has_skills) return;
+  snap.skill_servers.push_back(up);
+  const bool prefix = up->config().prefix;
+  for (const auto& k : listing.skills.GetArray()) {
+    std::string uri(json::get_string(k, "uri").value_or(""));
+    json::Document entry;
+    entry.CopyFrom(k, entry.GetAllocator());
+    if (prefix) mcp::expose_skill_entry(up->name(), entry, entry.GetAllocator());
+    std::string exposed(json::get_string(entry, "uri").value_or(""));
+    if (snap.skill_index.count(exposed)) {
+      snap.warnings.push_back("skill " + exposed + " of server " + up->name() + " is also given by server " +
+                              snap.skills[snap.skill_index[exposed]].origin->name() + "; keeping the first");
+      continue;
+    }
+    snap.skill_index.emplace(exposed, snap.skills.size());
+    snap.raw_skill_index[uri].push_back(snap.skills.size());
+    snap.skills.push_back({exposed, up, uri, json::write(entry)});
+  }
+}
+
 /// Adds what `listing`'s server declares under capabilities.extensions to
 /// `out`, the gateway's own: an extension any upstream offers is offered,
 /// settings merged (a `true` flag from any server stays true). A server
@@ -214,6 +236,19 @@ std::string Snapshot::unroutable_reason(std::string_view uri) const {
              std::string(uri.substr(0, uri.find(':'))) + "://<server>/<path>)";
   }
   return "Resource not found: " + std::string(uri);
+}
+
+std::optional<Route> Snapshot::route_skill(std::string_view uri) const {
+  if (auto it = skill_index.find(std::string(uri)); it != skill_index.end())
+    return Route{skills[it->second].origin, skills[it->second].upstream_key};
+  if (auto split = mcp::split_exposed_uri(uri); split && mcp::keeps_scheme(uri)) {
+    if (auto s = servers.find(std::string(split->server)); s != servers.end())
+      return Route{s->second, std::move(split->uri)};
+  }
+  if (auto it = raw_skill_index.find(std::string(uri)); it != raw_skill_index.end() && it->second.size() == 1)
+    return Route{skills[it->second[0]].origin, skills[it->second[0]].upstream_key};
+  if (skill_servers.size() == 1 && !skill_servers[0]->config().prefix) return Route{skill_servers[0], std::string(uri)};
+  return std::nullopt;
 }
 
 std::optional<Route> Snapshot::route_template(std::string_view uri_template) const {
@@ -388,6 +423,7 @@ std::shared_ptr<const Snapshot> build(const config::Config& cfg,
       snap->template_index.emplace(exposed, snap->templates.size());
       snap->templates.push_back({exposed, up, tmpl, patched(t, "uriTemplate", exposed)});
     }
+    add_skills(up, *listing, *snap);
     snap->resources_subscribable |= listing->can_subscribe;
     add_extensions(*listing, extensions);
   }

@@ -12,6 +12,7 @@
 
 #include "mcp/era.hpp"
 #include "mcp/protocol.hpp"
+#include "mcp/resource_refs.hpp"
 #include "transport/http_connection.hpp"
 #include "transport/stdio_connection.hpp"
 #include "upstream/upstream.hpp"
@@ -223,9 +224,9 @@ Task<Result<json::Document>> Upstream::drain(transport::Connection& c, const cha
   json::Document all(rapidjson::kArrayType);
   // Tools and prompts are keyed by name, resources by uri, templates by
   // uriTemplate: an entry without its key or a repeated one is dropped.
-  const char* id_key = std::string_view(key) == "resources"           ? "uri"
-                       : std::string_view(key) == "resourceTemplates" ? "uriTemplate"
-                                                                       : "name";
+  const char* id_key = std::string_view(key) == "resources" || std::string_view(key) == "skills" ? "uri"
+                       : std::string_view(key) == "resourceTemplates"                            ? "uriTemplate"
+                                                                                                  : "name";
   std::set<std::string> seen, cursors;
   std::string cursor;
   for (int page = 0; page < kMaxPages; ++page) {
@@ -276,6 +277,11 @@ Task<Result<std::shared_ptr<Listing>>> Upstream::list_all(transport::Connection&
   l->has_completions = json::find(caps, "completions") != nullptr;
   if (const auto* ext = json::find(caps, "extensions"); ext && ext->IsObject())
     l->extensions.CopyFrom(*ext, l->extensions.GetAllocator());
+  if (const auto* skills = json::find(l->extensions, mcp::kSkillsExtension); skills && skills->IsObject()) {
+    l->has_skills = true;
+    const auto* dir = json::find(*skills, "directoryRead");
+    l->can_read_directories = dir && dir->IsTrue();
+  }
   // Servers that list tools without declaring the capability exist; ask
   // anyway and treat "method not found" as no tools.
   auto tools = co_await drain(c, "tools/list", "tools");
@@ -307,6 +313,12 @@ Task<Result<std::shared_ptr<Listing>>> Upstream::list_all(transport::Connection&
     auto p = co_await drain(c, "prompts/list", "prompts");
     if (!p) co_return Error{p.error()};
     l->prompts.Swap(*p);
+  }
+  if (l->has_skills) {
+    // The manifests only (SEP-2640 forbids fetching skill files ahead of need).
+    auto k = co_await drain(c, "skills/list", "skills");
+    if (!k) co_return Error{k.error()};
+    l->skills.Swap(*k);
   }
   co_return l;
 }

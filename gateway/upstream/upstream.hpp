@@ -29,6 +29,9 @@ struct Listing {
   /// The server's `capabilities.extensions` (an object; empty when it
   /// declares none).
   json::Document extensions{rapidjson::kObjectType};
+  /// Skill entries from skills/list, when the server offers Skills.
+  json::Document skills{rapidjson::kArrayType};
+  bool has_skills = false, can_read_directories = false;
 };
 
 /// Hears about an upstream's changes; called on the I/O loop (must not block).
