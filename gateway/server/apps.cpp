@@ -94,12 +94,16 @@ std::optional<std::string> view_server(const catalog::Snapshot& snap, const json
 std::variant<const catalog::ExposedTool*, Answer> resolve_tool(const catalog::Snapshot& snap, std::size_t mode,
                                                                std::string_view name,
                                                                const std::optional<std::string>& view) {
-  auto bare = snap.upstream_tool_index.find(std::string(name));
-  if (view && bare != snap.upstream_tool_index.end()) {
-    for (std::size_t i : bare->second) {
-      const auto& t = snap.tools[i];
-      if (t.origin->name() == *view) return t.in_mode[mode] ? &t : nullptr;
-    }
+  // The bare-name index is looked at only when the exposed name does not
+  // answer (or for a view), so an ordinary call costs one lookup as before.
+  auto bare = snap.upstream_tool_index.end();
+  if (view) {
+    bare = snap.upstream_tool_index.find(std::string(name));
+    if (bare != snap.upstream_tool_index.end())
+      for (std::size_t i : bare->second) {
+        const auto& t = snap.tools[i];
+        if (t.origin->name() == *view) return t.in_mode[mode] ? &t : nullptr;
+      }
   }
   if (const catalog::ExposedTool* t = snap.find_tool(name, mode)) {
     // The extension: an app-only tool is callable by its own server's views.
@@ -108,6 +112,7 @@ std::variant<const catalog::ExposedTool*, Answer> resolve_tool(const catalog::Sn
                                     " is callable only by that server's views, not by a view of " + *view);
     return t;
   }
+  if (!view) bare = snap.upstream_tool_index.find(std::string(name));
   if (bare == snap.upstream_tool_index.end()) return nullptr;
   std::vector<const catalog::ExposedTool*> visible;
   for (std::size_t i : bare->second)
