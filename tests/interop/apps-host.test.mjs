@@ -20,6 +20,7 @@ import * as esbuild from 'esbuild';
 import puppeteer from 'puppeteer-core';
 import {
   Proc,
+  closedPort,
   REPO,
   pollUntil,
   readJsonLines,
@@ -33,18 +34,6 @@ const BASIC = path.join(REPO, 'node_modules/@modelcontextprotocol/server-basic-v
 const SYSMON = path.join(REPO, 'node_modules/@modelcontextprotocol/server-system-monitor/dist/index.js');
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/;
-
-/** A port that was free a moment ago (the example servers take PORT, not 0). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = http.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Serves the host page and its bundle on a loopback port. */
 async function startHostPage(bundle) {
@@ -105,7 +94,7 @@ describe('MCP Apps in headless Chromium through mcpgw', { timeout: 180000 }, () 
       logLevel: 'silent',
     });
     host = await startHostPage(built.outputFiles[0].text);
-    const betaPort = await freePort();
+    const betaPort = await closedPort();
     betaProc = new Proc('beta (basic app over HTTP)', NODE, [BASIC], { env: { PORT: String(betaPort) } });
     await betaProc.waitForLine('stdout', /listening on/);
     auditFile = path.join(dir, 'audit.jsonl');

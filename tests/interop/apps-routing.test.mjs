@@ -20,11 +20,11 @@
 //   through; per-client connections: the client's own).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import path from 'node:path';
 import {
   EVERYTHING,
+  closedPort,
   HttpClient,
   Proc,
   REPO,
@@ -41,17 +41,6 @@ const NODE = process.execPath;
 const BASIC = path.join(REPO, 'node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js');
 const UI = { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } };
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = http.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 function dataUri(text) {
   return `data:text/plain;base64,${Buffer.from(text).toString('base64')}`;
 }
@@ -61,7 +50,7 @@ describe('MCP Apps and resource references through mcpgw', { timeout: 120000 }, 
 
   before(async () => {
     dir = tempDir('mcpgw-apps-routing-');
-    const port = await freePort();
+    const port = await closedPort();
     beta = new Proc('beta (basic app over HTTP)', NODE, [BASIC], { env: { PORT: String(port) } });
     await beta.waitForLine('stdout', /listening on/);
     tap = await startTap(`http://127.0.0.1:${port}/mcp`);
