@@ -241,7 +241,7 @@ std::string Snapshot::unroutable_reason(std::string_view uri) const {
 std::optional<Route> Snapshot::route_skill(std::string_view uri) const {
   if (auto it = skill_index.find(std::string(uri)); it != skill_index.end())
     return Route{skills[it->second].origin, skills[it->second].upstream_key};
-  if (auto split = mcp::split_exposed_uri(uri); split && mcp::keeps_scheme(uri)) {
+  if (auto split = mcp::split_exposed_uri(uri)) {
     if (auto s = servers.find(std::string(split->server)); s != servers.end())
       return Route{s->second, std::move(split->uri)};
   }

@@ -37,11 +37,13 @@ std::string script_for(std::string_view server) {
 }
 
 /// Where the script goes: just after the opening <head ...> tag, else after
-/// <html ...>, else at the start.
+/// <html ...>, else after a <!DOCTYPE ...> (a script before it would put the
+/// page in quirks mode), else at the start.
 std::size_t insertion_point(std::string_view html) {
-  std::string lower(html.substr(0, std::min<std::size_t>(html.size(), 4096)));
+  // The tags a document opens with come before its body.
+  std::string lower(html.substr(0, html.find("<body")));
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  for (std::string_view tag : {"<head", "<html"}) {
+  for (std::string_view tag : {"<head", "<html", "<!doctype"}) {
     for (std::size_t at = lower.find(tag); at != std::string::npos; at = lower.find(tag, at + 1)) {
       char next = at + tag.size() < lower.size() ? lower[at + tag.size()] : '\0';
       if (next != '>' && !std::isspace(static_cast<unsigned char>(next))) continue;  // <header>, <html-x>
