@@ -315,10 +315,11 @@ Task<Result<std::shared_ptr<Listing>>> Upstream::list_all(transport::Connection&
     l->prompts.Swap(*p);
   }
   if (l->has_skills) {
-    // The manifests only (SEP-2640 forbids fetching skill files ahead of need).
+    // The manifests only (SEP-2640 forbids fetching skill files ahead of
+    // need). A broken listing costs the server its skills, not its tools.
     auto k = co_await drain(c, "skills/list", "skills");
-    if (!k) co_return Error{k.error()};
-    l->skills.Swap(*k);
+    if (k) l->skills.Swap(*k);
+    else spdlog::warn("upstream {}: its skills are not listed: {}", cfg_.name, k.error());
   }
   co_return l;
 }
