@@ -121,6 +121,11 @@ describe('MCP Apps and resource references through mcpgw', { timeout: 120000 }, 
       assert.equal(ambiguous.error.code, -32602);
       assert.match(ambiguous.error.message, /get-time is ambiguous: it is alpha:get-time, beta:get-time/);
       assert.ok(!auditedCalls().some((l) => l.tool === 'get-time'), 'the ambiguous call ran nowhere');
+      // A tag that names no server (or is not a string) is no tag.
+      for (const tag of ['gamma', 7, { server: 'alpha' }]) {
+        const r = await client.request('tools/call', { name: 'get-time', arguments: {}, _meta: { 'mcpgw/server': tag } });
+        assert.match(r.error.message, /get-time is ambiguous/, JSON.stringify(tag));
+      }
       for (const server of ['beta', 'alpha']) {
         const mark = auditedCalls().length;
         const res = await client.result('tools/call', { name: 'get-time', arguments: {}, _meta: { 'mcpgw/server': server } });
