@@ -60,6 +60,9 @@ struct Snapshot {
   std::vector<Pending> pending;              ///< servers still connecting for the first time
   std::vector<std::vector<std::size_t>> mode_tools;  ///< visible tools per mode
   std::vector<ExposedEntry> prompts, resources, templates;
+  /// Skill entries (SEP-2640) of every upstream that offers Skills: key the
+  /// exposed SKILL.md URI, definition the entry with its URIs exposed.
+  std::vector<ExposedEntry> skills;
   /// The welcome tool of each mode (index into `tools`), and why it was
   /// chosen or why there is none.
   std::vector<std::optional<std::size_t>> welcome_by_mode;
@@ -81,15 +84,35 @@ struct Snapshot {
   /// exposed URI, `<server>+<uri>`, an upstream URI listed by exactly one
   /// server, or one matching a resource template.
   std::optional<Route> route_resource(std::string_view uri) const;
+  /// Why `uri` has no route, for the client: ambiguous (naming the exposed
+  /// URIs to read instead), a `ui://`/`skill://` URI naming no server, or
+  /// simply not found.
+  std::string unroutable_reason(std::string_view uri) const;
   /// Exposed URI for upstream URI `uri` of `server` (for notifications).
   std::string expose_uri(const upstream::Upstream& server, std::string_view uri) const;
+  /// The upstream and upstream URI of a skill URI a client sends (a
+  /// SKILL.md or a directory): its exposed form, a raw SKILL.md URI one
+  /// server lists, or any URI when one server alone offers Skills.
+  std::optional<Route> route_skill(std::string_view uri) const;
   /// The upstream and upstream template of an exposed uriTemplate.
   std::optional<Route> route_template(std::string_view uri_template) const;
 
-  std::unordered_map<std::string, std::size_t> tool_index, prompt_index, resource_index, template_index;
-  std::unordered_map<std::string, std::size_t> raw_resource_index;  ///< upstream URI -> resource, when unique
+  std::unordered_map<std::string, std::size_t> tool_index, prompt_index, resource_index, template_index, skill_index;
+  /// Raw SKILL.md URI -> the skills listing it, one per server.
+  std::unordered_map<std::string, std::vector<std::size_t>> raw_skill_index;
+  /// The upstreams that offer Skills, in config order.
+  std::vector<std::shared_ptr<upstream::Upstream>> skill_servers;
+  /// Upstream tool name -> the servers' tools of that name (a view calls
+  /// its server's tools by these names).
+  std::unordered_map<std::string, std::vector<std::size_t>> upstream_tool_index;
+  /// Upstream URI -> the resources listing it, one per server (routed only
+  /// when one server lists it).
+  std::unordered_map<std::string, std::vector<std::size_t>> raw_resource_index;
   std::unordered_map<std::string, std::shared_ptr<upstream::Upstream>> servers;  ///< prefixed servers by name
   bool resources_subscribable = false;
+  /// The gateway's `capabilities.extensions`: what its upstreams offer
+  /// (serialised object).
+  std::string extensions = "{}";
   /// By `modes` index: the mode has `discovery: search` (its tools/list is
   /// the meta tools of catalog/tool_search.hpp).
   std::vector<bool> search_modes;

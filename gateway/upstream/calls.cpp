@@ -8,6 +8,7 @@
 
 #include "mcp/era.hpp"
 #include "mcp/protocol.hpp"
+#include "mcp/resource_refs.hpp"
 #include "upstream/upstream.hpp"
 
 namespace mcpgw::upstream {
@@ -246,7 +247,11 @@ Task<Reply> Upstream::call_tool_now(std::string_view tool, const json::Value* ar
   if (!res || !res->IsObject())
     co_return Reply{false,
                     mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object")};
-  co_return Reply{false, own_result(*res)};
+  json::Document result = own_result(*res);
+  // References to this server's resources leave it in the form clients
+  // read them back by, whoever made the call (client, chain hop, plugin).
+  if (cfg_.prefix) mcp::expose_result_refs(cfg_.name, result, result.GetAllocator());
+  co_return Reply{false, std::move(result)};
 }
 
 Task<Reply> Upstream::request(std::string_view method, const json::Value& params, const CallOptions& opts) {

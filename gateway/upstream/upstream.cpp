@@ -32,7 +32,7 @@ bool client_request(std::string_view method) {
 }  // namespace
 
 Upstream::Upstream(config::Server cfg, transport::Io& io, Listener& listener, std::string client_session,
-                   std::string client_protocol)
+                   std::string client_protocol, const json::Value* client_extensions)
     : cfg_(std::move(cfg)),
       io_(io),
       listener_(listener),
@@ -40,6 +40,7 @@ Upstream::Upstream(config::Server cfg, transport::Io& io, Listener& listener, st
       client_protocol_(std::move(client_protocol)),
       breaker_(cfg_.circuit),
       limiter_(cfg_.max_concurrency) {
+  if (client_extensions) client_extensions_.CopyFrom(*client_extensions, client_extensions_.GetAllocator());
   if (client_session_.empty() && cfg_.transport == config::Server::Transport::Http && !cfg_.tls.verify)
     spdlog::warn("upstream {}: tls.verify is false: its certificate is not checked, so anyone on the way to {} can "
                  "read and change its traffic",
@@ -59,7 +60,9 @@ Task<Result<std::shared_ptr<Upstream>>> Upstream::for_client(const CallOptions& 
       if (clients_.size() >= kMaxClientConnections)
         co_return Error{"mcpgw: upstream '" + cfg_.name + "' has " + std::to_string(kMaxClientConnections) +
                      " per-client connections already; try again when sessions have ended"};
-      u = std::make_shared<Upstream>(cfg_, io_, listener_, opts.caller->session, opts.caller->protocol);
+      json::Document client_caps = opts.client ? opts.client->capabilities() : json::Document(rapidjson::kObjectType);
+      u = std::make_shared<Upstream>(cfg_, io_, listener_, opts.caller->session, opts.caller->protocol,
+                                     json::find(client_caps, "extensions"));
       clients_.emplace(opts.caller->session, u);
       if (std::string level = log_level(); !level.empty()) u->set_log_level(std::move(level));
       u->start();
@@ -223,7 +226,14 @@ void Upstream::add_envelope(json::Document& p, const CallOptions* opts) const {
   json::set(*meta, mcp::kMetaVersion, json::ref(mcp::kStatelessVersion), a);
   // The calling client's own capabilities: the server must not ask it for
   // what it cannot give.
-  json::Document caps = opts && opts->client ? opts->client->capabilities() : json::Document(rapidjson::kObjectType);
+  // The gateway's own requests (listings) declare the extensions it passes
+  // through, as its initialize does.
+  json::Document caps(rapidjson::kObjectType);
+  if (opts && opts->client) {
+    caps = opts->client->capabilities();
+  } else if (json::Document own = own_capabilities(); json::find(own, "extensions")) {
+    caps.AddMember("extensions", json::Value(own["extensions"], caps.GetAllocator()), caps.GetAllocator());
+  }
   json::set(*meta, mcp::kMetaCapabilities, json::Value(caps, a), a);
   json::Value info(rapidjson::kObjectType);
   info.AddMember("name", "mcpgw", a);

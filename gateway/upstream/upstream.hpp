@@ -27,6 +27,12 @@ struct Listing {
   json::Document resource_templates{rapidjson::kArrayType};
   json::Document prompts{rapidjson::kArrayType};
   bool has_resources = false, has_prompts = false, has_completions = false, can_subscribe = false;
+  /// The server's `capabilities.extensions` (an object; empty when it
+  /// declares none).
+  json::Document extensions{rapidjson::kObjectType};
+  /// Skill entries from skills/list, when the server offers Skills.
+  json::Document skills{rapidjson::kArrayType};
+  bool has_skills = false, can_read_directories = false;
 };
 
 /// Hears about an upstream's changes; called on the I/O loop (must not block).
@@ -52,10 +58,11 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
 
   /// `io`: the loop the connections live on. `client_session` set: this is
   /// the connection of one client session of a `session: per_client` server
-  /// (made by `for_client`), and `client_protocol` the revision that client
-  /// speaks (mirrored under `protocol: auto`).
+  /// (made by `for_client`), `client_protocol` the revision that client
+  /// speaks (mirrored under `protocol: auto`) and `client_extensions` its
+  /// `capabilities.extensions` (mirrored).
   Upstream(config::Server cfg, transport::Io& io, Listener& listener, std::string client_session = {},
-           std::string client_protocol = {});
+           std::string client_protocol = {}, const json::Value* client_extensions = nullptr);
   ~Upstream() override;
   Upstream(const Upstream&) = delete;
   Upstream& operator=(const Upstream&) = delete;
@@ -137,6 +144,8 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   /// revision (then used without initialize).
   Task<bool> discover(transport::Connection& c);
   Task<Result<void>> initialize(transport::Connection& c);
+  /// The ClientCapabilities this connection declares in initialize.
+  json::Document own_capabilities() const;
   bool modern() const;
   /// Sends logging/setLevel with log_level_ on `c`, when there is one to send
   /// and the server offers logging.
@@ -196,6 +205,7 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   Listener& listener_;
   const std::string client_session_;  ///< non-empty: a per-client connection
   const std::string client_protocol_;  ///< the revision of that connection's client
+  json::Document client_extensions_;   ///< the extensions that connection's client declared
   std::mutex clients_mu_;
   std::map<std::string, std::shared_ptr<Upstream>> clients_;  ///< per_client: by client session
   mutable std::mutex mu_;
