@@ -126,6 +126,16 @@ struct Chain {
   enum class Merge { All, Last } merge = Merge::All;
 };
 
+/// `apps:` — MCP Apps (the `io.modelcontextprotocol/ui` extension).
+struct Apps {
+  /// Serve each view (`ui://` HTML) of a prefixed server with a small
+  /// script, first in its <head>, that names the server on the tools/call
+  /// and resources/read requests the view sends its host, so its bare-name
+  /// calls reach that server.
+  bool tag_views = true;
+  bool operator==(const Apps&) const = default;
+};
+
 struct Welcome {
   enum class Strategy { First, Priority, Tool, None } strategy = Strategy::First;
   std::string tool;
@@ -252,6 +262,7 @@ struct Config {
   /// `discovery:`, the default of every mode (and of mode "all").
   Discovery discovery = Discovery::All;
   Chain chain;
+  Apps apps;
   Welcome welcome;
   Sagas sagas;
   Audit audit;

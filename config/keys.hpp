@@ -13,7 +13,7 @@ namespace mcpgw::config::keys {
 inline constexpr std::string_view kTop[] = {
     "listen", "admin",   "auth",    "limits",  "naming",  "filters",      "modes",             "default_mode", "chain",
     "welcome", "sagas",  "audit",   "servers", "plugins", "instructions", "shutdown_grace_ms", "discovery",    "cluster",
-    "telemetry"};
+    "apps", "telemetry"};
 inline constexpr std::string_view kListen[] = {"host",         "port",      "path",           "allowed_origins",
                                                "allowed_hosts", "max_body_bytes", "heartbeat_ms", "page_size",
                                                "session_idle_s", "tls",     "reuse_port"};
@@ -30,6 +30,7 @@ inline constexpr std::string_view kFilters[] = {"include_slices", "exclude_slice
 inline constexpr std::string_view kMode[] = {"description",   "include_slices", "exclude_slices",
                                              "include_tools", "exclude_tools",  "discovery"};
 inline constexpr std::string_view kChain[] = {"resolve", "max_depth", "merge"};
+inline constexpr std::string_view kApps[] = {"tag_views"};
 inline constexpr std::string_view kWelcome[] = {"strategy", "tool", "arguments", "timeout_ms"};
 inline constexpr std::string_view kSagas[] = {"secret", "ttl_s"};
 inline constexpr std::string_view kAudit[] = {"path", "arguments"};
@@ -68,6 +69,7 @@ inline constexpr Section kSections[] = {
     {"filters", kFilters},
     {"modes.<name>", kMode},
     {"chain", kChain},
+    {"apps", kApps},
     {"welcome", kWelcome},
     {"sagas", kSagas},
     {"audit", kAudit},

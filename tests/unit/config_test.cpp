@@ -921,3 +921,14 @@ TEST_CASE("config: telemetry.otlp") {
         "gw.yaml:1: telemetry.otlp.endpont: unknown key \"endpont\" (did you mean \"endpoint\"?)");
   CHECK(parse_error("telemetry: {jaeger: {}}\n") == "gw.yaml:1: telemetry.jaeger: unknown key \"jaeger\"");
 }
+
+TEST_CASE("config: apps.tag_views") {
+  CHECK(parse_ok("servers: []\n").apps.tag_views);
+  CHECK_FALSE(parse_ok("apps:\n  tag_views: false\n").apps.tag_views);
+  CHECK(parse_ok("apps: {}\n").apps.tag_views);
+  CHECK(parse_error("apps:\n  tag_views: sometimes\n") ==
+        "gw.yaml:2: apps.tag_views: expected true or false, got \"sometimes\"");
+  CHECK(parse_error("apps:\n  tag_view: true\n") ==
+        "gw.yaml:2: apps.tag_view: unknown key \"tag_view\" (did you mean \"tag_views\"?)");
+  CHECK(parse_error("apps: [x]\n") == "gw.yaml:1: apps: expected a mapping, got a list");
+}
