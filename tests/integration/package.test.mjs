@@ -9,7 +9,7 @@ import path from 'node:path';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { REPO, requireBinaries, tempDir, withDiagnostics } from './harness.mjs';
+import { BUILD, REPO, requireBinaries, tempDir, withDiagnostics } from './harness.mjs';
 import { assertRan, docsExample, run } from './plugin-build.mjs';
 
 test(
@@ -17,7 +17,11 @@ test(
   { timeout: 300000 },
   withDiagnostics(async () => {
     requireBinaries();
-    const made = await run(path.join(REPO, 'scripts', 'package'), [], { timeoutMs: 240000 });
+    // The tree under test (MCPGW_BUILD_DIR), which scripts/package calls BUILD_DIR.
+    const made = await run(path.join(REPO, 'scripts', 'package'), [], {
+      env: { ...process.env, BUILD_DIR: BUILD },
+      timeoutMs: 240000,
+    });
     assertRan(made, 'scripts/package');
     const deb = made.stdout.trim().split('\n').at(-1);
     assert.match(path.basename(deb), /^mcpgw_\d+\.\d+\.\d+_amd64\.deb$/);

@@ -11,9 +11,9 @@ import { REPO } from './harness.mjs';
 const CMAKE_MS = 120000;
 
 /** Runs a command to its end (killed after `timeoutMs`); {code, signal, output (both streams), stdout}. */
-export function run(command, args, { cwd, timeoutMs = CMAKE_MS } = {}) {
+export function run(command, args, { cwd, env, timeoutMs = CMAKE_MS } = {}) {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd, env: env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     let stdout = '';
     child.stdout.on('data', (c) => {
