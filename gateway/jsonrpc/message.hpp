@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "jsonrpc/id.hpp"
 #include "jsonrpc/json.hpp"
 
 namespace mcpgw::jsonrpc {
@@ -20,11 +21,15 @@ enum ErrorCode : int {
 /// What a single, structurally valid message is.
 enum class Kind { Request, Notification, Response, ErrorResponse };
 
+struct Parsed;
+
 /// One validated JSON-RPC message, owning its document.
 class Message {
  public:
   /// Classifies `doc`; fails with a message suitable for an -32600 error.
-  static Result<Message> from(json::Document doc);
+  /// `source`, the text `doc` was parsed from, gives a numeric id its
+  /// digits as written (without it, a number is kept as RapidJSON read it).
+  static Result<Message> from(json::Document doc, std::string_view source = {});
 
   Kind kind() const { return kind_; }
   bool is_request() const { return kind_ == Kind::Request; }
@@ -33,8 +38,8 @@ class Message {
 
   /// Method name (requests and notifications), else empty.
   std::string_view method() const;
-  /// The id (requests and responses), else a null value.
-  const json::Value& id() const;
+  /// The id (requests and responses) as its sender wrote it, else null.
+  const Id& id() const { return id_; }
   /// `params`, or nullptr when absent.
   const json::Value* params() const { return json::find(doc_, "params"); }
   /// `result` of a success response, or nullptr.
@@ -46,9 +51,12 @@ class Message {
   const json::Document& doc() const { return doc_; }
 
  private:
-  Message(json::Document doc, Kind k) : doc_(std::move(doc)), kind_(k) {}
+  Message(json::Document doc, Kind k, Id id) : doc_(std::move(doc)), kind_(k), id_(std::move(id)) {}
+  static Result<Message> classify(json::Document doc, Id id);
+  friend Parsed parse(std::string_view body);
   json::Document doc_;
   Kind kind_;
+  Id id_;
 };
 
 /// The outcome of parsing a request body: one message, a batch, or an error
@@ -65,17 +73,17 @@ struct Parsed {
 Parsed parse(std::string_view body);
 
 /// Serialises `{"jsonrpc":"2.0","id":id,"result":result}`.
-std::string make_result(const json::Value& id, const json::Value& result);
+std::string make_result(const Id& id, const json::Value& result);
 /// Like make_result, with `result_json` already serialised (hot paths build
 /// large results as text).
-std::string make_result_raw(const json::Value& id, std::string_view result_json);
+std::string make_result_raw(const Id& id, std::string_view result_json);
 /// An error response carrying `error` (an object {code, message, data?}) as is.
-std::string make_error_response(const json::Value& id, const json::Value& error);
+std::string make_error_response(const Id& id, const json::Value& error);
 /// `{code, message}` of an error object as readable text: "error CODE: MESSAGE".
 std::string describe_error(const json::Value& error);
 
 /// Serialises an error response; `data` is optional.
-std::string make_error(const json::Value& id, int code, std::string_view message,
+std::string make_error(const Id& id, int code, std::string_view message,
                        const json::Value* data = nullptr);
 /// Serialises a request with an integer id.
 std::string make_request(std::int64_t id, std::string_view method, const json::Value* params);

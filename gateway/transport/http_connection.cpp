@@ -224,7 +224,7 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
   std::string json_body;
   auto deliver = [&](jsonrpc::Message& m) {
     if (m.is_response()) {
-      if (id && m.id().IsInt64() && m.id().GetInt64() == *id) {
+      if (id && m.id().int64() == *id) {
         answer = std::move(m);
         return false;  // we have what we came for; stop reading
       }

@@ -256,12 +256,12 @@ void StdioConnection::on_line(std::string_view line) {
     return;
   }
   if (msg->is_response()) {
-    const auto& id = msg->id();
-    if (!id.IsInt64()) {
+    auto id = msg->id().int64();
+    if (!id) {
       spdlog::warn("upstream {}: response with an id we never sent: {:.200}", name_, line);
       return;
     }
-    finish(id.GetInt64(), {std::move(*msg), Failure::Transport, {}}, false);
+    finish(*id, {std::move(*msg), Failure::Transport, {}}, false);
     return;
   }
   if (handlers_.on_message && !closed_.load()) handlers_.on_message(*msg);

@@ -276,7 +276,7 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
       std::shared_ptr<CancelSignal> cancel;
       if (id) {
         std::lock_guard lk(calls_mu_);
-        if (auto it = forwarded_.find(json::write(*id)); it != forwarded_.end()) cancel = it->second;
+        if (auto it = forwarded_.find(std::string(jsonrpc::Id(*id).json())); it != forwarded_.end()) cancel = it->second;
       }
       if (cancel) cancel->cancel();
     } else if (method == "notifications/resources/updated") {
@@ -329,7 +329,7 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
 
 Task<> Upstream::forward_request(std::shared_ptr<jsonrpc::Message> m, ActiveCall to) {
   auto cancel = std::make_shared<CancelSignal>();
-  const std::string key = json::write(m->id());
+  const std::string key(m->id().json());
   {
     std::lock_guard lk(calls_mu_);
     forwarded_[key] = cancel;
