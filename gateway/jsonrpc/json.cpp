@@ -35,6 +35,13 @@ bool too_deep(std::string_view text) {
 }  // namespace
 
 Result<Document> parse(std::string_view text) {
+  // A peer's stray bytes are repaired as they come in, so that every
+  // string the gateway holds (a tool name it lists and later looks up, a
+  // claim it seals and compares) is the text it writes.
+  if (!valid_utf8(text)) {
+    std::string fixed = repair_utf8(text);
+    return parse(std::string_view(fixed));
+  }
   if (too_deep(text)) return Error{"nested deeper than " + std::to_string(kMaxDepth) + " levels"};
   Document d;
   // Iterative parsing keeps the parser itself off the stack. Trailing

@@ -36,6 +36,7 @@ using SchemaDocument = rapidjson::GenericSchemaDocument<Value>;
 using SchemaValidator = rapidjson::GenericSchemaValidator<SchemaDocument>;
 
 /// Parses `text` into a new document; the error names offset and reason.
+/// Ill-formed UTF-8 in `text` is read as U+FFFD (see Writer).
 Result<Document> parse(std::string_view text);
 
 /// The writer of every serialisation, so what the gateway sends is always

@@ -6,7 +6,8 @@
 // JSON-RPC error response; a batch member that neither parses nor errs;
 // a message whose serialisation does not parse back to the same kind and
 // method; replies built for a parsed request that are not valid or carry
-// another id than the one the body wrote (a number keeps its digits).
+// another id than the one the body wrote (a number keeps its digits);
+// anything written that is not well-formed UTF-8, whatever bytes came in.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "fuzz_common.hpp"
 #include "jsonrpc/message.hpp"
+#include "util/utf8.hpp"
 
 using namespace mcpgw;
 
@@ -22,6 +24,7 @@ namespace {
 /// `text` is one JSON-RPC error response: {"jsonrpc":"2.0","id":…,"error":{"code":int,"message":string}},
 /// whose id is `id` exactly.
 void check_error_response(const std::string& text, const jsonrpc::Id& id) {
+  MCPGW_FUZZ_CHECK(valid_utf8(text), "an error reply that is not well-formed UTF-8");
   auto doc = json::parse(text);
   MCPGW_FUZZ_CHECK(static_cast<bool>(doc), "an error reply that is not JSON");
   auto msg = jsonrpc::Message::from(std::move(*doc), text);
@@ -43,6 +46,7 @@ void check_id_as_written(const jsonrpc::Id& id, std::string_view body) {
 
 void check_message(const jsonrpc::Message& m, std::string_view body) {
   std::string text = json::write(m.doc());
+  MCPGW_FUZZ_CHECK(valid_utf8(text), "a message written back in ill-formed UTF-8");
   auto doc = json::parse(text);
   MCPGW_FUZZ_CHECK(static_cast<bool>(doc), "a message that does not serialise to JSON");
   auto again = jsonrpc::Message::from(std::move(*doc), text);
@@ -57,6 +61,7 @@ void check_message(const jsonrpc::Message& m, std::string_view body) {
     check_error_response(jsonrpc::make_error(m.id(), jsonrpc::kMethodNotFound, m.method(), m.params()), m.id());
     const json::Value none;
     std::string reply = jsonrpc::make_result(m.id(), m.params() ? *m.params() : none);
+    MCPGW_FUZZ_CHECK(valid_utf8(reply), "a result reply that is not well-formed UTF-8");
     jsonrpc::Parsed result = jsonrpc::parse(reply);
     MCPGW_FUZZ_CHECK(result.messages.size() == 1, "a result reply that is not one message");
     MCPGW_FUZZ_CHECK(result.messages[0].id() == m.id(), "a result reply under another id");
@@ -67,6 +72,10 @@ void check_message(const jsonrpc::Message& m, std::string_view body) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view body(reinterpret_cast<const char*>(data), size);
+  // The repair behind every write: always well formed, and a no-op on what is.
+  std::string repaired = repair_utf8(body);
+  MCPGW_FUZZ_CHECK(valid_utf8(repaired), "a repair that left ill-formed UTF-8");
+  MCPGW_FUZZ_CHECK(valid_utf8(body) == (repaired == body), "a repair that changed well-formed text, or kept ill-formed");
   jsonrpc::Parsed parsed = jsonrpc::parse(body);
   if (!parsed.batch) {
     MCPGW_FUZZ_CHECK(parsed.messages.size() + parsed.errors.size() == 1, "a single body that is not one outcome");
