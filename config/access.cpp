@@ -82,11 +82,16 @@ OAuth read_oauth(const Value& v, const std::function<bool(const std::string&)>& 
 
 Limits read_limits(const Value& v) {
   Limits l;
-  Fields f = v.fields({"calls_per_s", "burst", "max_in_flight_per_session", "max_sessions"});
+  Fields f = v.fields({"calls_per_s", "burst", "max_in_flight_per_session", "max_sessions", "max_batch_size",
+                       "batch_concurrency", "max_client_requests_per_call", "max_client_requests_per_session"});
   f.read("calls_per_s", l.calls_per_s, 0);
   f.read("burst", l.burst, 0);
   f.read("max_in_flight_per_session", l.max_in_flight_per_session, 0);
   f.read("max_sessions", l.max_sessions, 0);
+  f.read("max_batch_size", l.max_batch_size, 0);
+  f.read("batch_concurrency", l.batch_concurrency, 1, 1024);
+  f.read("max_client_requests_per_call", l.max_client_requests_per_call, 1, 65536);
+  f.read("max_client_requests_per_session", l.max_client_requests_per_session, 1, 1 << 20);
   if (l.burst > 0 && l.calls_per_s == 0) f.get("burst")->fail("burst needs calls_per_s");
   return l;
 }

@@ -4,6 +4,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <charconv>
 #include <map>
 
 namespace mcpgw::jsonrpc {
@@ -112,8 +113,8 @@ Result<Message> Message::classify(json::Document doc, Id id_as_sent) {
   }
   bool has_result = json::find(doc, "result") != nullptr;
   const json::Value* err = json::find(doc, "error");
-  if (has_result == (err != nullptr))
-    return Error{"message has no \"method\" and is not a response"};
+  if (has_result && err) return Error{"a response has both \"result\" and \"error\""};
+  if (!has_result && !err) return Error{"message has no \"method\" and is not a response"};
   if (!id || !(valid_id(*id) || id->IsNull())) return Error{"response \"id\" is invalid"};
   if (err && (!err->IsObject() || !json::find(*err, "code") || !(*err)["code"].IsInt()))
     return Error{"\"error\" must be an object with an integer \"code\""};
@@ -175,6 +176,60 @@ Parsed parse(std::string_view body) {
     classify(std::move(one), index++);
   }
   return out;
+}
+
+std::variant<Message, Unreadable> read(std::string_view text) {
+  auto doc = json::parse(text);
+  if (!doc) return Unreadable{"not JSON (" + doc.error() + ")", answer_id_in(text)};
+  std::optional<std::int64_t> answers;
+  if (const json::Value* id = json::find(*doc, "id"); id && id->IsInt64() && !json::find(*doc, "method"))
+    answers = id->GetInt64();
+  auto msg = Message::from(std::move(*doc), text);
+  if (!msg) return Unreadable{msg.error(), answers};
+  return std::move(*msg);
+}
+
+std::optional<std::int64_t> answer_id_in(std::string_view text) {
+  int depth = 0;
+  bool in_string = false, escaped = false, key = false;
+  std::size_t key_start = 0;
+  std::optional<std::int64_t> id;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') {
+        in_string = false;
+        if (!key) continue;
+        std::string_view name = text.substr(key_start, i - key_start);
+        std::size_t j = text.find_first_not_of(" \t\r", i + 1);
+        if (j == std::string_view::npos || text[j] != ':') continue;
+        if (name == "method") return std::nullopt;
+        if (name == "id" && !id) {
+          j = text.find_first_not_of(" \t\r", j + 1);
+          std::int64_t v = 0;
+          const char* end = text.data() + text.size();
+          auto [stop, ec] = j == std::string_view::npos ? std::from_chars_result{end, std::errc::invalid_argument}
+                                                        : std::from_chars(text.data() + j, end, v);
+          if (ec != std::errc() || (stop != end && std::string_view(",} \t\r").find(*stop) == std::string_view::npos))
+            return std::nullopt;
+          id = v;
+        }
+      }
+      continue;
+    }
+    if (c == '{' || c == '[') ++depth;
+    else if (c == '}' || c == ']') --depth;
+    else if (c == '"') {
+      in_string = true;
+      // A key is a string at the top level after '{' or ','.
+      std::size_t prev = text.find_last_not_of(" \t\r", i == 0 ? 0 : i - 1);
+      key = depth == 1 && i > 0 && prev != std::string_view::npos && (text[prev] == '{' || text[prev] == ',');
+      key_start = i + 1;
+    }
+  }
+  return id;
 }
 
 namespace {

@@ -1,7 +1,10 @@
 #pragma once
 // JSON-RPC 2.0 messages: classification, validation, construction.
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "jsonrpc/id.hpp"
@@ -47,6 +50,9 @@ class Message {
   /// `error` of an error response, or nullptr.
   const json::Value* error() const { return json::find(doc_, "error"); }
 
+  /// A copy with its own document (kind and id kept).
+  Message clone() const { return Message(json::clone(doc_), kind_, id_); }
+
   json::Document& doc() { return doc_; }
   const json::Document& doc() const { return doc_; }
 
@@ -71,6 +77,23 @@ struct Parsed {
 /// Parses one body (a message or a batch). A top-level parse failure or an
 /// empty batch yields a single entry in `errors` and no messages.
 Parsed parse(std::string_view body);
+
+/// A message a peer sent that cannot be used, read as far as it goes.
+struct Unreadable {
+  std::string why;                      ///< what is wrong with it, for a log line or an error
+  std::optional<std::int64_t> answers;  ///< the request it answers, when it looks like a response
+};
+
+/// Reads one message (not a batch) a peer sent as `text`. A message that
+/// is not JSON, or not a valid JSON-RPC message, is Unreadable; when its
+/// top level has an integer "id" and no "method", it was meant as the
+/// answer to that request (the waiting call can fail at once).
+std::variant<Message, Unreadable> read(std::string_view text);
+
+/// The id of the response whose text (or its beginning) is `text`, found
+/// among its top-level keys without parsing it: nullopt when they show a
+/// "method" (a request or notification) or no integer "id".
+std::optional<std::int64_t> answer_id_in(std::string_view text);
 
 /// Serialises `{"jsonrpc":"2.0","id":id,"result":result}`.
 std::string make_result(const Id& id, const json::Value& result);

@@ -302,13 +302,12 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
                                        "connection (session: per_client gives each client its own)"));
     return;
   }
-  auto copy = std::make_shared<json::Document>();
-  copy->CopyFrom(m.doc(), copy->GetAllocator());
+  auto shared = std::make_shared<jsonrpc::Message>(m.clone());
   // Relayed on the pool, requests sent together may reach the client's
   // call in any order: the order they came in travels with them, so a batch
   // is handed out as the server sent it.
-  if (json::Value* params = json::find(*copy, "params"); params && params->IsObject()) {
-    auto& a = copy->GetAllocator();
+  if (json::Value* params = json::find(shared->doc(), "params"); params && params->IsObject()) {
+    auto& a = shared->doc().GetAllocator();
     json::Value* meta = json::find(*params, "_meta");
     if (!meta || !meta->IsObject()) {
       json::set(*params, "_meta", json::Value(rapidjson::kObjectType), a);
@@ -316,9 +315,6 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
     }
     json::set(*meta, kInputOrder, json::Value(static_cast<std::uint64_t>(next_forward_++)), a);
   }
-  auto msg = jsonrpc::Message::from(std::move(*copy));
-  if (!msg) return;
-  auto shared = std::make_shared<jsonrpc::Message>(std::move(*msg));
   // It waits for a person (elicitation) or a model (sampling): in a
   // coroutine of its own, never on the I/O thread that delivered it.
   asio::co_spawn(

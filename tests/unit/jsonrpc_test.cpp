@@ -204,3 +204,38 @@ TEST_CASE("json: numbers that RapidJSON's full-precision path misread or crashed
   REQUIRE(inf);
   CHECK(json::write(*inf) == R"({"a":null,"b":1})");
 }
+
+TEST_CASE("jsonrpc: an unreadable message names the request it answers, when it is an answer") {
+  struct Case {
+    const char* text;
+    std::optional<std::int64_t> answers;
+    const char* why;
+  } cases[] = {
+      {R"({"jsonrpc":"2.0","id":3,"result":{"t":"\ud83d"}})", 3, "surrogate"},
+      {R"({"jsonrpc":"2.0","result":{"n":1e400},"id":4})", 4, "Number too big"},
+      {R"({"jsonrpc":"2.0","id":5,"error":"it broke"})", 5, "\"error\" must be an object"},
+      {R"({"jsonrpc":"2.0","id":6,"result":{},"error":{"code":1,"message":"x"}})", 6, "both \"result\" and \"error\""},
+      {R"({"id":7,"result":{}})", 7, "\"jsonrpc\" must be \"2.0\""},
+      // A request or notification is never taken for an answer, nor is a
+      // string or fractional id (ours are integers).
+      {R"({"jsonrpc":"2.0","id":8,"method":7})", std::nullopt, "\"method\" must be a string"},
+      {R"({"jsonrpc":"2.0","id":9,"params":{"t":"\ud83d"},"method":"x"})", std::nullopt, "surrogate"},
+      {R"({"id":"10","result":{}})", std::nullopt, "\"jsonrpc\""},
+      {R"({"id":11.5,"result":{}})", std::nullopt, "\"jsonrpc\""},
+      {R"({"jsonrpc":"2.0","result":{"id":12,"t":"\ud83d"}})", std::nullopt, "surrogate"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.text);
+    auto r = jsonrpc::read(c.text);
+    auto* bad = std::get_if<jsonrpc::Unreadable>(&r);
+    REQUIRE(bad);
+    CHECK(bad->answers == c.answers);
+    CHECK(bad->why.find(c.why) != std::string::npos);
+  }
+  auto good = jsonrpc::read(R"({"jsonrpc":"2.0","id":1e2,"result":{}})");
+  REQUIRE(std::holds_alternative<jsonrpc::Message>(good));
+  CHECK(std::get<jsonrpc::Message>(good).id().json() == "1e2");
+  // The beginning of a message too large to keep still names its request.
+  CHECK(jsonrpc::answer_id_in(R"({"jsonrpc":"2.0","id":42,"result":{"content":[{"text":"aaaa)") == 42);
+  CHECK(jsonrpc::answer_id_in(R"({"jsonrpc":"2.0","method":"x","id":42,"params":{)") == std::nullopt);
+}
