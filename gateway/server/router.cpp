@@ -49,9 +49,11 @@ void Router::set_config(std::shared_ptr<const config::Config> cfg, std::shared_p
 
 std::size_t Router::suspended_calls() const { return engine_.parked_count(); }
 
-void Router::refused(const transport::ClientContext& ctx, std::string_view reason, std::string_view detail) {
+void Router::refused(const transport::ClientContext& ctx, std::string_view reason, std::string_view detail,
+                     std::string_view tool) {
   AuditRecord r;
   r.principal = ctx.principal;
+  r.tool = std::string(tool);
   // The mode the request targeted: the default one for the plain MCP path.
   r.mode = ctx.mode.empty() ? settings_.config()->default_mode : ctx.mode;
   r.reason = std::string(detail);

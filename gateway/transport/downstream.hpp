@@ -110,9 +110,10 @@ class Handler {
   /// Modes a client may select in the URL, for error messages and checks.
   virtual std::vector<std::string> modes() const = 0;
   /// The transport refused a request before handing it over (`reason`:
-  /// auth, ...; `detail` says why), for the audit log and metrics. Must not
-  /// block.
-  virtual void refused(const ClientContext& /*ctx*/, std::string_view /*reason*/, std::string_view /*detail*/) {}
+  /// auth, ...; `detail` says why; `tool`: the tool a refused call named),
+  /// for the audit log and metrics. Must not block.
+  virtual void refused(const ClientContext& /*ctx*/, std::string_view /*reason*/, std::string_view /*detail*/,
+                       std::string_view /*tool*/ = {}) {}
   /// A session another replica began (cluster.secret), as its sealed id
   /// describes it: open_session() with the state initialize left.
   virtual Result<std::shared_ptr<Session>> resume_session(const ClientContext& ctx, const SealedSession& sealed) {

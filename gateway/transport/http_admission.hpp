@@ -52,6 +52,7 @@ struct Refused {
   std::string principal;  ///< "" when unknown
   std::string reason;
   std::string mode;       ///< the mode the request asked for; "" = the default
+  std::string tool = {};  ///< the tool a refused tools/call named, if any
 };
 
 /// Admission of MCP requests under one server's options.
