@@ -115,7 +115,7 @@ void Progress::send(const json::Value& params) {
     if (token_.IsNull()) return;
     json::set(n, "progressToken", json::Value(token_, n.GetAllocator()), n.GetAllocator());
   }
-  client_.send(jsonrpc::make_notification("notifications/progress", &n));
+  client_.send_progress(jsonrpc::make_notification("notifications/progress", &n));
 }
 
 ClientCall::ClientCall(std::shared_ptr<McpSession> s, transport::Exchange& ex, std::atomic<std::uint64_t>& ids,
@@ -236,9 +236,9 @@ void ClientCall::notify(std::string_view method, const json::Value* params) {
   ex_->send(jsonrpc::make_notification(method, params));
 }
 
-void ClientCall::send(std::string msg) {
+void ClientCall::send_progress(std::string msg) {
   std::lock_guard lk(mu_);
-  if (!closed_ && ex_) ex_->send(std::move(msg));
+  if (!closed_ && ex_) ex_->progress(std::move(msg));
 }
 
 void ClientCall::answer(const std::string& id, jsonrpc::Message msg) {

@@ -67,8 +67,9 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
   json::Document capabilities() const override;
   std::string log_level() const override;
 
-  /// Sends a message related to the request now being served (progress).
-  void send(std::string msg);
+  /// Sends a progress notification of the request now being served (one
+  /// still waiting for a slow client is replaced by it).
+  void send_progress(std::string msg);
   /// The call's progress reporter.
   Progress& progress() { return progress_; }
 

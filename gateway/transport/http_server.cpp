@@ -303,7 +303,7 @@ awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res,
   }
   for (auto& err : parsed.errors) {
     ++stream->finals_expected;
-    stream->push(true, std::move(err));
+    stream->push_final(std::move(err));
   }
   for (auto& w : work) {
     if (w.over) w.ex->reply(std::move(*w.over));
@@ -321,10 +321,10 @@ awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res,
   if (init && stream->complete()) {
     // A failed initialize leaves no session behind.
     std::lock_guard lk(stream->mu);
-    auto it = std::find_if(stream->events.begin(), stream->events.end(), [](const auto& e) { return e.first; });
+    auto it = std::find_if(stream->events.begin(), stream->events.end(), [](const auto& e) { return e.final; });
     bool failed = false;
     if (it != stream->events.end()) {
-      auto reply = json::parse(it->second);
+      auto reply = json::parse(it->msg);
       failed = !reply || json::find(*reply, "error");
     }
     if (failed) {
@@ -338,13 +338,13 @@ awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res,
       std::lock_guard lk(stream->mu);
       if (parsed.batch) {
         body.push_back('[');
-        for (auto& [final, msg] : stream->events) {
+        for (auto& e : stream->events) {
           if (body.size() > 1) body += ',';
-          body += msg;
+          body += e.msg;
         }
         body.push_back(']');
       } else {
-        body = std::move(stream->events.front().second);
+        body = std::move(stream->events.front().msg);
       }
     }
     auto r = json_response(200, std::move(body));
@@ -357,6 +357,10 @@ awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res,
   auto beats = heartbeats(std::chrono::milliseconds(opts.heartbeat_ms), false);
   auto end = co_await res.stream(std::move(head), stream->queue, std::move(beats));
   if (end != http::StreamEnd::Done) stream->cancel_all();
+  if (std::size_t dropped = stream->dropped())
+    spdlog::warn("session {}: the client read a response stream too slowly: {} message(s) dropped (progress "
+                 "kept its latest, answers all went out)",
+                 hs->session->id().substr(0, 8), dropped);
 }
 
 // --- POST, MCP 2026-07-28 (stateless) -----------------------------------
@@ -466,7 +470,7 @@ awaitable<void> HttpServer::Impl::post_stateless(http::Request& req, http::Respo
   std::string body;
   {
     std::lock_guard lk(stream->mu);
-    body = std::move(stream->events.front().second);
+    body = std::move(stream->events.front().msg);
   }
   auto reply = json::parse(body);
   const json::Value* error = reply ? json::find(*reply, "error") : nullptr;

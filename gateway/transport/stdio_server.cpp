@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <unordered_map>
 
 #include "transport/http_listener.hpp"
 #include "transport/line_buffer.hpp"
@@ -61,23 +62,32 @@ struct StdioServer::Impl : std::enable_shared_from_this<Impl> {
   std::mutex mu;
   std::condition_variable cv;
   std::deque<std::string> pending;  // lines for stdout
+  std::unordered_map<const void*, std::size_t> slots;  // a request's progress line in `pending`
   std::size_t pending_bytes = 0;
   std::size_t in_flight = 0;
   bool reading = true, writing = true, closing = false, broken = false;
 
-  /// Queues one line for stdout; false when the client is gone.
-  bool write(std::string line) {
+  /// Queues one line for stdout; false when the client is gone. A line
+  /// under `key` (a request's progress) replaces the one still waiting
+  /// under it: the latest wins.
+  bool write(std::string line, const void* key = nullptr) {
     line.push_back('\n');
     bool gave_up = false;
     {
       std::lock_guard lk(mu);
       if (broken || closing) return false;
+      if (auto it = key ? slots.find(key) : slots.end(); it != slots.end()) {
+        pending_bytes = pending_bytes - pending[it->second].size() + line.size();
+        pending[it->second] = std::move(line);
+        return true;
+      }
       if (!pending.empty() && pending_bytes + line.size() > kMaxPending) {
         spdlog::error("stdio client reads nothing ({} bytes waiting): giving up on it", pending_bytes);
         broken = gave_up = true;
       } else {
         pending_bytes += line.size();
         pending.push_back(std::move(line));
+        if (key) slots[key] = pending.size() - 1;
       }
     }
     if (gave_up) stop();
@@ -143,6 +153,7 @@ http::awaitable<void> StdioServer::Impl::write_loop() {
       std::lock_guard lk(mu);
       for (auto& l : pending) batch += l;
       pending.clear();
+      slots.clear();
       pending_bytes = 0;
       done = closing || broken;
     }
@@ -193,7 +204,8 @@ class StdioServer::Impl::Call final : public Exchange {
       : server_(std::move(server)), batch_(std::move(batch)) {
     server_->add_request();
   }
-  void send(std::string msg) override { server_->write(std::move(msg)); }
+  bool send(std::string msg) override { return server_->write(std::move(msg)); }
+  void progress(std::string msg) override { server_->write(std::move(msg), this); }
   void reply(std::string response) override {
     if (batch_) batch_->add(std::move(response));
     else server_->write(std::move(response));
