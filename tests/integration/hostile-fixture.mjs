@@ -18,8 +18,9 @@
 //   progress_burst {count, size}   `count` progress notifications of about
 //                             `size` bytes each (with the call's progressToken),
 //                             then the answer "burst done"
-//   elicit_flood {count}      sends `count` elicitation requests at once, then
-//                             answers the call without waiting for them
+//   elicit_flood {count, answer_after}   sends `count` elicitation requests at
+//                             once, and answers the call once `answer_after`
+//                             of them were answered or refused (default 0)
 //   elicit_stats              what became of those requests: answered (by
 //                             the client), refused (with an error; the first
 //                             one kept), unanswered
@@ -40,8 +41,9 @@ const tools = [
   { name: 'elicit_stats', description: 'what became of the elicitation requests', inputSchema: { type: 'object' } },
 ];
 
-const stats = { sent: 0, answered: 0, refused: 0, firstRefusal: null };
+const stats = { sent: 0, answered: 0, refused: 0, firstRefusal: null, lastRefusal: null };
 const flood = new Set(); // ids of elicitation requests without an answer yet
+let floodWaiter = null; // {left, answer}: the call answered once `left` more responses came
 
 const MALFORMED = {
   surrogate: (id) => `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"cut mid-emoji \\ud83d"}]}}`,
@@ -67,7 +69,12 @@ function handle(m, rawLine, send) {
       if (m.error) {
         stats.refused++;
         stats.firstRefusal ??= m.error;
+        stats.lastRefusal = m.error;
       } else stats.answered++;
+      if (floodWaiter && --floodWaiter.left === 0) {
+        floodWaiter.answer();
+        floodWaiter = null;
+      }
     }
     return undefined;
   }
@@ -117,12 +124,16 @@ function handle(m, rawLine, send) {
     }
     case 'elicit_flood': {
       const count = Number(args.count ?? 100);
+      const after = Number(args.answer_after ?? 0);
       for (let i = 0; i < count; i++) {
         const id = `${NAME}-flood-${stats.sent++}`;
         flood.add(id);
         send(json({ jsonrpc: '2.0', id, method: 'elicitation/create', params: { message: `question ${i}`, requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } } } }));
       }
-      return result(m.id, text(`flooded ${count}`));
+      const answer = result(m.id, text(`flooded ${count}`));
+      if (after <= 0) return answer;
+      floodWaiter = { left: after, answer: () => send(answer) };
+      return undefined;
     }
     case 'elicit_stats':
       return result(m.id, { ...text(JSON.stringify(stats)), structuredContent: { ...stats, unanswered: flood.size } });
