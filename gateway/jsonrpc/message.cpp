@@ -142,7 +142,7 @@ Id id_as_sent(const json::Value& doc, std::string_view body, bool batch, std::si
 
 }  // namespace
 
-Parsed parse(std::string_view body) {
+Parsed parse(std::string_view body, std::size_t max_batch) {
   Parsed out;
   auto doc = json::parse(body);
   if (!doc) {
@@ -169,6 +169,10 @@ Parsed parse(std::string_view body) {
     return out;
   }
   out.batch = true;
+  if (max_batch > 0 && doc->Size() > max_batch) {
+    out.oversized_batch = doc->Size();
+    return out;
+  }
   std::size_t index = 0;
   for (auto& item : doc->GetArray()) {
     json::Document one;

@@ -59,7 +59,7 @@ class Message {
  private:
   Message(json::Document doc, Kind k, Id id) : doc_(std::move(doc)), kind_(k), id_(std::move(id)) {}
   static Result<Message> classify(json::Document doc, Id id);
-  friend Parsed parse(std::string_view body);
+  friend Parsed parse(std::string_view body, std::size_t max_batch);
   json::Document doc_;
   Kind kind_;
   Id id_;
@@ -72,11 +72,15 @@ struct Parsed {
   /// For a batch, the error responses of its invalid members, in order.
   std::vector<std::string> errors;
   bool batch = false;
+  /// The size of a batch refused for being larger than asked (nothing of
+  /// it was read: no messages, no errors); 0 otherwise.
+  std::size_t oversized_batch = 0;
 };
 
 /// Parses one body (a message or a batch). A top-level parse failure or an
-/// empty batch yields a single entry in `errors` and no messages.
-Parsed parse(std::string_view body);
+/// empty batch yields a single entry in `errors` and no messages; a batch
+/// of more than `max_batch` messages (0: any number), `oversized_batch`.
+Parsed parse(std::string_view body, std::size_t max_batch = 0);
 
 /// A message a peer sent that cannot be used, read as far as it goes.
 struct Unreadable {

@@ -309,6 +309,11 @@ std::optional<std::string> Admission::limit_call(const ClientContext& ctx, const
 
 int Admission::max_sessions() const { return state()->limits.max_sessions; }
 
+BatchLimits Admission::batch_limits() const {
+  const auto& l = state()->limits;
+  return {static_cast<std::size_t>(l.max_batch_size), static_cast<std::size_t>(l.batch_concurrency)};
+}
+
 http::Response Admission::sessions_full(const ClientContext& ctx) const {
   std::string why = "Service Unavailable: limits.max_sessions (" + std::to_string(max_sessions()) +
                     ") reached and no session is idle";

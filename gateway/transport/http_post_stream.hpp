@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -158,9 +159,13 @@ class PostExchange final : public Exchange {
     // Exactly once: the session has one request fewer running.
     if (counted_) --counted_->in_flight;
     stream_->push_final(std::move(response));
+    if (on_reply_) on_reply_();
   }
+  /// Runs after the reply (a batch's next request may start).
+  void on_reply(std::function<void()> fn) { on_reply_ = std::move(fn); }
 
  private:
+  std::function<void()> on_reply_;
   std::shared_ptr<PostStream> stream_;
   bool can_stream_;
   std::shared_ptr<HttpSession> counted_;  ///< whose in_flight counts this request

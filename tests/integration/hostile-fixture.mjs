@@ -20,7 +20,11 @@
 //                             then the answer "burst done"
 //   elicit_flood {count, answer_after}   sends `count` elicitation requests at
 //                             once, and answers the call once `answer_after`
-//                             of them were answered or refused (default 0)
+//                             of them were answered or refused (default 0;
+//                             answering later needs stdio)
+//   hold {ms}                 answers after `ms` (work that takes time; stdio),
+//                             counting how many calls it holds at once
+//   hold_stats                the most calls held at once, and how many ended
 //   elicit_stats              what became of those requests: answered (by
 //                             the client), refused (with an error; the first
 //                             one kept), unanswered
@@ -39,7 +43,10 @@ const tools = [
   { name: 'progress_burst', description: 'many progress notifications, then the answer', inputSchema: { type: 'object', properties: { count: { type: 'integer' }, size: { type: 'integer' } } } },
   { name: 'elicit_flood', description: 'many elicitation requests, then the answer', inputSchema: { type: 'object', properties: { count: { type: 'integer' } } } },
   { name: 'elicit_stats', description: 'what became of the elicitation requests', inputSchema: { type: 'object' } },
+  { name: 'hold', description: 'answers after ms', inputSchema: { type: 'object', properties: { ms: { type: 'integer' } } } },
+  { name: 'hold_stats', description: 'the most calls held at once', inputSchema: { type: 'object' } },
 ];
+const held = { now: 0, most: 0, ended: 0 };
 
 const stats = { sent: 0, answered: 0, refused: 0, firstRefusal: null, lastRefusal: null };
 const flood = new Set(); // ids of elicitation requests without an answer yet
@@ -135,6 +142,18 @@ function handle(m, rawLine, send) {
       floodWaiter = { left: after, answer: () => send(answer) };
       return undefined;
     }
+    case 'hold': {
+      held.now++;
+      held.most = Math.max(held.most, held.now);
+      setTimeout(() => {
+        held.now--;
+        held.ended++;
+        send(result(m.id, text('held')));
+      }, Number(args.ms ?? 100));
+      return undefined;
+    }
+    case 'hold_stats':
+      return result(m.id, { ...text(JSON.stringify(held)), structuredContent: { ...held } });
     case 'elicit_stats':
       return result(m.id, { ...text(JSON.stringify(stats)), structuredContent: { ...stats, unanswered: flood.size } });
     default:
