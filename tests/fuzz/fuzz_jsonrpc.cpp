@@ -89,5 +89,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_error_response(e, reply.messages[0].id());
   }
   for (const jsonrpc::Message& m : parsed.messages) check_message(m, body);
+  // A batch size limit refuses a larger batch whole and changes nothing else.
+  jsonrpc::Parsed bounded = jsonrpc::parse(body, 3);
+  std::size_t entries = parsed.messages.size() + parsed.errors.size();
+  if (parsed.batch && entries > 3) {
+    MCPGW_FUZZ_CHECK(bounded.oversized_batch == entries && bounded.messages.empty() && bounded.errors.empty(),
+                     "a batch over the limit not refused whole");
+  } else {
+    MCPGW_FUZZ_CHECK(bounded.oversized_batch == 0 && bounded.messages.size() == parsed.messages.size() &&
+                         bounded.errors.size() == parsed.errors.size(),
+                     "a body within the batch limit read differently");
+  }
   return 0;
 }

@@ -38,22 +38,36 @@ TEST_CASE("utf8: each maximal ill-formed subpart becomes one U+FFFD") {
   CHECK(repair_utf8("ok \xF0\x9F\x98\x80") == "ok \xF0\x9F\x98\x80");
 }
 
-TEST_CASE("json: every string the gateway writes is well-formed UTF-8") {
-  // Raw bytes a peer sent, and a lone low surrogate escape (which RapidJSON
-  // decodes to CESU-8), in a value and in a key.
-  auto doc = json::parse("{\"t\":\"caf\xE9 \\udc00!\",\"k\xFF\":1}");
+TEST_CASE("json: every string the gateway reads and writes is well-formed UTF-8") {
+  // Raw bytes a peer sent, in a value and in a key: repaired as they are read.
+  auto doc = json::parse("{\"t\":\"caf\xE9 !\",\"k\xFF\":1}");
   REQUIRE(doc);
-  std::string out = json::write(*doc);
+  CHECK(std::string((*doc)["t"].GetString()) == "caf\xEF\xBF\xBD !");
+  CHECK(json::write(*doc) == "{\"t\":\"caf\xEF\xBF\xBD !\",\"k\xEF\xBF\xBD\":1}");
+  // Bytes that came another way (CESU-8 of a surrogate) are repaired as written.
+  json::Document built(rapidjson::kObjectType);
+  built.AddMember(json::str("k\xED\xB0\x80", built.GetAllocator()), json::str("\xED\xB0\x80!", built.GetAllocator()),
+                  built.GetAllocator());
+  std::string out = json::write(built);
   CHECK(valid_utf8(out));
-  CHECK(out == "{\"t\":\"caf\xEF\xBF\xBD \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD!\",\"k\xEF\xBF\xBD\":1}");
+  CHECK(out == "{\"k\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\":\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD!\"}");
   // So does a reply whose error message quotes a peer's bytes, and its id.
   auto p = jsonrpc::parse("{\"jsonrpc\":\"2.0\",\"id\":\"i\xC3\",\"method\":\"m\xFE\"}");
   REQUIRE(p.messages.size() == 1);
   std::string reply = jsonrpc::make_error(p.messages[0].id(), jsonrpc::kMethodNotFound,
                                           "Method not found: " + std::string(p.messages[0].method()));
   CHECK(valid_utf8(reply));
-  // A lone high surrogate is no JSON text RapidJSON accepts: refused precisely.
-  auto lone = json::parse(R"({"t":"\ud83d"})");
-  REQUIRE(!lone);
-  CHECK(lone.error().find("surrogate") != std::string::npos);
+  // A lone surrogate escape, high or low, is refused precisely: the text
+  // it stands for is not Unicode. A pair, or an escaped backslash before
+  // "udc00", is fine.
+  for (const char* text : {R"({"t":"\ud83d"})", R"({"t":"\udc00"})", R"({"t":"x\ude00\ud83d"})"}) {
+    CAPTURE(text);
+    auto lone = json::parse(text);
+    REQUIRE(!lone);
+    CHECK(lone.error().find("surrogate") != std::string::npos);
+  }
+  auto pair = json::parse(R"({"t":"\ud83d\ude00","u":"\\udc00"})");
+  REQUIRE(pair);
+  CHECK(std::string((*pair)["t"].GetString()) == "\xF0\x9F\x98\x80");
+  CHECK(std::string((*pair)["u"].GetString()) == "\\udc00");
 }
