@@ -103,6 +103,9 @@ constexpr std::array kMethods{
     Method{"prompts/list", Runs::Inline, list_prompts},
     Method{"prompts/get", Runs::Async, nullptr, get_prompt},
     Method{"completion/complete", Runs::Async, nullptr, complete},
+    Method{"skills/list", Runs::Inline, list_skills},
+    Method{"skills/get", Runs::Async, nullptr, get_skill},
+    Method{"resources/directory/read", Runs::Async, nullptr, read_directory},
     Method{"subscriptions/listen", Runs::Stream, nullptr, nullptr, listen},
 };
 

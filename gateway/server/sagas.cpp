@@ -91,7 +91,7 @@ std::shared_ptr<json::Document> trace_meta(const json::Value* params) {
 }  // namespace
 
 Task<Answer> call_saga(Services& sv, Request& r) {
-  auto resolved = called_tool(sv, r);
+  auto resolved = co_await called_tool(sv, r);
   if (auto* refused = std::get_if<Answer>(&resolved)) co_return std::move(*refused);
   const CalledTool& c = std::get<CalledTool>(resolved);
   const catalog::ExposedTool* tool = c.tool;

@@ -7,8 +7,11 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <variant>
 
 #include "chain/chain.hpp"
+#include "mcp/protocol.hpp"
+#include "server/apps.hpp"
 #include "server/tool_search.hpp"
 
 namespace mcpgw::server {
@@ -17,14 +20,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 /// The `_meta` of a client's request as an upstream may see it: without the
-/// stateless envelope (the upstream gets the gateway's own) and the
-/// progress token (the gateway's replaces it).
+/// stateless envelope (the upstream gets the gateway's own), the progress
+/// token (the gateway's replaces it) and the view tag (the gateway's own).
 std::shared_ptr<json::Document> upstream_meta(const json::Value* meta) {
   if (!meta || !meta->IsObject()) return nullptr;
   auto out = std::make_shared<json::Document>(rapidjson::kObjectType);
   for (const auto& m : meta->GetObject()) {
     std::string_view key(m.name.GetString(), m.name.GetStringLength());
-    if (key.rfind("io.modelcontextprotocol/", 0) == 0 || key == "progressToken") continue;
+    if (key.rfind("io.modelcontextprotocol/", 0) == 0 || key == "progressToken" || key == kViewServerKey) continue;
     out->AddMember(json::str(key, out->GetAllocator()), json::Value(m.value, out->GetAllocator()), out->GetAllocator());
   }
   return out->ObjectEmpty() ? nullptr : out;
@@ -69,6 +72,33 @@ std::string param_header_mismatch(const catalog::ExposedTool& tool, const json::
   return {};
 }
 
+/// A snapshot that lists `name` (visible in `mode`), once the servers still
+/// connecting for the first time that may list it are up, waited for within
+/// the call's deadline; or the isError naming a server it came too late
+/// from. The snapshot it returns may still not list `name`.
+Task<std::variant<std::shared_ptr<const catalog::Snapshot>, Answer>> after_connecting(
+    Services& sv, Request& r, std::shared_ptr<const catalog::Snapshot> snap, std::string_view name,
+    std::size_t mode) {
+  auto candidates = snap->pending_for(name);
+  if (candidates.empty()) co_return snap;
+  auto deadline = candidates.front()->deadline();
+  spdlog::debug("tools/call {} waits for upstream {} (connecting)", name, candidates.front()->name());
+  CancelSignal* cancel = r.exchange ? &r.exchange->cancel_signal() : nullptr;
+  while (!snap->find_tool(name, mode) && !snap->pending_for(name).empty()) {
+    if (!co_await sv.catalog.wait_newer(snap->generation, deadline, cancel)) break;
+    snap = sv.catalog.snapshot();
+  }
+  if (snap->find_tool(name, mode)) co_return snap;
+  for (const auto& u : candidates) {
+    if (u->ready()) continue;
+    std::string why = u->state() == upstream::Upstream::State::Connecting
+                          ? "is still connecting; tools/call " + std::string(name) + " waited for it until its deadline"
+                          : "is not connected (" + u->status() + ")";
+    co_return Answer::relay(upstream::Reply{false, mcp::tool_error("mcpgw: upstream '" + u->name() + "' " + why)});
+  }
+  co_return snap;
+}
+
 }  // namespace
 
 Answer list_tools(Services& sv, Request& r) {
@@ -103,21 +133,22 @@ Answer refuse_call(Services& sv, Request& r, std::string_view reason, std::strin
   return Answer::error(code, message);
 }
 
-std::variant<Answer, CalledTool> called_tool(Services& sv, Request& r) {
+Task<std::variant<Answer, CalledTool>> called_tool(Services& sv, Request& r) {
   const json::Value* p = r.params();
   auto invalid = [&](std::string_view tool, const json::Value* args, const std::string& why) {
     return refuse_call(sv, r, "invalid_params", tool, args, jsonrpc::kInvalidParams, "Invalid params: " + why);
   };
-  if (!p || !p->IsObject()) return invalid("", nullptr, std::string(r.message.method()) + " needs params");
+  if (!p || !p->IsObject()) co_return invalid("", nullptr, std::string(r.message.method()) + " needs params");
   auto name = json::get_string(*p, "name");
-  if (!name) return invalid("", nullptr, "name must be a string");
+  if (!name) co_return invalid("", nullptr, "name must be a string");
   const json::Value* args = json::find(*p, "arguments");
-  if (args && !args->IsObject() && !args->IsNull()) return invalid(*name, nullptr, "arguments must be an object");
+  if (args && !args->IsObject() && !args->IsNull()) co_return invalid(*name, nullptr, "arguments must be an object");
   if (args && args->IsNull()) args = nullptr;
 
   CalledTool called{sv.catalog.snapshot()};
-  auto mode = called.snap->mode_index(r.session->mode());
-  auto meta = resolve_meta_tool(*called.snap, mode, *name, args);
+  auto& snap = called.snap;
+  auto mode = snap->mode_index(r.session->mode());
+  auto meta = resolve_meta_tool(*snap, mode, *name, args);
   if (auto* answered = std::get_if<Answer>(&meta)) {
     AuditRecord a = audit_record(*r.session, *name, args, p);
     if (answered->is_error()) {
@@ -129,29 +160,50 @@ std::variant<Answer, CalledTool> called_tool(Services& sv, Request& r) {
       a.outcome = "ok";
       sv.audit.record(a);
     }
-    return std::move(*answered);
+    co_return std::move(*answered);
   }
   const auto& target = std::get<ToolTarget>(meta);
-  // A tool hidden from this client's mode is as unknown as one that does not exist.
-  called.tool = mode ? called.snap->find_tool(target.name, *mode) : nullptr;
+  // A tool hidden from this client's mode is as unknown as one that does not
+  // exist. A view's bare name is an alias: everything below is the same.
+  if (mode) {
+    std::optional<Answer> refused;
+    auto resolve = [&] {
+      auto resolved = resolve_tool(*snap, *mode, target.name, view_server(*snap, p));
+      if (auto* answer = std::get_if<Answer>(&resolved)) refused = std::move(*answer);
+      else called.tool = std::get<const catalog::ExposedTool*>(resolved);
+    };
+    resolve();
+    if (!refused && !called.tool) {
+      // Its server may not have listed it yet: the gateway serves while
+      // upstreams connect.
+      auto settled = co_await after_connecting(sv, r, snap, target.name, *mode);
+      if (auto* answered = std::get_if<Answer>(&settled)) co_return std::move(*answered);
+      snap = std::get<std::shared_ptr<const catalog::Snapshot>>(std::move(settled));
+      resolve();
+    }
+    if (refused) {
+      auto message = json::get_string(refused->body(), "message");
+      co_return refuse_call(sv, r, "invalid_params", target.name, target.args, jsonrpc::kInvalidParams,
+                            message ? std::string(*message) : "Invalid params");
+    }
+  }
   if (!called.tool) {
-    bool hidden = std::any_of(called.snap->tools.begin(), called.snap->tools.end(),
-                              [&](const auto& t) { return t.name == target.name; });
     std::string message = "Unknown tool: " + std::string(target.name);
-    if (!hidden) return refuse_call(sv, r, "unknown_tool", target.name, target.args, jsonrpc::kInvalidParams, message);
+    if (!names_some_tool(*snap, target.name))
+      co_return refuse_call(sv, r, "unknown_tool", target.name, target.args, jsonrpc::kInvalidParams, message);
     AuditRecord a = audit_record(*r.session, target.name, target.args, p);
     a.reason = "tool not visible in mode " + r.session->mode();
     sv.audit.refused("tool_hidden", std::move(a));
-    return Answer::error(jsonrpc::kInvalidParams, message);
+    co_return Answer::error(jsonrpc::kInvalidParams, message);
   }
   called.mode = *mode;
   called.args = target.args;
   called.through_call_tool = target.through_call_tool;
-  return called;
+  co_return called;
 }
 
 Task<Answer> call_tool(Services& sv, Request& r) {
-  auto resolved = called_tool(sv, r);
+  auto resolved = co_await called_tool(sv, r);
   if (auto* refused = std::get_if<Answer>(&resolved)) co_return std::move(*refused);
   const CalledTool& c = std::get<CalledTool>(resolved);
   // Mcp-Param-* headers repeat the arguments of the tool the request names

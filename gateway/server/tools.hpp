@@ -16,11 +16,13 @@ struct CalledTool {
   bool through_call_tool = false;     ///< named by call_tool (tool search)
 };
 
-/// The tool request `r` calls. What ends the call before it runs (bad
-/// params, an unknown or hidden tool, a refused call_tool) is the Answer,
-/// audited as `refused`: probing for tools is what an auditor looks for.
-/// A search_tools call is answered here too (audited as a `call`).
-std::variant<Answer, CalledTool> called_tool(Services& sv, Request& r);
+/// The tool request `r` calls (waiting, within the call's deadline, for an
+/// upstream still connecting that may list it). What ends the call before
+/// it runs (bad params, an unknown, hidden or ambiguous tool, a refused
+/// call_tool) is the Answer, audited as `refused`: probing for tools is what
+/// an auditor looks for. A search_tools call is answered here too (audited
+/// as a `call`).
+Task<std::variant<Answer, CalledTool>> called_tool(Services& sv, Request& r);
 
 /// Audits the refusal of call `r` of `tool` (counted in
 /// mcpgw_refused_total by `reason`) and returns error `code` with `message`.

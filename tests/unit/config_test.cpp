@@ -896,3 +896,14 @@ TEST_CASE("config: bad access settings name the key") {
         "gw.yaml:2: servers[0].forward_headers: cannot forward \"Authorization\" (the client's credentials stay at the "
         "gateway; give upstream credentials in headers)");
 }
+
+TEST_CASE("config: apps.tag_views") {
+  CHECK(parse_ok("servers: []\n").apps.tag_views);
+  CHECK_FALSE(parse_ok("apps:\n  tag_views: false\n").apps.tag_views);
+  CHECK(parse_ok("apps: {}\n").apps.tag_views);
+  CHECK(parse_error("apps:\n  tag_views: sometimes\n") ==
+        "gw.yaml:2: apps.tag_views: expected true or false, got \"sometimes\"");
+  CHECK(parse_error("apps:\n  tag_view: true\n") ==
+        "gw.yaml:2: apps.tag_view: unknown key \"tag_view\" (did you mean \"tag_views\"?)");
+  CHECK(parse_error("apps: [x]\n") == "gw.yaml:1: apps: expected a mapping, got a list");
+}
