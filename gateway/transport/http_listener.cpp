@@ -156,7 +156,7 @@ bool StreamQueue::replace(const void* key, std::string chunk) {
   {
     std::lock_guard lk(mu_);
     if (closed_ || overflow_) return false;
-    if (auto it = slots_.find(key); it != slots_.end()) {
+    if (auto it = slots_.find(key); it != slots_.end() && congested(q_.size(), bytes_)) {
       std::string& waiting = q_[it->second];
       bytes_ = bytes_ - waiting.size() + chunk.size();
       waiting = std::move(chunk);

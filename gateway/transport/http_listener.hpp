@@ -114,10 +114,15 @@ class StreamQueue : public std::enable_shared_from_this<StreamQueue> {
   /// Queues `chunk`; false when closed or full (then it overflowed, or the
   /// chunk was dropped).
   bool push(std::string chunk);
-  /// Queues `chunk` in place of the one still waiting under `key`, if any
-  /// (so a request's progress takes one place, the latest wins); otherwise
-  /// like push().
+  /// Queues `chunk`; once the reader falls behind (congested()), in place
+  /// of the chunk still waiting under `key`, if any, so a request's
+  /// progress takes one place (the latest wins) instead of filling the
+  /// queue. Otherwise like push().
   bool replace(const void* key, std::string chunk);
+  /// Whether a queue holding `items` chunks of `bytes` is backing up: its
+  /// reader is slow, and a request's progress is coalesced. Below this, a
+  /// reader keeping up sees every progress notification.
+  static bool congested(std::size_t items, std::size_t bytes) { return items >= 64 || bytes >= (1 << 20); }
   /// Queues `chunk` whatever the bound: a request's final answer.
   void push_final(std::string chunk);
   /// Ends the stream once what is queued is written.

@@ -26,9 +26,9 @@ namespace mcpgw::transport {
 /// choose between one JSON body and a stream; once streaming, events go to
 /// `queue` as they come. What a slow client costs is bounded
 /// (stream_max_messages, stream_max_bytes) without ever costing it an
-/// answer: a request's progress takes one place whatever its rate (the
-/// latest wins), other related messages over the bound are dropped (and
-/// counted), final replies always go out.
+/// answer: once the stream backs up, a request's progress takes one place
+/// whatever its rate (the latest wins), other related messages over the
+/// bound are dropped (and counted), final replies always go out.
 struct PostStream {
   PostStream(const asio::any_io_executor& strand, const HttpServerOptions& o)
       : signal(std::make_shared<http::Signal>(strand)),
@@ -116,11 +116,13 @@ struct PostStream {
   }
 
  private:
-  /// Keeps a related message until streaming starts, under the same bound.
+  /// Keeps a related message until streaming starts, under the same bound
+  /// and coalescing.
   bool keep(std::string msg, const void* key) {
-    if (key) {
-      auto same = std::find_if(events.begin(), events.end(), [&](const Event& e) { return e.key == key; });
-      if (same != events.end()) {
+    if (key && http::StreamQueue::congested(waiting_, waiting_bytes_)) {
+      auto same = std::find_if(events.rbegin(), events.rend(), [&](const Event& e) { return e.key == key; });
+      if (same != events.rend()) {
+        waiting_bytes_ = waiting_bytes_ - same->msg.size() + msg.size();
         same->msg = std::move(msg);
         return true;
       }
@@ -130,12 +132,14 @@ struct PostStream {
       return false;
     }
     ++waiting_;
+    waiting_bytes_ += msg.size();
     events.push_back({false, key, std::move(msg)});
     return true;
   }
 
   std::size_t max_waiting_;
   std::size_t waiting_ = 0;        ///< related messages in `events`
+  std::size_t waiting_bytes_ = 0;  ///< their size
   std::size_t dropped_early_ = 0;  ///< dropped before streaming
 };
 

@@ -79,7 +79,8 @@ struct StdioServer::Impl : std::enable_shared_from_this<Impl> {
     {
       std::lock_guard lk(mu);
       if (broken || closing) return false;
-      if (auto it = key ? slots.find(key) : slots.end(); it != slots.end()) {
+      if (auto it = key ? slots.find(key) : slots.end();
+          it != slots.end() && http::StreamQueue::congested(pending.size(), pending_bytes)) {
         pending_bytes = pending_bytes - pending[it->second].size() + line.size();
         pending[it->second] = std::move(line);
         return true;
