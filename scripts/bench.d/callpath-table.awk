@@ -76,6 +76,9 @@ function syscallrow(b, u, c,    r, k, n, i, j, t, med, out, left, shown) {
 }
 
 END {
+  if (index(" " builds " ", " base ")) {  # the build compared against goes first
+    sub(/(^| )base( |$)/, " ", builds); builds = "base " builds
+  }
   nb = split(builds, B, " "); nu = split(upstreams, U, " "); nc = split(conc, C, " "); nt = split(tcounts, T, " ")
   print ""
   print "== callpath: one proxied tools/call echo (medians of the rounds)"
@@ -107,7 +110,7 @@ END {
   }
   if (nb > 1) {
     print ""
-    printf "%s against %s, ratios of the medians (below 1: %s spends less, or answers sooner):\n", B[nb], B[1], B[nb]
+    printf "%s against %s, ratios of the medians (CPU, syscalls, p50, p99: below 1 is better; rps: above 1):\n", B[nb], B[1]
     printf "%-14s %3s %8s %8s %8s %8s %8s\n", "upstream", "c", "gw CPU", "syscalls", "rps", "p50", "p99"
     for (i = 1; i <= nu; i++)
       for (j = 1; j <= nc; j++) {

@@ -158,7 +158,7 @@ syscalls() {  # build upstream c
 }
 
 ordered() {  # round -> the builds, in turn reversed, so neither always goes first
-  if (($1 % 2)); then printf '%s\n' "${builds[@]}" | tac; else printf '%s\n' "${builds[@]}"; fi
+  if (($1 % 2 == 0)); then printf '%s\n' "${builds[@]}" | tac; else printf '%s\n' "${builds[@]}"; fi
 }
 
 # Warm-up (connections, caches, the first slow seconds), not reported.
