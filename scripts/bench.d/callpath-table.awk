@@ -14,12 +14,12 @@ function seen(list, x) {  # appends x to the space-separated list unless there
 function median(k,    n, i, j, t, v) {  # of the values vals[k, 1..count[k]]
   n = count[k]
   if (n == 0) return ""
-  for (i = 1; i <= n; i++) v[i] = vals[k, i]
+  for (i = 1; i <= n; i++) v[i] = vals[k, i] + 0  # numbers, not strings, when compared
   for (i = 2; i <= n; i++)
     for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
   return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
 }
-function add(k, x) { vals[k, ++count[k]] = x }
+function add(k, x) { vals[k, ++count[k]] = x + 0 }
 function m(row, name) { return median(row SUBSEP name) }
 function ratio(a, b) { return (a == "" || b == "" || b == 0) ? "-" : sprintf("%.2f", a / b) }
 
@@ -56,22 +56,19 @@ function callrow(kind, b, u, c, t, dk,    r, gw, note) {
     m(r, "up_cpu_us"), dk == "" ? "-" : ratio(m(r, "rps"), m(dk, "rps")), note
 }
 
-function syscallrow(b, u, c,    r, k, n, i, j, t, med, out, left, shown) {
+function syscallrow(b, u, c,    r, k, n, i, j, t, med, out) {
   r = b SUBSEP u SUBSEP c
   if (!rounds[r]) return
   n = split(names[r], k, " ")
   for (i = 1; i <= n; i++) {  # pad the rounds that lacked a name, then order by count
     while (count[r SUBSEP k[i]] < rounds[r]) add(r SUBSEP k[i], 0)
-    med[k[i]] = m(r, k[i])
+    med[k[i]] = m(r, k[i]) + 0
   }
   for (i = 2; i <= n; i++)
     for (j = i; j > 1 && med[k[j - 1]] < med[k[j]]; j--) { t = k[j]; k[j] = k[j - 1]; k[j - 1] = t }
-  out = ""; left = 0
-  for (i = 1; i <= n; i++) {
-    if (i <= 10 && med[k[i]] >= 0.01) { out = out sprintf("%s%s %.2f", out == "" ? "" : ", ", k[i], med[k[i]]); shown += med[k[i]] }
-  }
-  left = m(r, "total") - shown
-  if (left >= 0.01) out = out sprintf(", other %.2f", left)
+  out = ""
+  for (i = 1; i <= n && i <= 12; i++)
+    if (med[k[i]] >= 0.01) out = out sprintf("%s%s %.2f", out == "" ? "" : ", ", k[i], med[k[i]])
   printf "%-14s %3s %-8s %6.2f  %s\n", u, c, b, m(r, "total"), out
 }
 
@@ -94,7 +91,7 @@ END {
       for (b = 1; b <= nb; b++) callrow("gateway", B[b], U[i], C[j], gwthreads[B[b]], dk)
     }
   print ""
-  print "system calls per proxied call (strace -c -f attached to the gateway; the 10 most frequent):"
+  print "system calls per proxied call (strace -c -f attached to the gateway; each figure the median of its own):"
   printf "%-14s %3s %-8s %6s  %s\n", "upstream", "c", "via", "total", "by name"
   for (i = 1; i <= nu; i++)
     for (j = 1; j <= nc; j++)
