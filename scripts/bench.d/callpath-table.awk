@@ -29,16 +29,18 @@ $1 == "CALLPATH" {
   if (f["kind"] != "direct") builds = seen(builds, f["build"])
   if (f["kind"] == "gateway") gwthreads[f["build"]] = f["threads"]
   if (f["kind"] != "threads") { upstreams = seen(upstreams, f["upstream"]); conc = seen(conc, f["c"]) }
-  else tcounts = seen(tcounts, f["threads"])
+  else { tcounts = seen(tcounts, f["threads"]); tconc = seen(tconc, f["c"]) }
   for (x in f) if (x !~ /^(kind|build|upstream|c|threads)$/) add(row SUBSEP x, f[x])
   wrong[row] += f["errors"] + f["bad"]
   next
 }
 $1 == "SYSCALLS" {
   kv()
-  row = f["build"] SUBSEP f["upstream"] SUBSEP f["c"]
+  if (!("tool" in f)) f["tool"] = "strace"
+  tools = seen(tools, f["tool"])
+  row = f["tool"] SUBSEP f["build"] SUBSEP f["upstream"] SUBSEP f["c"]
   rounds[row]++
-  for (x in f) if (x !~ /^(build|upstream|c|requests)$/) {
+  for (x in f) if (x !~ /^(tool|build|upstream|c|requests)$/) {
     if (x != "total") names[row] = seen(names[row], x)
     # A name missing from a round counted 0 there: pad before adding.
     while (count[row SUBSEP x] < rounds[row] - 1) add(row SUBSEP x, 0)
@@ -56,8 +58,8 @@ function callrow(kind, b, u, c, t, dk,    r, gw, note) {
     m(r, "up_cpu_us"), dk == "" ? "-" : ratio(m(r, "rps"), m(dk, "rps")), note
 }
 
-function syscallrow(b, u, c,    r, k, n, i, j, t, med, out) {
-  r = b SUBSEP u SUBSEP c
+function syscallrow(tool, b, u, c,    r, k, n, i, j, t, med, out) {
+  r = tool SUBSEP b SUBSEP u SUBSEP c
   if (!rounds[r]) return
   n = split(names[r], k, " ")
   for (i = 1; i <= n; i++) {  # pad the rounds that lacked a name, then order by count
@@ -76,7 +78,7 @@ END {
   if (index(" " builds " ", " base ")) {  # the build compared against goes first
     sub(/(^| )base( |$)/, " ", builds); builds = "base " builds
   }
-  nb = split(builds, B, " "); nu = split(upstreams, U, " "); nc = split(conc, C, " "); nt = split(tcounts, T, " ")
+  nb = split(builds, B, " "); nu = split(upstreams, U, " "); nc = split(conc, C, " "); nt = split(tcounts, T, " "); ntc = split(tconc, TC, " ")
   print ""
   print "== callpath: one proxied tools/call echo (medians of the rounds)"
   print "gateway CPU per call = user+system of the mcpgw process over the run (/proc/PID/stat) / calls;"
@@ -90,31 +92,36 @@ END {
       if (!((dk SUBSEP "rps") in count)) dk = ""
       for (b = 1; b <= nb; b++) callrow("gateway", B[b], U[i], C[j], gwthreads[B[b]], dk)
     }
-  print ""
-  print "system calls per proxied call (strace -c -f attached to the gateway; each figure the median of its own):"
-  printf "%-14s %3s %-8s %6s  %s\n", "upstream", "c", "via", "total", "by name"
-  for (i = 1; i <= nu; i++)
-    for (j = 1; j <= nc; j++)
-      for (b = 1; b <= nb; b++) syscallrow(B[b], U[i], C[j])
+  ntools = split(tools, TL, " ")
+  for (x = 1; x <= ntools; x++) {
+    print ""
+    if (TL[x] == "perf") print "system calls per proxied call, perf stat on the syscall tracepoints (timing undisturbed; each figure the median of its own):"
+    else print "system calls per proxied call, strace -c -f attached to the gateway (slows it; each figure the median of its own):"
+    printf "%-14s %3s %-8s %6s  %s\n", "upstream", "c", "via", "total", "by name"
+    for (i = 1; i <= nu; i++)
+      for (j = 1; j <= nc; j++)
+        for (b = 1; b <= nb; b++) syscallrow(TL[x], B[b], U[i], C[j])
+  }
   if (nt) {
     print ""
-    print "--threads 1 against --threads N, echo-http at c=64:"
+    print "--threads 1 against --threads N, echo-http:"
     printf "%-14s %3s %-8s %9s %7s %7s %6s  %-22s %8s %9s\n", "upstream", "c", "via", "rps", "p50 us", "p99 us",
       "p99/50", "gw CPU us (user+sys)", "up CPU", "vs t1"
-    for (b = 1; b <= nb; b++)
-      for (x = 1; x <= nt; x++)
-        callrow("threads", B[b], "echo-http", 64, T[x], "threads" SUBSEP B[b] SUBSEP "echo-http" SUBSEP 64 SUBSEP 1)
+    for (j = 1; j <= ntc; j++)
+      for (b = 1; b <= nb; b++)
+        for (x = 1; x <= nt; x++)
+          callrow("threads", B[b], "echo-http", TC[j], T[x], "threads" SUBSEP B[b] SUBSEP "echo-http" SUBSEP TC[j] SUBSEP 1)
   }
   if (nb > 1) {
     print ""
     printf "%s against %s, ratios of the medians (CPU, syscalls, p50, p99: below 1 is better; rps: above 1):\n", B[nb], B[1]
-    printf "%-14s %3s %8s %8s %8s %8s %8s\n", "upstream", "c", "gw CPU", "syscalls", "rps", "p50", "p99"
+    printf "%-14s %3s %8s %8s %8s %8s %8s   (syscalls: %s)\n", "upstream", "c", "gw CPU", "syscalls", "rps", "p50", "p99", TL[1]
     for (i = 1; i <= nu; i++)
       for (j = 1; j <= nc; j++) {
         a = "gateway" SUBSEP B[1] SUBSEP U[i] SUBSEP C[j] SUBSEP gwthreads[B[1]]
         z = "gateway" SUBSEP B[nb] SUBSEP U[i] SUBSEP C[j] SUBSEP gwthreads[B[nb]]
         printf "%-14s %3s %8s %8s %8s %8s %8s\n", U[i], C[j], ratio(m(z, "gw_cpu_us"), m(a, "gw_cpu_us")),
-          ratio(m(B[nb] SUBSEP U[i] SUBSEP C[j], "total"), m(B[1] SUBSEP U[i] SUBSEP C[j], "total")),
+          ratio(m(TL[1] SUBSEP B[nb] SUBSEP U[i] SUBSEP C[j], "total"), m(TL[1] SUBSEP B[1] SUBSEP U[i] SUBSEP C[j], "total")),
           ratio(m(z, "rps"), m(a, "rps")), ratio(m(z, "p50_us"), m(a, "p50_us")), ratio(m(z, "p99_us"), m(a, "p99_us"))
       }
   }

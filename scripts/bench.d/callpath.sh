@@ -6,9 +6,12 @@
 #    the upstream's, at c=1 and c=8;
 #  - throughput, p50 and p99 through the gateway and directly (HTTP
 #    upstreams), at c=1 and c=8, and their ratios;
-#  - system calls per call, by name (strace -c -f attached to the gateway
-#    during a shorter run: strace slows what it traces);
-#  - --threads 1 against --threads N (default: the cores) at c=64.
+#  - system calls per call, by name, in shorter runs: strace -c -f attached
+#    to the gateway (as issue 12 measured; strace slows what it traces, and
+#    so changes how often the gateway's threads contend), and, where perf
+#    can count the kernel's syscall tracepoints, perf stat (which does not);
+#  - --threads 1 against --threads N (default: the cores) at c=64, and at
+#    c=1 (where the hand-offs between threads cost most).
 # Upstreams: echo_upstream (tests/bench: Beast, one thread) and the example
 # toolbox, each over HTTP and over stdio.
 #   scripts/bench.d/callpath.sh BUILD [seconds]    # or BENCH_ONLY=callpath scripts/bench [seconds]
@@ -133,29 +136,45 @@ measure() {  # kind build upstream c gateway-key|direct threads|-
     }'
 }
 
-# strace -c -f attached to every thread of the gateway over a shorter wrk
-# run: a SYSCALLS line, each name's count divided by the calls.
-syscalls() {  # build upstream c
-  local pid=${gw_pid[$1]} sp out
-  strace -c -f -q -p "$pid" -o "$work/strace.txt" 2> /dev/null &
-  sp=$!
-  for _ in $(seq 1 100); do  # attached = every thread has a tracer
-    grep -q 'TracerPid:[[:space:]]*0$' /proc/"$pid"/task/*/status || break
-    sleep 0.05
-  done
-  out=$(wrk_run "${gw_url[$1]}" "${sid[$1]}" "$(call "${tool[$2]}")" "$3" "$strace_secs")
+# System calls of every thread of the gateway over a shorter wrk run, by
+# name, divided by the calls: a SYSCALLS line. tool=strace: strace -c -f
+# (slows the gateway, which changes how often its threads contend);
+# tool=perf: the kernel's syscall tracepoints counted by perf stat, which
+# leaves the timing alone (when perf and the tracepoints are there).
+syscalls() {  # strace|perf build upstream c
+  local pid=${gw_pid[$2]} sp out
+  if [ "$1" = strace ]; then
+    strace -c -f -q -p "$pid" -o "$work/sc.txt" 2> /dev/null &
+    sp=$!
+    for _ in $(seq 1 100); do  # attached = every thread has a tracer
+      grep -q 'TracerPid:[[:space:]]*0$' /proc/"$pid"/task/*/status || break
+      sleep 0.05
+    done
+  else
+    rm -f "$work/sc.txt"
+    perf stat -x, -e "$perf_events" -p "$pid" -o "$work/sc.txt" 2> /dev/null &
+    sp=$!
+    for _ in $(seq 1 100); do [ -s "$work/sc.txt" ] && break; sleep 0.05; done  # its header: counting
+  fi
+  out=$(wrk_run "${gw_url[$2]}" "${sid[$2]}" "$(call "${tool[$3]}")" "$4" "$strace_secs")
   kill -INT "$sp"
   wait "$sp" || true
-  awk -v b="$1" -v u="$2" -v c="$3" -v n="$(field requests "$out")" '
-    /^-+ / { part++; next }
-    part == 1 && NF >= 5 { count[$NF] = $4; total += $4 }
-    END {
-      printf "SYSCALLS build=%s upstream=%s c=%d requests=%d total=%.2f\n", b, u, c, n, total / n
-      cmd = "sort -k2 -g -r"
-      for (s in count) printf "%s %.2f\n", s, count[s] / n | cmd
-      close(cmd)
-    }' "$work/strace.txt" | awk 'NR == 1 { printf "%s", $0; next } { printf " %s=%s", $1, $2 } END { print "" }'
+  # "name count" lines, the total first, then one line of counts per call.
+  if [ "$1" = strace ]; then
+    awk '/^-+ / { part++; next } part == 1 && NF >= 5 { print $NF, $4; total += $4 } END { print "total", total }' "$work/sc.txt"
+  else
+    awk -F, '$3 ~ /^raw_syscalls/ { total = $1 } $3 ~ /^syscalls:/ { sub(/.*sys_enter_/, "", $3); print $3, $1; named += $1 }
+      END { print "total", total; if (total > named) print "other", total - named }' "$work/sc.txt"
+  fi | sort -k2 -g -r | awk -v t="$1" -v b="$2" -v u="$3" -v c="$4" -v n="$(field requests "$out")" '
+    $2 > 0 { line = line sprintf(" %s=%.2f", $1, $2 / n) }
+    END { printf "SYSCALLS tool=%s build=%s upstream=%s c=%d requests=%d%s\n", t, b, u, c, n, line }'
 }
+syscall_tools=(strace)
+perf_events=raw_syscalls:sys_enter
+for s in futex epoll_wait epoll_pwait epoll_ctl timerfd_settime sendmsg sendto recvfrom recvmsg read write writev readv accept4 close; do
+  perf_events+=,syscalls:sys_enter_$s
+done
+if command -v perf > /dev/null && perf stat -e "$perf_events" -o /dev/null true 2> /dev/null; then syscall_tools=(perf strace); fi
 
 ordered() {  # round -> the builds, in turn reversed, so neither always goes first
   if (($1 % 2 == 0)); then printf '%s\n' "${builds[@]}" | tac; else printf '%s\n' "${builds[@]}"; fi
@@ -178,12 +197,16 @@ for round in $(seq 1 "$repeat"); do
   done
   for u in "${upstreams[@]}"; do
     for c in 1 8; do
-      for b in $(ordered "$round"); do syscalls "$b" "$u" "$c" | tee -a "$lines"; done
+      for t in "${syscall_tools[@]}"; do
+        for b in $(ordered "$round"); do syscalls "$t" "$b" "$u" "$c" | tee -a "$lines"; done
+      done
     done
   done
-  for b in $(ordered "$round"); do
-    measure threads "$b" echo-http 64 "$b/t1" 1 | tee -a "$lines"
-    measure threads "$b" echo-http 64 "$b" "$threads" | tee -a "$lines"
+  for c in 1 64; do
+    for b in $(ordered "$round"); do
+      measure threads "$b" echo-http "$c" "$b/t1" 1 | tee -a "$lines"
+      measure threads "$b" echo-http "$c" "$b" "$threads" | tee -a "$lines"
+    done
   done
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, $secs s runs (strace $strace_secs s), $repeat round(s)"
