@@ -83,6 +83,10 @@ struct Limits {
   int burst = 0;                    // 0 = calls_per_s
   int max_in_flight_per_session = 0;
   int max_sessions = 10000;         // 0 = no limit
+  int max_batch_size = 100;         // entries of one JSON-RPC batch; 0 = no limit
+  int batch_concurrency = 8;        // entries of one batch running at once
+  int max_client_requests_per_call = 64;      // server-to-client requests of one call awaiting the client
+  int max_client_requests_per_session = 256;  // the same, over every call of a session
   bool operator==(const Limits&) const = default;
 };
 

@@ -24,7 +24,14 @@ inline constexpr std::string_view kBearerToken[] = {"token", "name", "modes"};
 inline constexpr std::string_view kOAuth[] = {"issuer",          "audience",    "jwks_url",        "jwks_file",
                                               "authorization_servers", "required_scopes", "scope_modes",
                                               "principal_claim", "leeway_s"};
-inline constexpr std::string_view kLimits[] = {"calls_per_s", "burst", "max_in_flight_per_session", "max_sessions"};
+inline constexpr std::string_view kLimits[] = {"calls_per_s",
+                                               "burst",
+                                               "max_in_flight_per_session",
+                                               "max_sessions",
+                                               "max_batch_size",
+                                               "batch_concurrency",
+                                               "max_client_requests_per_call",
+                                               "max_client_requests_per_session"};
 inline constexpr std::string_view kNaming[] = {"separator", "description_prefix", "max_length"};
 inline constexpr std::string_view kFilters[] = {"include_slices", "exclude_slices", "include_tools", "exclude_tools"};
 inline constexpr std::string_view kMode[] = {"description",   "include_slices", "exclude_slices",

@@ -32,9 +32,10 @@ void describe_request(Span& span, std::string_view method, const json::Value* pa
     if (auto uri = json::get_string(*params, "uri")) span.set("mcp.resource.uri", std::string(*uri));
 }
 
-void set_request_id(Span& span, const json::Value& id) {
-  if (id.IsString()) span.set("jsonrpc.request.id", std::string(id.GetString(), id.GetStringLength()));
-  else if (id.IsInt64()) span.set("jsonrpc.request.id", std::to_string(id.GetInt64()));
+void set_request_id(Span& span, const jsonrpc::Id& id) {
+  if (id.is_null()) return;
+  if (auto s = id.string()) span.set("jsonrpc.request.id", std::move(*s));
+  else span.set("jsonrpc.request.id", std::string(id.json()));
 }
 
 void set_outcome(Span& span, bool rpc_error, const json::Value& body) {

@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "jsonrpc/id.hpp"
 #include "jsonrpc/json.hpp"
 #include "mcp/trace.hpp"
 
@@ -137,8 +138,8 @@ std::string span_name(std::string_view method, const json::Value* params);
 /// (tools/call), `gen_ai.prompt.name` (prompts/get) or `mcp.resource.uri`.
 void describe_request(Span& span, std::string_view method, const json::Value* params);
 
-/// `jsonrpc.request.id`: a string id as is, a number as its decimal text.
-void set_request_id(Span& span, const json::Value& id);
+/// `jsonrpc.request.id`: a string id as is, a number as its sender wrote it.
+void set_request_id(Span& span, const jsonrpc::Id& id);
 
 /// Sets the outcome of `span` from what a request got: a JSON-RPC error
 /// object (`rpc_error`: `error.type` and `rpc.response.status_code` are its

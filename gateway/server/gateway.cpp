@@ -369,7 +369,10 @@ int Gateway::serve_http() {
 int Gateway::serve_stdio(const std::string& mode) {
   transport::ClientContext ctx;
   ctx.mode = mode;
-  transport::StdioServer stdio(router_, ctx, io_);
+  const auto& limits = config()->limits;
+  transport::StdioServer stdio(router_, ctx, io_,
+                               {static_cast<std::size_t>(limits.max_batch_size),
+                                static_cast<std::size_t>(limits.batch_concurrency)});
   {
     std::lock_guard lk(serve_mu_);
     if (stopping_) return 0;

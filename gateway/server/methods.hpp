@@ -48,7 +48,7 @@ class Answer {
   /// The result (without a page's items) or the error object.
   json::Document& body() { return body_; }
   /// The response to request `id`, serialised.
-  std::string write(const json::Value& id) const;
+  std::string write(const jsonrpc::Id& id) const;
 
  private:
   Answer(json::Document body, bool error) : body_(std::move(body)), error_(error) {}
@@ -103,7 +103,7 @@ struct Request {
   std::shared_ptr<transport::Exchange> exchange;
   const mcp::RequestContext& context;
 
-  const json::Value& id() const { return message.id(); }
+  const jsonrpc::Id& id() const { return message.id(); }
   const json::Value* params() const { return message.params(); }
   /// `params._meta.progressToken`, or null.
   const json::Value* progress_token() const;

@@ -64,7 +64,8 @@ class Router final : public transport::Handler {
   std::vector<std::pair<std::string, std::size_t>> sessions_by_principal() { return sessions_.count_by_principal(); }
   /// Calls suspended while their client answers (MRTR, sagas).
   std::size_t suspended_calls() const;
-  void refused(const transport::ClientContext& ctx, std::string_view reason, std::string_view detail) override;
+  void refused(const transport::ClientContext& ctx, std::string_view reason, std::string_view detail,
+               std::string_view tool) override;
 
  private:
   /// Answers request `msg` of `parent` (the transport's session), after

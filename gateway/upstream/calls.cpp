@@ -93,7 +93,7 @@ json::Document Upstream::own_result(const json::Value& result) const {
   return out;
 }
 
-transport::Response Upstream::failed(const json::Value& id, int code, const std::string& message) {
+transport::Response Upstream::failed(const jsonrpc::Id& id, int code, const std::string& message) {
   auto msg = jsonrpc::parse(jsonrpc::make_error(id, code, message));
   return {std::move(msg.messages.front()), transport::Failure::Transport, {}};
 }

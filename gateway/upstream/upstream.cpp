@@ -337,7 +337,7 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
       std::shared_ptr<CancelSignal> cancel;
       if (id) {
         std::lock_guard lk(calls_mu_);
-        if (auto it = forwarded_.find(json::write(*id)); it != forwarded_.end()) cancel = it->second;
+        if (auto it = forwarded_.find(std::string(jsonrpc::Id(*id).json())); it != forwarded_.end()) cancel = it->second;
       }
       if (cancel) cancel->cancel();
     } else if (method == "notifications/resources/updated") {
@@ -363,13 +363,12 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
                                        "connection (session: per_client gives each client its own)"));
     return;
   }
-  auto copy = std::make_shared<json::Document>();
-  copy->CopyFrom(m.doc(), copy->GetAllocator());
+  auto shared = std::make_shared<jsonrpc::Message>(m.clone());
   // Relayed on the pool, requests sent together may reach the client's
   // call in any order: the order they came in travels with them, so a batch
   // is handed out as the server sent it.
-  if (json::Value* params = json::find(*copy, "params"); params && params->IsObject()) {
-    auto& a = copy->GetAllocator();
+  if (json::Value* params = json::find(shared->doc(), "params"); params && params->IsObject()) {
+    auto& a = shared->doc().GetAllocator();
     json::Value* meta = json::find(*params, "_meta");
     if (!meta || !meta->IsObject()) {
       json::set(*params, "_meta", json::Value(rapidjson::kObjectType), a);
@@ -377,9 +376,6 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
     }
     json::set(*meta, kInputOrder, json::Value(static_cast<std::uint64_t>(next_forward_++)), a);
   }
-  auto msg = jsonrpc::Message::from(std::move(*copy));
-  if (!msg) return;
-  auto shared = std::make_shared<jsonrpc::Message>(std::move(*msg));
   // It waits for a person (elicitation) or a model (sampling): in a
   // coroutine of its own, never on the I/O thread that delivered it.
   asio::co_spawn(
@@ -407,7 +403,7 @@ void Upstream::log_line(const json::Value& params) {
 
 Task<> Upstream::forward_request(std::shared_ptr<jsonrpc::Message> m, ActiveCall to) {
   auto cancel = std::make_shared<CancelSignal>();
-  const std::string key = json::write(m->id());
+  const std::string key(m->id().json());
   {
     std::lock_guard lk(calls_mu_);
     forwarded_[key] = cancel;

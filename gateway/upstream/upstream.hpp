@@ -170,7 +170,7 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   Task<transport::Response> send_rounds(std::string_view method, const json::Document& params,
                                         const CallOptions& opts,
                                         std::vector<std::pair<std::string, std::string>> headers = {});
-  static transport::Response failed(const json::Value& id, int code, const std::string& message);
+  static transport::Response failed(const jsonrpc::Id& id, int code, const std::string& message);
   /// Why request outcome `r` has no answer, readably.
   std::string failure_text(const transport::Response& r) const;
   /// A copy of a final result of this server, without the framing of its
