@@ -3,6 +3,8 @@
 // tests/integration/otlp.test.mjs.)
 #include <doctest/doctest.h>
 
+#include "jsonrpc/id.hpp"
+#include "mcp/span.hpp"
 #include "telemetry/otlp.hpp"
 #include "util/random.hpp"
 
@@ -48,4 +50,24 @@ TEST_CASE("otlp: an export request holds every span, its ids as bytes") {
   CHECK(one.find("tools/call a:b") != std::string::npos);
   CHECK(one.find(std::string("\x4b\xf9\x2f\x35", 4)) != std::string::npos);
   CHECK(one.find("4bf92f35") == std::string::npos);
+}
+
+TEST_CASE("span: jsonrpc.request.id is a string id unescaped, a number as its sender wrote it, nothing for null") {
+  auto id_attribute = [](std::string_view json_id) -> std::optional<std::string> {
+    auto doc = json::parse(json_id);
+    REQUIRE(doc);
+    mcp::Span span;
+    mcp::set_request_id(span, jsonrpc::Id(*doc));
+    for (const auto& [key, value] : span.attributes)
+      if (key == "jsonrpc.request.id") return std::get<std::string>(value);
+    return std::nullopt;
+  };
+  CHECK(id_attribute(R"("a\"b")") == std::optional<std::string>(R"(a"b)"));
+  CHECK(id_attribute("42") == std::optional<std::string>("42"));
+  CHECK(id_attribute("null") == std::nullopt);
+  // A message keeps an integer beyond a double's precision as its digits.
+  mcp::Span span;
+  mcp::set_request_id(span, jsonrpc::Id::number("12345678901234567890123"));
+  REQUIRE(span.attributes.size() == 1);
+  CHECK(std::get<std::string>(span.attributes[0].second) == "12345678901234567890123");
 }
