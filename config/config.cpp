@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "config/access.hpp"
+#include "config/oauth.hpp"
 #include "config/paths.hpp"
 #include "config/yaml_value.hpp"
 
@@ -275,13 +276,19 @@ Cluster read_cluster(const Value& v) {
   return c;
 }
 
-Server read_server(const Value& v, const Naming& naming, std::map<std::string, int>& first_line) {
+/// What the servers' oauth sections tell the checks across sections.
+struct OAuthSeen {
+  std::optional<Value> first_code_grant;  ///< the oauth of the first authorization_code server
+};
+
+Server read_server(const Value& v, const Naming& naming, const Auth& auth, std::map<std::string, int>& first_line,
+                   OAuthSeen& seen) {
   using T = Server::Transport;
   Server s;
   Fields f = v.fields({"name", "transport", "command", "args", "env", "cwd", "url", "headers",
                        "forward_headers", "proxy_tools", "prefix", "slices", "filters", "welcome_priority",
                        "timeout_ms", "session", "required", "tls", "max_response_bytes", "protocol",
-                       "max_concurrency", "circuit"});
+                       "max_concurrency", "circuit", "oauth"});
   Value name = f.required("name");
   s.name = name.text();
   if (!is_identifier(s.name)) name.fail("expected a server name of [A-Za-z0-9_-]+, got " + quote(s.name));
@@ -355,6 +362,11 @@ Server read_server(const Value& v, const Naming& naming, std::map<std::string, i
     c.read("failures", s.circuit.failures, 0);
     c.read("open_ms", s.circuit.open_ms, 1);
   }
+  if (auto oauth = f.get("oauth"); oauth && !oauth->is_null()) {
+    s.oauth = read_server_oauth(*oauth, s, auth);
+    if (s.oauth->grant == ServerOAuth::Grant::AuthorizationCode && !seen.first_code_grant)
+      seen.first_code_grant = *oauth;
+  }
   return s;
 }
 
@@ -390,7 +402,7 @@ Config read_config(const Value& root, const std::string& source) {
   if (!root.is_map()) root.fail("expected a mapping of settings at the top level, got " + root.found());
   Fields f = root.fields({"listen", "admin", "auth", "limits", "naming", "filters", "modes", "default_mode", "chain",
                           "welcome", "sagas", "audit", "servers", "plugins", "instructions", "shutdown_grace_ms",
-                          "discovery", "cluster"});
+                          "discovery", "cluster", "upstream_oauth"});
   Config c;
   c.source = source;
   // Read in dependency order, not file order: modes before the references to
@@ -417,10 +429,14 @@ Config read_config(const Value& root, const std::string& source) {
   if (auto v = f.get("sagas")) c.sagas = read_sagas(*v);
   if (auto v = f.get("audit")) c.audit = read_audit(*v);
   if (auto v = f.get("cluster")) c.cluster = read_cluster(*v);
+  auto upstream_oauth = f.get("upstream_oauth");
+  if (upstream_oauth) c.upstream_oauth = read_upstream_oauth(*upstream_oauth);
+  OAuthSeen seen;
   if (auto v = f.get("servers")) {
     std::map<std::string, int> first_line;
-    for (const Value& item : v->items()) c.servers.push_back(read_server(item, c.naming, first_line));
+    for (const Value& item : v->items()) c.servers.push_back(read_server(item, c.naming, c.auth, first_line, seen));
   }
+  check_upstream_oauth(c, upstream_oauth, seen.first_code_grant);
   if (auto v = f.get("plugins")) {
     for (const Value& item : v->items()) c.plugins.push_back(read_plugin(item));
   }
