@@ -86,6 +86,8 @@ struct HttpRequest {
   std::string method;  ///< "GET", "POST", "DELETE"
   Headers headers;
   std::string body;
+  /// Path and query; "" = the client's URL's (another path on the same origin otherwise).
+  std::string target;
 };
 
 /// The status and headers of a response.

@@ -208,7 +208,7 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
                                                std::function<void(jsonrpc::Message&)> on_related, Headers routing,
                                                Headers forwarded) {
   const std::size_t limit = target_.max_response_bytes;
-  HttpRequest req{"POST", base_headers(routing), std::move(body)};
+  HttpRequest req{"POST", base_headers(routing), std::move(body), {}};
   req.headers.insert(req.headers.end(), forwarded.begin(), forwarded.end());
   req.headers.emplace_back("Content-Type", "application/json");
   req.headers.emplace_back("Accept", "application/json, text/event-stream");
@@ -290,7 +290,7 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
     abort->on_fire({});
     if (abort->why() != Abort::Why::None) break;
     parser.restart();
-    HttpRequest resume{"GET", base_headers(), {}};
+    HttpRequest resume{"GET", base_headers(), {}, {}};
     resume.headers.emplace_back("Accept", "text/event-stream");
     resume.headers.emplace_back("Last-Event-ID", parser.last_event_id());
     res = co_await client_->exchange(
@@ -427,7 +427,7 @@ asio::awaitable<void> HttpConnection::listen_loop() {
   while (!closed_.load()) {
     auto abort = new_abort(strand, Clock::now() + kStreamSilence, nullptr);
     if (!abort) break;
-    HttpRequest get{"GET", base_headers(), {}};
+    HttpRequest get{"GET", base_headers(), {}, {}};
     get.headers.emplace_back("Accept", "text/event-stream");
     sse::Parser parser(
         [this](std::string_view, std::string_view data) {
@@ -510,7 +510,7 @@ void HttpConnection::async_close(std::function<void()> done) {
     if (sid.empty()) co_return;
     // Tell the server the session is over so it can free it; best effort.
     auto abort = Abort::start(strand, Clock::now() + 1s, nullptr);
-    HttpRequest del{"DELETE", {{"Mcp-Session-Id", sid}}, {}};
+    HttpRequest del{"DELETE", {{"Mcp-Session-Id", sid}}, {}, {}};
     del.headers.insert(del.headers.end(), self->target_.headers.begin(), self->target_.headers.end());
     co_await self->client_->exchange(
         del, *abort, [](const HttpHead&) { return true; }, [](std::string_view) { return true; });
