@@ -6,6 +6,7 @@ namespace mcpgw::transport {
 
 struct AdminServer::Impl {
   std::map<std::string, std::function<SimpleResponse()>, std::less<>> gets;
+  std::map<std::string, Route, std::less<>> routes;
   std::unique_ptr<http::Listener> listener;
   bool started = false;
 
@@ -15,6 +16,8 @@ struct AdminServer::Impl {
     if (it != gets.end() && (req.method == "GET" || req.method == "HEAD")) {
       SimpleResponse r = it->second();
       reply = http::Response{r.status, {{"Content-Type", r.content_type}}, std::move(r.body)};
+    } else if (auto route = routes.find(req.path()); route != routes.end()) {
+      reply = co_await route->second(req);
     }
     co_await res.send(std::move(reply));
   }
@@ -35,6 +38,8 @@ AdminServer::~AdminServer() { stop(); }
 void AdminServer::add_get(const std::string& path, std::function<SimpleResponse()> fn) {
   impl_->gets[path] = std::move(fn);
 }
+
+void AdminServer::add_route(const std::string& path, Route fn) { impl_->routes[path] = std::move(fn); }
 
 Result<int> AdminServer::bind() { return impl_->listener->bind(); }
 

@@ -22,6 +22,8 @@ class AdminServer {
   /// Adds a GET endpoint; `fn` runs on an I/O thread and must not block.
   /// Call before start().
   void add_get(const std::string& path, std::function<SimpleResponse()> fn);
+  /// Adds an endpoint at `path` for any method (HttpServer::add_route).
+  void add_route(const std::string& path, Route fn);
   /// Binds; the bound port or "cannot listen on HOST:PORT: why".
   Result<int> bind();
   /// Starts accepting (after bind()).

@@ -59,6 +59,7 @@ class Abort : public std::enable_shared_from_this<Abort> {
   void fire(Why why);
   /// Moves the deadline (a stream that shows life gets more time).
   void extend(Clock::time_point deadline) { deadline_ = deadline; }
+  Clock::time_point deadline() const { return deadline_; }
   /// Why it fired; None while it has not.
   Why why() const { return why_; }
   /// What interrupts the operation in progress (closing its socket,

@@ -186,7 +186,7 @@ asio::awaitable<Response> HttpConnection::exchange(std::int64_t id, std::string 
   } else {
     try {
       r = co_await post(std::move(body), id, abort, std::move(opts.on_related), std::move(routing),
-                        std::move(opts.forwarded));
+                        std::move(opts.forwarded), opts.cancel);
     } catch (const std::exception& e) {
       // A bug or an allocation failure fails this request only.
       r = {std::nullopt, Failure::Transport, std::string("internal error: ") + e.what()};
@@ -203,10 +203,20 @@ asio::awaitable<Response> HttpConnection::exchange(std::int64_t id, std::string 
   co_return r;
 }
 
+asio::awaitable<Result<void>> HttpConnection::authorize(HttpRequest& req, const Abort& abort, CancelSignal* cancel,
+                                                        const std::string& rejected) {
+  if (!target_.credential) co_return Result<void>{};
+  auto value = co_await target_.credential->authorization(abort.deadline(), cancel, rejected);
+  if (!value) co_return Error{value.error()};
+  std::erase_if(req.headers, [](const auto& h) { return starts_with_ci(h.first, "authorization") && h.first.size() == 13; });
+  req.headers.emplace_back("Authorization", std::move(*value));
+  co_return Result<void>{};
+}
+
 asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<std::int64_t> id,
                                                std::shared_ptr<Abort> abort,
                                                std::function<void(jsonrpc::Message&)> on_related, Headers routing,
-                                               Headers forwarded) {
+                                               Headers forwarded, CancelSignal* cancel) {
   const std::size_t limit = target_.max_response_bytes;
   HttpRequest req{"POST", base_headers(routing), std::move(body), {}};
   req.headers.insert(req.headers.end(), forwarded.begin(), forwarded.end());
@@ -274,7 +284,23 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
     json_body.append(data);
     return true;
   };
+  if (auto authorized = co_await authorize(req, *abort, cancel); !authorized)
+    co_return Response{std::nullopt, Failure::Credential, authorized.error()};
   HttpResult res = co_await client_->exchange(req, *abort, on_head, on_data);
+  // An OAuth upstream refused the token (expired early, revoked): renewed
+  // once, the request goes again; a 401 is the answer to nothing done.
+  if (res.error.empty() && res.head.status == 401 && target_.credential && abort->why() == Abort::Why::None) {
+    std::string refused;
+    for (const auto& [name, value] : req.headers)
+      if (starts_with_ci(name, "authorization")) refused = value;
+    if (auto renewed = co_await authorize(req, *abort, cancel, refused); !renewed)
+      co_return Response{std::nullopt, Failure::Credential, renewed.error()};
+    json_body.clear();
+    sse = false;
+    too_large.reset();
+    parser.restart();
+    res = co_await client_->exchange(req, *abort, on_head, on_data);
+  }
 
   // Resumability (2025-11-25): a stream that ended before the answer, after
   // events with ids, goes on in a GET with Last-Event-ID once the delay the
@@ -293,6 +319,8 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
     HttpRequest resume{"GET", base_headers(), {}, {}};
     resume.headers.emplace_back("Accept", "text/event-stream");
     resume.headers.emplace_back("Last-Event-ID", parser.last_event_id());
+    if (auto authorized = co_await authorize(resume, *abort, cancel); !authorized)
+      co_return Response{std::nullopt, Failure::Credential, authorized.error()};
     res = co_await client_->exchange(
         resume, *abort, [](const HttpHead& h) { return h.status == 200; },
         [&](std::string_view data) { return parser.feed(data); });
@@ -309,6 +337,12 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
     co_return Response{std::nullopt, unreachable(res) ? Failure::Unreachable : Failure::Transport,
                        client_->url().text() + ": " + res.error};
   int status = res.head.status;
+  if ((status == 401 || status == 403) && target_.credential) {
+    std::string why = "HTTP " + std::to_string(status);
+    std::string challenge = res.head.get("WWW-Authenticate");
+    if (!challenge.empty()) why += " (" + challenge.substr(0, 300) + ")";
+    co_return Response{std::nullopt, Failure::Unauthorized, "refused the gateway's OAuth token: " + why};
+  }
   // A restarted server does not know our session: the spec says 404, the
   // official SDKs' examples answer 400 ("Bad Request: No valid session ID
   // provided", "Server not initialized"). Another 400 is the server's
@@ -424,11 +458,14 @@ asio::awaitable<void> HttpConnection::listen_loop() {
   auto self = shared_from_this();
   auto strand = co_await asio::this_coro::executor;
   auto backoff = 100ms;
+  std::string refused;  // the Authorization the last GET was refused with (HTTP 401)
   while (!closed_.load()) {
     auto abort = new_abort(strand, Clock::now() + kStreamSilence, nullptr);
     if (!abort) break;
     HttpRequest get{"GET", base_headers(), {}, {}};
     get.headers.emplace_back("Accept", "text/event-stream");
+    if (auto authorized = co_await authorize(get, *abort, nullptr, refused); !authorized)
+      spdlog::warn("upstream {}: its GET stream waits for a token: {}", target_.name, authorized.error());
     sse::Parser parser(
         [this](std::string_view, std::string_view data) {
           on_stream_event(data);
@@ -448,6 +485,10 @@ asio::awaitable<void> HttpConnection::listen_loop() {
         });
     forget(abort);
     int status = res.head.status;
+    refused.clear();
+    if (status == 401)
+      for (const auto& [name, value] : get.headers)
+        if (starts_with_ci(name, "authorization")) refused = value;
     // 405: the server offers no stream (allowed by the spec); stop asking.
     if (status == 405 || closed_.load()) break;
     // The server is gone or forgot the session: the connection is dead, and
@@ -512,6 +553,7 @@ void HttpConnection::async_close(std::function<void()> done) {
     auto abort = Abort::start(strand, Clock::now() + 1s, nullptr);
     HttpRequest del{"DELETE", {{"Mcp-Session-Id", sid}}, {}, {}};
     del.headers.insert(del.headers.end(), self->target_.headers.begin(), self->target_.headers.end());
+    co_await self->authorize(del, *abort, nullptr);
     co_await self->client_->exchange(
         del, *abort, [](const HttpHead&) { return true; }, [](std::string_view) { return true; });
     abort->disarm();

@@ -81,6 +81,7 @@ struct HttpServer::Impl {
   Admission admission;
   SessionStore sessions;
   std::map<std::string, std::function<SimpleResponse()>, std::less<>> gets;
+  std::map<std::string, Route, std::less<>> routes;
   std::unique_ptr<http::Listener> listener;
   std::mutex listens_mu;
   std::set<std::shared_ptr<PostStream>> listens;  // open subscriptions/listen streams
@@ -170,6 +171,9 @@ awaitable<void> HttpServer::Impl::route(http::Request& req, http::Responder& res
         auto reply = simple(it->second());
         co_await res.send(std::move(reply));
       }
+    } else if (auto route = routes.find(path); route != routes.end()) {
+      auto reply = co_await route->second(req);
+      co_await res.send(std::move(reply));
     }
     if (!res.answered()) {
       auto reply = bare(404);
@@ -281,6 +285,8 @@ awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res,
   } else if (auto refused = lookup(req, ctx, hs)) {
     co_await res.send(std::move(*refused));
     co_return;
+  } else {
+    hs->session->set_subject_token(ctx.subject_token);
   }
 
   auto stream = std::make_shared<PostStream>(res.executor(), opts);
@@ -556,6 +562,14 @@ HttpServer::HttpServer(HttpServerOptions opts, Handler& handler, Io& io)
 HttpServer::~HttpServer() {
   stop();
   impl_->listener->wait();
+}
+
+void HttpServer::add_route(const std::string& path, Route fn) { impl_->routes[path] = std::move(fn); }
+
+http::awaitable<std::variant<std::string, http::Response>> HttpServer::authenticate(const http::Request& req) const {
+  ClientContext ctx;
+  if (auto refused = co_await impl_->admission.admit(req, "", ctx)) co_return std::move(*refused);
+  co_return ctx.principal;
 }
 
 void HttpServer::add_get(const std::string& path, std::function<SimpleResponse()> fn) {
