@@ -22,7 +22,41 @@ Gateway::Gateway(config::Config cfg, unsigned io_threads)
                             [this](const std::string& level) {
                               for (const auto& u : upstreams()) u->set_log_level(level);
                             }}) {
-  for (const auto& s : cfg_->servers) upstreams_.push_back(std::make_shared<upstream::Upstream>(s, io_, *this));
+  if (auto made = make_oauth(*cfg_)) oauth_ = std::move(*made);
+  else startup_error_ = made.error();
+  for (const auto& s : cfg_->servers) upstreams_.push_back(make_upstream(s));
+}
+
+Result<std::unique_ptr<oauth::Manager>> Gateway::make_oauth(const config::Config& cfg) {
+  std::shared_ptr<oauth::TokenStore> store;
+  if (!cfg.cluster.redis.empty()) {
+    store = cluster_->token_store();
+  } else if (!cfg.upstream_oauth.store.empty()) {
+    auto file = oauth::FileStore::open(cfg.upstream_oauth.store);
+    if (!file) return Error{file.error()};
+    store = std::move(*file);
+  } else {
+    store = std::make_shared<oauth::MemoryStore>();
+  }
+  auto m = oauth::Manager::create(cfg, io_, std::move(store));
+  if (!m) return Error{m.error()};
+  (*m)->set_address(cfg, cfg.listen.host, cfg.listen.port, cfg.listen.tls.enabled());
+  oauth::Manager::Hooks hooks;
+  hooks.consented = [this](const oauth::Flow& flow) {
+    // Also told on the call's own stream when the call waited for it.
+    json::Document p(rapidjson::kObjectType);
+    p.AddMember("elicitationId", json::str(flow.elicitation_id, p.GetAllocator()), p.GetAllocator());
+    router_.notify_session(flow.session, "notifications/elicitation/complete", &p);
+  };
+  hooks.revoked = [this](const std::string& server, const std::string& principal) {
+    if (auto u = find_upstream(server)) u->end_principal(principal);
+  };
+  (*m)->set_hooks(std::move(hooks));
+  return m;
+}
+
+std::shared_ptr<upstream::Upstream> Gateway::make_upstream(const config::Server& s) {
+  return std::make_shared<upstream::Upstream>(s, io_, *this, oauth_ && s.oauth ? oauth_->find(s.name) : nullptr);
 }
 
 std::shared_ptr<const saga::Keyring> Gateway::make_keyring(const config::Config& cfg) {
@@ -34,6 +68,9 @@ std::shared_ptr<const saga::Keyring> Gateway::make_keyring(const config::Config&
 
 Gateway::~Gateway() {
   cluster_->stop();
+  // Before the cluster goes: its store may be the cluster's Redis.
+  stop_upstreams();
+  oauth_.reset();
   router_.drain();
   stop_upstreams();
   rebuilds_.reset();
@@ -174,9 +211,11 @@ Result<void> Gateway::bind_http() {
   } else {
     add_operator_endpoints(*http, *http);
   }
+  if (oauth_) add_oauth_endpoints(*http, admin.get());
   auto port = http->bind();
   if (!port) return Error{port.error()};
   http_port_ = *port;
+  if (oauth_) oauth_->set_address(*cfg, l.host, *port, l.tls.enabled());
   std::lock_guard lk(serve_mu_);
   http_ = std::move(http);
   admin_ = std::move(admin);
@@ -318,6 +357,10 @@ Result<void> Gateway::reload(const std::string& path) {
     }
   }
   if (!(next->cluster == prev->cluster)) spdlog::warn("reload: changes to cluster take effect after a restart");
+  if (!(next->upstream_oauth == prev->upstream_oauth))
+    spdlog::warn("reload: changes to upstream_oauth take effect after a restart");
+  if (oauth_)
+    if (auto applied = oauth_->configure(*next); !applied) return Error{applied.error()};
   std::vector<std::shared_ptr<upstream::Upstream>> kept, started, removed;
   auto old = upstreams();
   for (const auto& s : next->servers) {
@@ -325,7 +368,7 @@ Result<void> Gateway::reload(const std::string& path) {
     if (same != old.end()) {
       kept.push_back(*same);
     } else {
-      kept.push_back(std::make_shared<upstream::Upstream>(s, io_, *this));
+      kept.push_back(make_upstream(s));
       started.push_back(kept.back());
     }
   }

@@ -8,6 +8,7 @@
 #include "catalog/catalog.hpp"
 #include "cluster/cluster.hpp"
 #include "config/config.hpp"
+#include "oauth/manager.hpp"
 #include "plugin/plugin.hpp"
 #include "server/metrics.hpp"
 #include "server/router.hpp"
@@ -61,6 +62,11 @@ class Gateway final : public upstream::Listener {
   std::vector<std::shared_ptr<plugin::Plugin>> plugins() const;
   /// Why configured plugins are not loaded (for `mcpgw check`).
   std::vector<std::string> plugin_errors() const;
+  /// Why the gateway cannot serve its OAuth upstreams (a private key or a
+  /// token file that does not load); "" when it can.
+  const std::string& startup_error() const { return startup_error_; }
+  /// The upstreams' OAuth clients; null when they could not be made.
+  oauth::Manager* oauth() { return oauth_.get(); }
 
  private:
   void stop_upstreams();
@@ -76,6 +82,13 @@ class Gateway final : public upstream::Listener {
   /// the metrics count.
   template <typename Server>
   void add_operator_endpoints(Server& server, const transport::HttpServer& mcp);
+  /// Registers the OAuth pages on `mcp` (start page, callback, client
+  /// metadata documents) and revocation on `admin` (or `mcp` without one).
+  void add_oauth_endpoints(transport::HttpServer& mcp, transport::AdminServer* admin);
+  /// Makes the OAuth clients and their token store (Redis with
+  /// cluster.redis, else upstream_oauth.store, else memory).
+  Result<std::unique_ptr<oauth::Manager>> make_oauth(const config::Config& cfg);
+  std::shared_ptr<upstream::Upstream> make_upstream(const config::Server& s);
 
   // First member: every socket, pipe and timer below lives on it, so it is
   // destroyed last.
@@ -90,6 +103,9 @@ class Gateway final : public upstream::Listener {
   catalog::Catalog catalog_;
   // Before the router, whose hooks it calls: stopped in ~Gateway first.
   std::unique_ptr<cluster::Cluster> cluster_;
+  /// After the cluster: its token store may be the cluster's Redis.
+  std::unique_ptr<oauth::Manager> oauth_;
+  std::string startup_error_;
   std::mutex rebuild_mu_;
   Router router_;
   std::mutex serve_mu_;

@@ -146,6 +146,10 @@ int main(int argc, char** argv) {
 
   int grace = cfg->shutdown_grace_ms;
   server::Gateway gw(std::move(*cfg), threads);
+  if (!gw.startup_error().empty()) {
+    std::fprintf(stderr, "mcpgw: %s: %s\n", config_path.c_str(), gw.startup_error().c_str());
+    return 2;
+  }
   if (!stdio) {
     if (auto bound = gw.bind_http(); !bound) {
       std::fprintf(stderr, "mcpgw: %s\n", bound.error().c_str());

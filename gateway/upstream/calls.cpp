@@ -192,7 +192,7 @@ void Upstream::circuit_changed(Breaker::State state) {
 Task<Reply> Upstream::call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
                                 const CallOptions& opts) {
   // A per-client connection's calls were admitted by the server's own.
-  if (!client_session_.empty()) co_return co_await call_tool_now(tool, arguments, meta, opts);
+  if (child_) co_return co_await call_tool_now(tool, arguments, meta, opts);
   std::string why;
   auto ticket = breaker_.admit(why);
   if (!ticket) co_return Reply{false, mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' is failing: " + why)};
@@ -213,6 +213,7 @@ Task<Reply> Upstream::call_tool(std::string_view tool, const json::Value* argume
 
 Task<Reply> Upstream::call_tool_now(std::string_view tool, const json::Value* arguments, const json::Value* meta,
                                     const CallOptions& opts) {
+  if (auto instead = co_await authorize(opts)) co_return std::move(*instead);
   auto own = co_await for_client(opts);
   if (!own) co_return Reply{false, mcp::tool_error(own.error())};
   if (*own) co_return co_await (*own)->call_tool_now(tool, arguments, meta, opts);
@@ -238,6 +239,7 @@ Task<Reply> Upstream::call_tool_now(std::string_view tool, const json::Value* ar
 }
 
 Task<Reply> Upstream::request(std::string_view method, const json::Value& params, const CallOptions& opts) {
+  if (auto instead = co_await authorize(opts, false)) co_return std::move(*instead);
   auto own = co_await for_client(opts);
   if (!own) co_return Reply::error(jsonrpc::kInternalError, own.error());
   if (*own) co_return co_await (*own)->request(method, params, opts);
