@@ -362,8 +362,20 @@ std::shared_ptr<const Snapshot> Catalog::snapshot() const {
 }
 
 void Catalog::publish(std::shared_ptr<const Snapshot> s) {
-  std::lock_guard lk(mu_);
-  current_ = std::move(s);
+  {
+    std::lock_guard lk(mu_);
+    current_ = std::move(s);
+  }
+  published_.notify();
+}
+
+Task<bool> Catalog::changed_since(std::shared_ptr<const Snapshot> seen, std::chrono::steady_clock::time_point deadline,
+                                  CancelSignal* cancel) {
+  for (;;) {
+    auto generation = published_.generation();
+    if (snapshot() != seen) co_return true;
+    if (!co_await published_.wait(generation, deadline, cancel) || (cancel && cancel->cancelled())) co_return false;
+  }
 }
 
 }  // namespace mcpgw::catalog

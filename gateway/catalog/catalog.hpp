@@ -107,8 +107,13 @@ class Catalog {
   std::shared_ptr<const Snapshot> snapshot() const;
   void publish(std::shared_ptr<const Snapshot> s);
   std::uint64_t next_generation() { return ++generation_; }
+  /// Waits until a snapshot other than `seen` is published, `deadline` or
+  /// `cancel`; false when none was (on a strand).
+  Task<bool> changed_since(std::shared_ptr<const Snapshot> seen, std::chrono::steady_clock::time_point deadline,
+                           CancelSignal* cancel);
 
  private:
+  Event published_;
   mutable std::mutex mu_;
   std::shared_ptr<const Snapshot> current_ = std::make_shared<Snapshot>();
   std::atomic<std::uint64_t> generation_{0};

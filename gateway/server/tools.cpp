@@ -69,6 +69,46 @@ std::string param_header_mismatch(const catalog::ExposedTool& tool, const json::
   return {};
 }
 
+/// The server a tool name not (yet) in the catalog belongs to, when that
+/// server takes OAuth tokens per principal: until a principal consented,
+/// its tools may not be known at all, and calling one starts the consent.
+std::shared_ptr<upstream::Upstream> awaiting_consent(const catalog::Snapshot& snap, const config::Config& cfg,
+                                                     std::string_view name) {
+  auto sep = name.find(cfg.naming.separator);
+  if (sep == std::string_view::npos || sep == 0) return nullptr;
+  auto it = snap.servers.find(std::string(name.substr(0, sep)));
+  if (it == snap.servers.end() || !it->second->per_principal()) return nullptr;
+  return it->second;
+}
+
+/// The work of a call of `name`, not in the catalog, of such a server: the
+/// OAuth step (consent) first, then, once the principal's connection has
+/// listed the server and the catalog has the tool, the call itself.
+Work consent_work(Services& sv, std::shared_ptr<McpSession> s, std::shared_ptr<upstream::Upstream> u,
+                  std::string name, std::size_t mode, std::shared_ptr<json::Document> arguments,
+                  std::shared_ptr<json::Document> meta) {
+  return [&sv, s, u, name, mode, arguments, meta, caller = caller_of(*s)](
+             std::shared_ptr<ClientCall> client, CancelSignal& cancel, Progress* progress) -> Task<upstream::Reply> {
+    upstream::CallOptions opts = options_for(*u, cancel, caller, client);
+    if (auto instead = co_await u->authorize(opts)) co_return std::move(*instead);
+    co_await u->prepare(opts);
+    const std::string own = name.substr(u->name().size() + sv.settings.config()->naming.separator.size());
+    if (u->has_tool(own)) {
+      // The listing is the server's now; the catalog follows it shortly.
+      for (;;) {
+        auto snap = sv.catalog.snapshot();
+        if (const catalog::ExposedTool* tool = snap->find_tool(name, mode)) {
+          Work work = tool_work(sv, *s, snap, mode, *tool, arguments, meta);
+          co_return co_await work(client, cancel, progress);
+        }
+        // Listed but not in this client's mode: as unknown as any other.
+        if (snap->tool_index.count(name) || !co_await sv.catalog.changed_since(snap, opts.deadline, &cancel)) break;
+      }
+    }
+    co_return upstream::Reply::error(jsonrpc::kInvalidParams, "Unknown tool: " + name);
+  };
+}
+
 }  // namespace
 
 Answer list_tools(Services& sv, Request& r) {
@@ -101,6 +141,15 @@ Task<Answer> call_tool(Services& sv, Request& r) {
   args = target.args;
   // A tool hidden from this client's mode is as unknown as one that does not exist.
   const catalog::ExposedTool* tool = mode ? snap->find_tool(*name, *mode) : nullptr;
+  if (!tool && mode && !snap->tool_index.count(std::string(*name))) {
+    if (auto u = awaiting_consent(*snap, *sv.settings.config(), *name)) {
+      auto arguments = std::make_shared<json::Document>();
+      if (args) arguments->CopyFrom(*args, arguments->GetAllocator());
+      Work work = consent_work(sv, r.session, std::move(u), std::string(*name), *mode, std::move(arguments),
+                               upstream_meta(json::find(*p, "_meta")));
+      co_return co_await execute(sv, r, "tools/call " + std::string(*name), args, std::move(work));
+    }
+  }
   if (!tool) {
     bool hidden = std::any_of(snap->tools.begin(), snap->tools.end(), [&](const auto& t) { return t.name == *name; });
     if (hidden) {

@@ -1,0 +1,228 @@
+// Upstreams that require OAuth (servers[].oauth), through the real gateway
+// against a real authorization server (oidc-provider) and an upstream on the
+// official SDK that checks every token (issuer, audience, scope) against
+// its keys: the gateway's own identity (client_credentials, with a secret
+// and with private_key_jwt), each principal's own (authorization_code with
+// PKCE: the consent asked in each client era's form and given on the
+// provider's own pages as a person would), on-behalf-of (token_exchange),
+// the callback's refusals, revocation, the audit trail and `mcpgw check`,
+// and no token anywhere in what the gateway wrote.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema, ElicitationCompleteNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import {
+  HttpClient, MCPGW, pollUntil, readJsonLines, requireBinaries, startGateway, tempDir, textOf, withDiagnostics,
+} from './harness.mjs';
+import { Browser, consent } from './oauth-browser.mjs';
+import {
+  GATEWAY_AUDIENCE, SCOPE, assertNoTokens, fileText, linkIn, startOAuthUpstream, startProvider, whoami,
+} from './oauth-common.mjs';
+
+let provider, upstream, gw, dir, auditFile, appTokens;
+const bearer = (who) => ({ authorization: `Bearer ${who}-token` });
+
+/** The gateway's clients at the provider; the callback is added once known. */
+function clients(callback) {
+  const { publicKey } = jwtKey;
+  return [
+    { client_id: 'gw-service', client_secret: 'service-secret', grant_types: ['client_credentials'], redirect_uris: [], response_types: [], scope: SCOPE },
+    {
+      client_id: 'gw-jwt', token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_signing_alg: 'ES256',
+      jwks: { keys: [{ ...publicKey.export({ format: 'jwk' }), alg: 'ES256', use: 'sig' }] },
+      grant_types: ['client_credentials'], redirect_uris: [], response_types: [], scope: SCOPE,
+    },
+    {
+      client_id: 'gw-users', client_secret: 'users-secret', grant_types: ['authorization_code', 'refresh_token'],
+      redirect_uris: callback ? [callback] : [], response_types: ['code'], scope: `${SCOPE} offline_access`,
+    },
+    {
+      client_id: 'gw-exchange', client_secret: 'exchange-secret', grant_types: ['urn:ietf:params:oauth:grant-type:token-exchange'],
+      redirect_uris: [], response_types: [], scope: SCOPE,
+    },
+    // Apps that hold tokens for the gateway itself (its auth.oauth).
+    { client_id: 'alice-app', client_secret: 'alice-secret', grant_types: ['client_credentials'], redirect_uris: [], response_types: [], scope: 'mcp' },
+    { client_id: 'bob-app', client_secret: 'bob-secret', grant_types: ['client_credentials'], redirect_uris: [], response_types: [], scope: 'mcp' },
+  ];
+}
+const jwtKey = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
+
+before(async () => {
+  requireBinaries();
+  dir = tempDir();
+  auditFile = path.join(dir, 'audit.jsonl');
+  const keyFile = path.join(dir, 'gw-jwt.pem');
+  writeFileSync(keyFile, jwtKey.privateKey.export({ format: 'pem', type: 'pkcs8' }));
+  provider = await startProvider(dir, { clients: clients(), resources: {}, exchange: { audience: GATEWAY_AUDIENCE } });
+  upstream = await startOAuthUpstream(provider.issuer, path.join(dir, 'upstream.jsonl'));
+  await provider.configure({ resources: { [upstream.url]: { scope: SCOPE, ttl: 600 }, [GATEWAY_AUDIENCE]: { scope: 'mcp', ttl: 600 } } });
+  const tokens = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank'].map((n) => ({ token: `${n}-token`, name: n }));
+  gw = await startGateway({
+    auth: {
+      bearer_tokens: tokens,
+      oauth: { issuer: provider.issuer, audience: GATEWAY_AUDIENCE, jwks_url: `${provider.issuer}/jwks`, required_scopes: ['mcp'] },
+    },
+    audit: { path: auditFile },
+    servers: [
+      { name: 'svc', transport: 'http', url: upstream.url, oauth: { grant: 'client_credentials', client_id: 'gw-service', client_secret: 'service-secret', scopes: [SCOPE] } },
+      { name: 'keyed', transport: 'http', url: upstream.url, oauth: { grant: 'client_credentials', client_id: 'gw-jwt', private_key_file: keyFile } },
+      { name: 'users', transport: 'http', url: upstream.url, timeout_ms: 20000, oauth: { grant: 'authorization_code', client_id: 'gw-users', client_secret: 'users-secret', scopes: [SCOPE, 'offline_access'] } },
+      { name: 'obo', transport: 'http', url: upstream.url, oauth: { grant: 'token_exchange', client_id: 'gw-exchange', client_secret: 'exchange-secret', scopes: [SCOPE] } },
+    ],
+  }, { dir });
+  await provider.configure({ clients: clients(`${gw.base}/oauth/callback`) });
+  appTokens = {
+    alice: await provider.clientToken('alice-app', 'alice-secret', GATEWAY_AUDIENCE, 'mcp'),
+    bob: await provider.clientToken('bob-app', 'bob-secret', GATEWAY_AUDIENCE, 'mcp'),
+  };
+});
+
+after(async () => {
+  await gw?.proc.stop();
+});
+
+/** An SDK v1 client (2025-11-25) that declares URL elicitation; its user consents as `login`. */
+async function sdkClient(who, { login = who, onElicit } = {}) {
+  const client = new Client({ name: `${who}-client`, version: '1.0.0' }, { capabilities: { elicitation: { url: {} } } });
+  const seen = { elicitations: [], completed: [], consents: [] };
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    seen.elicitations.push(req.params);
+    if (onElicit) return onElicit(req.params);
+    // The person opens the link (after the client answered) and approves.
+    seen.consents.push(consent(req.params.url, login));
+    return { action: 'accept' };
+  });
+  client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => {
+    seen.completed.push(n.params.elicitationId);
+  });
+  await client.connect(new StreamableHTTPClientTransport(new URL(gw.url), { requestInit: { headers: bearer(who) } }));
+  return { client, seen };
+}
+
+test('client_credentials: the gateway goes upstream as itself, with a secret or with private_key_jwt', withDiagnostics(async () => {
+  const c = new HttpClient(gw.url, { headers: bearer('alice') });
+  await c.initialize();
+  const tools = (await c.listAllTools()).tools.map((t) => t.name);
+  assert.ok(tools.includes('svc:whoami') && tools.includes('keyed:whoami'), JSON.stringify(tools));
+  const svc = whoami(await c.callTool('svc:whoami'));
+  assert.equal(svc.sub, 'gw-service');
+  assert.equal(svc.aud, upstream.url, 'the token names the upstream as its audience (RFC 8707 resource)');
+  assert.equal(svc.scope, SCOPE);
+  assert.equal(whoami(await c.callTool('keyed:whoami')).sub, 'gw-jwt');
+  // Another principal's call uses the same identity: it is the gateway's.
+  const b = new HttpClient(gw.url, { headers: bearer('bob') });
+  await b.initialize();
+  assert.equal(whoami(await b.callTool('svc:whoami')).sub, 'gw-service');
+}));
+
+test('authorization_code, 2025-11-25 client with URL elicitation: consent asked mid-call, the call completes', withDiagnostics(async () => {
+  const { client, seen } = await sdkClient('alice');
+  const result = await client.callTool({ name: 'users:whoami', arguments: {} });
+  assert.equal(seen.elicitations.length, 1);
+  const asked = seen.elicitations[0];
+  assert.equal(asked.mode, 'url');
+  assert.match(asked.url, new RegExp(`^${gw.base}/oauth/authorize\\?flow=`));
+  assert.ok(asked.elicitationId);
+  const { page } = await seen.consents[0];
+  assert.equal(page.status, 200, page.text);
+  const me = whoami(result);
+  assert.equal(me.sub, 'alice', 'the upstream sees the person who consented');
+  assert.equal(me.aud, upstream.url);
+  await pollUntil(() => seen.completed.includes(asked.elicitationId), { what: 'notifications/elicitation/complete' });
+  // The next call needs nothing from the person.
+  assert.equal(whoami(await client.callTool({ name: 'users:whoami', arguments: {} })).sub, 'alice');
+  assert.equal(seen.elicitations.length, 1);
+  await client.close();
+}));
+
+test('authorization_code, 2026-07-28 client: an input_required URL request; two principals, two identities', withDiagnostics(async () => {
+  const consents = [];
+  const client = new ClientV2({ name: 'bob-v2', version: '1.0.0' }, { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: 'auto' } });
+  client.setRequestHandler('elicitation/create', async (req) => {
+    assert.equal(req.params.mode, 'url');
+    consents.push(await consent(req.params.url, 'bob'));
+    return { action: 'accept' };
+  });
+  const { StreamableHTTPClientTransport: TransportV2 } = await import('@modelcontextprotocol/client');
+  await client.connect(new TransportV2(new URL(gw.url), { requestInit: { headers: bearer('bob') } }));
+  assert.equal(client.getNegotiatedProtocolVersion(), '2026-07-28');
+  const me = whoami(await client.callTool({ name: 'users:whoami', arguments: {} }));
+  assert.equal(consents.length, 1);
+  assert.equal(consents[0].page.status, 200, consents[0].page.text);
+  assert.equal(me.sub, 'bob');
+  // alice (consented in the previous test) still goes as alice.
+  const { client: alice } = await sdkClient('alice');
+  assert.equal(whoami(await alice.callTool({ name: 'users:whoami', arguments: {} })).sub, 'alice');
+  const subs = new Set(readJsonLines(upstream.log).filter((l) => l.aud === upstream.url).map((l) => l.sub));
+  assert.ok(subs.has('alice') && subs.has('bob'), `the upstream saw ${[...subs]}`);
+  await client.close();
+  await alice.close();
+}));
+
+test('authorization_code, a client without URL elicitation: the link in an isError result, the next call works', withDiagnostics(async () => {
+  const c = new HttpClient(gw.url, { headers: bearer('carol') });
+  await c.initialize({ protocolVersion: '2025-11-25' });
+  const first = await c.callTool('users:whoami');
+  assert.equal(first.isError, true);
+  assert.match(textOf(first), /authorization needed to use users/);
+  // Not yet known tools of such a server start the consent too, not -32602.
+  const unknown = await c.callTool('users:not_listed_yet');
+  assert.equal(unknown.isError, true, JSON.stringify(unknown));
+  const { page } = await consent(linkIn(textOf(first)), 'carol');
+  assert.equal(page.status, 200, page.text);
+  assert.equal(whoami(await c.callTool('users:whoami')).sub, 'carol');
+  const after = await c.request('tools/call', { name: 'users:not_listed_yet', arguments: {} });
+  assert.equal(after.error?.code, -32602, 'once consented, an unknown tool is unknown');
+}));
+
+test('authorization_code, URL elicitation declared but a JSON-only request: error -32042 carrying the link', withDiagnostics(async () => {
+  const c = new HttpClient(gw.url, { headers: { ...bearer('dave'), accept: 'application/json' } });
+  await c.initialize({ protocolVersion: '2025-11-25', capabilities: { elicitation: { url: {} } } });
+  const m = await c.request('tools/call', { name: 'users:whoami', arguments: {} });
+  assert.equal(m.error?.code, -32042, JSON.stringify(m));
+  const [e] = m.error.data.elicitations;
+  assert.equal(e.mode, 'url');
+  assert.ok(e.elicitationId);
+  const { page } = await consent(e.url, 'dave');
+  assert.equal(page.status, 200, page.text);
+  assert.equal(whoami(await c.callTool('users:whoami')).sub, 'dave');
+}));
+
+test('the callback refuses a replayed, forged or foreign state, and a link opened by another browser', withDiagnostics(async () => {
+  const c = new HttpClient(gw.url, { headers: bearer('erin') });
+  await c.initialize();
+  const link = linkIn(textOf(await c.callTool('users:whoami')));
+  const { page, browser } = await consent(link, 'erin');
+  assert.equal(page.status, 200, page.text);
+  const callback = browser.visited.map((v) => v.url).find((u) => u.includes('/oauth/callback'));
+  // Replayed: the same callback again, in the same browser.
+  const replay = await browser.open(callback);
+  assert.equal(replay.status, 400, replay.text);
+  assert.match(replay.text, /already used/);
+  // Forged: a state that was never sealed by the gateway, or an altered one.
+  const state = new URL(callback).searchParams.get('state');
+  const altered = `${state.slice(0, 20)}${state[20] === 'A' ? 'B' : 'A'}${state.slice(21)}`;
+  for (const bad of ['forged', altered]) {
+    const r = await browser.open(`${gw.base}/oauth/callback?code=abc&state=${encodeURIComponent(bad)}`);
+    assert.equal(r.status, 400, `state ${bad}: ${r.text}`);
+  }
+  // A link opened in one browser cannot be completed in another (no cookie
+  // from the start page): that browser is refused, the first one is not.
+  const f = new HttpClient(gw.url, { headers: bearer('frank') });
+  await f.initialize();
+  const mine = new Browser();
+  const stopped = await consent(linkIn(textOf(await f.callTool('users:whoami'))), 'frank', mine, { stopAt: (u) => u.includes('/oauth/callback') });
+  assert.equal(stopped.page.status, 'stopped');
+  const other = await new Browser().open(stopped.page.url);
+  assert.equal(other.status, 400, other.text);
+  assert.match(other.text, /did not start this authorization/);
+  const done = await mine.open(stopped.page.url);
+  assert.equal(done.status, 200, done.text);
+  assert.equal(whoami(await f.callTool('users:whoami')).sub, 'frank');
+}));
