@@ -201,9 +201,14 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
     const mcp::TraceContext span = trace.child();
     int hop = 0;
     auto record = [&](std::string_view event, const std::string& server, const std::string& upstream_tool,
-                      const json::Value* arguments, std::string_view outcome, double ms, int at_hop) {
+                      const json::Value* arguments, std::string_view outcome, double ms, int at_hop,
+                      const upstream::ToolOrigin* origin = nullptr) {
       if (!audit->enabled()) return;
       AuditRecord a;
+      if (auto id = origin ? origin->identity_for(&caller) : std::nullopt) {
+        a.upstream_grant = std::move(id->grant);
+        a.upstream_identity = std::move(id->identity);
+      }
       a.event = event;
       a.principal = caller.principal;
       a.session = caller.session;
@@ -237,7 +242,8 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
       metrics->call_in_flight(origin, -1);
       std::string_view outcome = upstream::outcome_of(reply, opts);
       metrics->tool_call(origin, t.upstream_name, at_hop ? "chain_hop" : "call", outcome, secs);
-      record(at_hop ? "chain_hop" : "call", origin, t.upstream_name, arguments, outcome, secs * 1000, at_hop);
+      record(at_hop ? "chain_hop" : "call", origin, t.upstream_name, arguments, outcome, secs * 1000, at_hop,
+             t.origin.get());
       spdlog::debug("call {} principal={} session={} trace={} {:.1f} ms {}", t.name,
                     caller.principal.empty() ? "-" : caller.principal, session.substr(0, 8), trace.trace_id,
                     secs * 1000, outcome);

@@ -90,7 +90,6 @@ function makeProvider(issuer) {
       const token = new provider.AccessToken({ accountId: payload.sub, client: ctx.oidc.client, scope: granted.join(' '), gty: 'token_exchange' });
       token.resourceServer = new provider.ResourceServer(resource, info);
       const value = await token.save();
-      stats[TOKEN_EXCHANGE] = (stats[TOKEN_EXCHANGE] ?? 0) + 1;
       ctx.body = { access_token: value, issued_token_type: ACCESS_TOKEN_TYPE, token_type: 'Bearer', expires_in: token.expiration, scope: token.scope };
     },
     ['subject_token', 'subject_token_type', 'requested_token_type', 'resource', 'scope', 'audience'],

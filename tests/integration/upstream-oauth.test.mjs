@@ -226,3 +226,40 @@ test('the callback refuses a replayed, forged or foreign state, and a link opene
   assert.equal(done.status, 200, done.text);
   assert.equal(whoami(await f.callTool('users:whoami')).sub, 'frank');
 }));
+
+test('token_exchange: the client\'s own token becomes one for the upstream, per principal, and never goes upstream itself', withDiagnostics(async () => {
+  const before = (await provider.stats())['urn:ietf:params:oauth:grant-type:token-exchange'] ?? 0;
+  for (const [who, token] of Object.entries(appTokens)) {
+    const c = new HttpClient(gw.url, { headers: { authorization: `Bearer ${token}` } });
+    await c.initialize();
+    for (let i = 0; i < 2; i++) {
+      const me = whoami(await c.callTool('obo:whoami'));
+      assert.equal(me.sub, `${who}-app`, 'the upstream sees the subject of the client token');
+      assert.equal(me.aud, upstream.url);
+    }
+  }
+  const exchanges = (await provider.stats())['urn:ietf:params:oauth:grant-type:token-exchange'] - before;
+  assert.equal(exchanges, 2, 'one exchange per principal, the token kept until it expires');
+  const seen = readJsonLines(upstream.log).map((l) => l.token);
+  for (const t of Object.values(appTokens)) assert.ok(!seen.includes(t), 'a client token reached the upstream');
+  // A client without a token of its own (a static bearer token) has nothing to exchange.
+  const s = new HttpClient(gw.url, { headers: bearer('alice') });
+  await s.initialize();
+  const refused = await s.callTool('obo:whoami');
+  assert.equal(refused.isError, true);
+  assert.match(textOf(refused), /upstream 'obo'.*exchanges the client's own OAuth token/);
+}));
+
+test('audit lines name the grant and the identity that went upstream; no token in any output', withDiagnostics(async () => {
+  const lines = await pollUntil(() => {
+    const calls = readJsonLines(auditFile).filter((l) => l.event === 'call');
+    return calls.some((l) => l.server === 'obo') && calls;
+  }, { what: 'audit lines of the obo calls' });
+  const of = (server, principal) => lines.find((l) => l.server === server && l.principal === principal && l.outcome === 'ok');
+  assert.deepEqual([of('svc', 'alice').upstream_grant, of('svc', 'alice').upstream_identity], ['client_credentials', 'client gw-service']);
+  assert.deepEqual([of('users', 'bob').upstream_grant, of('users', 'bob').upstream_identity], ['authorization_code', 'bob']);
+  assert.deepEqual([of('obo', 'alice-app').upstream_grant, of('obo', 'alice-app').upstream_identity], ['token_exchange', 'alice-app']);
+  assert.ok(readJsonLines(auditFile).some((l) => l.event === 'mrtr_round'), 'the 2026-07-28 consent went as an input_required round');
+  const n = assertNoTokens(upstream.log, [gw.proc.stderrText, gw.proc.stdoutText, fileText(auditFile)], Object.values(appTokens));
+  assert.ok(n >= 8, `only ${n} tokens checked`);
+}));
