@@ -158,7 +158,7 @@ Task<Result<Endpoints>> Client::discover(Clock::time_point deadline, CancelSigna
   auto meta = co_await server_metadata(ep.issuer, deadline, cancel);
   if (!meta) co_return Error{meta.error()};
   if (ep.token_endpoint.empty()) ep.token_endpoint = meta->token_endpoint;
-  if (ep.authorization_endpoint.empty()) ep.authorization_endpoint = meta->authorization_endpoint;
+  if (code && ep.authorization_endpoint.empty()) ep.authorization_endpoint = meta->authorization_endpoint;
   ep.registration_endpoint = meta->registration_endpoint;
   ep.revocation_endpoint = meta->revocation_endpoint;
   ep.auth_methods = meta->token_endpoint_auth_methods;

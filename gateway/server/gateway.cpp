@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <chrono>
 
+#include <boost/asio/strand.hpp>
+
 #include "server/access.hpp"
+#include "util/offload.hpp"
 
 namespace mcpgw::server {
 
@@ -53,6 +56,17 @@ Result<std::unique_ptr<oauth::Manager>> Gateway::make_oauth(const config::Config
   };
   (*m)->set_hooks(std::move(hooks));
   return m;
+}
+
+std::map<std::string, oauth::CheckReport> Gateway::check_oauth(std::chrono::milliseconds timeout) {
+  std::map<std::string, oauth::CheckReport> out;
+  if (!oauth_) return out;
+  for (const auto& [name, client] : oauth_->clients()) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    out[name] = block_on(asio::make_strand(io_.executor()), client->check(deadline),
+                         [] { return oauth::CheckReport{"not checked: the gateway is stopping", "", false}; });
+  }
+  return out;
 }
 
 std::shared_ptr<upstream::Upstream> Gateway::make_upstream(const config::Server& s) {

@@ -67,6 +67,9 @@ class Gateway final : public upstream::Listener {
   const std::string& startup_error() const { return startup_error_; }
   /// The upstreams' OAuth clients; null when they could not be made.
   oauth::Manager* oauth() { return oauth_.get(); }
+  /// `mcpgw check`'s report of each OAuth upstream (discovery, the
+  /// gateway's own credentials), by server; off the loop, waits.
+  std::map<std::string, oauth::CheckReport> check_oauth(std::chrono::milliseconds timeout);
 
  private:
   void stop_upstreams();

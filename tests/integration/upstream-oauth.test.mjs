@@ -263,3 +263,56 @@ test('audit lines name the grant and the identity that went upstream; no token i
   const n = assertNoTokens(upstream.log, [gw.proc.stderrText, gw.proc.stdoutText, fileText(auditFile)], Object.values(appTokens));
   assert.ok(n >= 8, `only ${n} tokens checked`);
 }));
+
+test('mcpgw check reports each OAuth upstream\'s discovery and whether the gateway\'s own credentials work', withDiagnostics(async () => {
+  const check = (config) => spawnSync(MCPGW, ['check', '--config', config, '--json'], { encoding: 'utf8', timeout: 60000 });
+  const good = check(gw.configPath);
+  assert.equal(good.status, 0, good.stdout + good.stderr);
+  const by = Object.fromEntries(JSON.parse(good.stdout).oauth.map((o) => [o.server, o]));
+  assert.deepEqual(Object.keys(by).sort(), ['keyed', 'obo', 'svc', 'users']);
+  for (const o of Object.values(by)) {
+    assert.ok(o.ok, JSON.stringify(o));
+    assert.equal(o.discovery, `issuer ${provider.issuer}, token endpoint ${provider.issuer}/token${o.grant === 'authorization_code' ? `, authorization endpoint ${provider.issuer}/auth` : ''}, resource ${upstream.url}`);
+  }
+  assert.match(by.svc.credentials, /^client gw-service \(client secret\): accepted, the token endpoint issued a token$/);
+  assert.match(by.keyed.credentials, /^client gw-jwt \(private_key_jwt\): accepted/);
+  assert.match(by.users.credentials, /^client gw-users \(client secret\): accepted \(the probe was refused with invalid_grant/);
+  assert.match(by.obo.credentials, /^client gw-exchange \(client secret\): accepted/);
+  // A wrong secret: invalid, naming the provider and the step.
+  const text = fileText(gw.configPath).replace('service-secret', 'wrong-secret');
+  const badConfig = path.join(dir, 'bad-secret.yaml');
+  writeFileSync(badConfig, text);
+  const bad = check(badConfig);
+  assert.equal(bad.status, 1, bad.stdout + bad.stderr);
+  const report = JSON.parse(bad.stdout);
+  assert.equal(report.oauth.find((o) => o.server === 'svc').ok, false);
+  assert.ok(report.errors.some((e) => e.startsWith(`upstream svc: client gw-service (client secret): OAuth token failed at ${provider.issuer}/token: refused (HTTP 401): invalid_client`)), JSON.stringify(report.errors));
+  assertNoTokens(upstream.log, [good.stdout, good.stderr, bad.stdout, bad.stderr]);
+}));
+
+test('revocation: a principal forgets its tokens (admin endpoint or mcpgw revoke); its next call asks consent again', withDiagnostics(async () => {
+  const revokeUrl = `${gw.base}/oauth/revoke`;
+  const post = (url, headers = {}) => fetch(url, { method: 'POST', headers }).then(async (r) => ({ status: r.status, body: await r.json().catch(() => null) }));
+  assert.equal((await post(`${revokeUrl}?server=users`)).status, 401, 'revocation is authenticated');
+  assert.equal((await post(`${revokeUrl}?server=nope`, bearer('dave'))).status, 404);
+  const done = await post(`${revokeUrl}?server=users`, bearer('dave'));
+  assert.deepEqual(done, { status: 200, body: { principal: 'dave', revoked: ['users'] } });
+  assert.deepEqual((await post(revokeUrl, bearer('dave'))).body.revoked, [], 'nothing left to revoke');
+  const d = new HttpClient(gw.url, { headers: bearer('dave') });
+  await d.initialize();
+  const again = await d.callTool('users:whoami');
+  assert.equal(again.isError, true);
+  linkIn(textOf(again));
+  // The command line does the same with the caller's credential.
+  const cli = spawnSync(MCPGW, ['revoke', '--config', gw.configPath, '--url', revokeUrl, '--server', 'users'],
+    { encoding: 'utf8', timeout: 30000, env: { ...process.env, MCPGW_TOKEN: 'carol-token' } });
+  assert.equal(cli.status, 0, cli.stdout + cli.stderr);
+  assert.equal(cli.stdout, 'revoked the tokens of carol at users\n');
+  const c = new HttpClient(gw.url, { headers: bearer('carol') });
+  await c.initialize();
+  assert.equal((await c.callTool('users:whoami')).isError, true);
+  const refused = spawnSync(MCPGW, ['revoke', '--config', gw.configPath, '--url', revokeUrl],
+    { encoding: 'utf8', timeout: 30000, env: { ...process.env, MCPGW_TOKEN: 'wrong' } });
+  assert.equal(refused.status, 1);
+  assert.match(refused.stderr, /answered HTTP 401/);
+}));
