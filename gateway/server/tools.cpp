@@ -9,6 +9,7 @@
 #include <charconv>
 
 #include "chain/chain.hpp"
+#include "mcp/protocol.hpp"
 #include "server/tool_search.hpp"
 
 namespace mcpgw::server {
@@ -69,27 +70,32 @@ std::string param_header_mismatch(const catalog::ExposedTool& tool, const json::
   return {};
 }
 
-/// The server a tool name not (yet) in the catalog belongs to, when that
-/// server takes OAuth tokens per principal: until a principal consented,
-/// its tools may not be known at all, and calling one starts the consent.
-std::shared_ptr<upstream::Upstream> awaiting_consent(const catalog::Snapshot& snap, const config::Config& cfg,
-                                                     std::string_view name) {
+/// The OAuth server a tool name not (yet) in the catalog belongs to: one
+/// whose tools may be unknown because of OAuth (a principal who has not
+/// consented; a provider that kept the server from connecting), where the
+/// call gets that reason rather than -32602.
+std::shared_ptr<upstream::Upstream> unlisted_oauth_server(const catalog::Snapshot& snap, const config::Config& cfg,
+                                                          std::string_view name) {
   auto sep = name.find(cfg.naming.separator);
   if (sep == std::string_view::npos || sep == 0) return nullptr;
   auto it = snap.servers.find(std::string(name.substr(0, sep)));
-  if (it == snap.servers.end() || !it->second->per_principal()) return nullptr;
+  if (it == snap.servers.end() || !it->second->config().oauth) return nullptr;
+  if (!it->second->per_principal() && it->second->ready()) return nullptr;
   return it->second;
 }
 
 /// The work of a call of `name`, not in the catalog, of such a server: the
 /// OAuth step (consent) first, then, once the principal's connection has
 /// listed the server and the catalog has the tool, the call itself.
-Work consent_work(Services& sv, std::shared_ptr<McpSession> s, std::shared_ptr<upstream::Upstream> u,
-                  std::string name, std::size_t mode, std::shared_ptr<json::Document> arguments,
-                  std::shared_ptr<json::Document> meta) {
+Work unlisted_work(Services& sv, std::shared_ptr<McpSession> s, std::shared_ptr<upstream::Upstream> u,
+                   std::string name, std::size_t mode, std::shared_ptr<json::Document> arguments,
+                   std::shared_ptr<json::Document> meta) {
   return [&sv, s, u, name, mode, arguments, meta, caller = caller_of(*s)](
              std::shared_ptr<ClientCall> client, CancelSignal& cancel, Progress* progress) -> Task<upstream::Reply> {
     upstream::CallOptions opts = options_for(*u, cancel, caller, client);
+    if (!u->per_principal() && !co_await u->settled(opts.deadline))
+      co_return upstream::Reply{false, mcp::tool_error("mcpgw: upstream '" + u->name() + "' is not connected (" +
+                                                       u->status() + ")")};
     if (auto instead = co_await u->authorize(opts)) co_return std::move(*instead);
     co_await u->prepare(opts);
     const std::string own = name.substr(u->name().size() + sv.settings.config()->naming.separator.size());
@@ -142,10 +148,10 @@ Task<Answer> call_tool(Services& sv, Request& r) {
   // A tool hidden from this client's mode is as unknown as one that does not exist.
   const catalog::ExposedTool* tool = mode ? snap->find_tool(*name, *mode) : nullptr;
   if (!tool && mode && !snap->tool_index.count(std::string(*name))) {
-    if (auto u = awaiting_consent(*snap, *sv.settings.config(), *name)) {
+    if (auto u = unlisted_oauth_server(*snap, *sv.settings.config(), *name)) {
       auto arguments = std::make_shared<json::Document>();
       if (args) arguments->CopyFrom(*args, arguments->GetAllocator());
-      Work work = consent_work(sv, r.session, std::move(u), std::string(*name), *mode, std::move(arguments),
+      Work work = unlisted_work(sv, r.session, std::move(u), std::string(*name), *mode, std::move(arguments),
                                upstream_meta(json::find(*p, "_meta")));
       co_return co_await execute(sv, r, "tools/call " + std::string(*name), args, std::move(work));
     }

@@ -97,6 +97,11 @@ Task<Result<std::shared_ptr<Upstream>>> Upstream::for_client(const CallOptions& 
 
 Task<> Upstream::prepare(const CallOptions& opts) { co_await for_client(opts); }
 
+Task<bool> Upstream::settled(std::chrono::steady_clock::time_point deadline) {
+  if (status() == "connecting") co_await renew(nullptr, deadline);
+  co_return ready();
+}
+
 void Upstream::end_client(const std::string& session) {
   std::shared_ptr<Upstream> u;
   {
