@@ -138,7 +138,7 @@ struct Sagas {
   int ttl_s = 900;
 };
 
-/// `cluster`: several replicas behind a load balancer (README, "Scale-out").
+/// `cluster`: several replicas behind a load balancer (docs/operations.md, "Scale-out").
 struct Cluster {
   /// `redis://[:password@]host[:port][/db]`; empty = this process alone.
   std::string redis;

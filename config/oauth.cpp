@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "config/access.hpp"
+#include "config/keys.hpp"
 
 namespace mcpgw::config {
 
@@ -49,8 +50,7 @@ void read_client_auth(const Fields& f, ServerOAuth& o, const Value& v, bool need
 
 ServerOAuth read_server_oauth(const Value& v, const Server& s, const Auth& auth) {
   ServerOAuth o;
-  Fields f = v.fields({"grant", "client_id", "client_secret", "private_key_file", "scopes", "issuer", "token_endpoint",
-                       "authorization_endpoint", "client_id_metadata_url"});
+  Fields f = v.fields(keys::kServerOAuth);
   if (s.transport != Server::Transport::Http) v.fail("oauth applies to transport: http servers");
   for (const auto& [name, value] : s.headers)
     if (lower(name) == "authorization")
@@ -94,7 +94,7 @@ ServerOAuth read_server_oauth(const Value& v, const Server& s, const Auth& auth)
 
 UpstreamOAuth read_upstream_oauth(const Value& v) {
   UpstreamOAuth u;
-  Fields f = v.fields({"redirect_url", "store", "key"});
+  Fields f = v.fields(keys::kUpstreamOAuth);
   if (auto redirect = f.get("redirect_url"); redirect && !redirect->text().empty()) u.redirect_url = secure_url_of(*redirect);
   if (auto store = f.get("store"); store && !store->text().empty()) u.store = store->path();
   f.read("key", u.key);

@@ -1,5 +1,5 @@
 #pragma once
-// The one result a client gets for a nextTool chain (README "nextTool
+// The one result a client gets for a nextTool chain (docs/protocol.md "nextTool
 // chains"). Clients differ in what they show the model: some show
 // `content`, Claude Code and Codex show only `structuredContent` when it is
 // there, and the official SDK clients reject a `structuredContent` that does

@@ -138,7 +138,7 @@ describe('Claude Code over Streamable HTTP', () => {
     'a typed tool (closed outputSchema) that chains: no schema error, the model sees the tool\'s own result',
     withDiagnostics((t) => {
       const r = seen(s, 'typedClosed');
-      // The later hops' text has no room in a closed schema (README's
+      // The later hops' text has no room in a closed schema (docs/protocol.md's
       // trade-off): it stays in content, which Claude Code drops.
       t.diagnostic(`model sees: ${r.text}`);
       assert.doesNotMatch(r.text, /does not match the tool's output schema/);

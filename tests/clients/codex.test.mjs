@@ -134,7 +134,7 @@ describe('Codex over Streamable HTTP', () => {
     'a typed tool (closed outputSchema) that chains: the model sees the tool\'s own result',
     withDiagnostics((t) => {
       const r = seen(s, 'typedClosed');
-      // The later hops' text has no room in a closed schema (README's
+      // The later hops' text has no room in a closed schema (docs/protocol.md's
       // trade-off): it stays in content, which Codex drops.
       t.diagnostic(`model sees: ${r.text}`);
       const json = r.text.slice(r.text.indexOf('{'));

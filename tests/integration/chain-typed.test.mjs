@@ -1,4 +1,4 @@
-// A chain's result when the called tool declares an outputSchema (README
+// A chain's result when the called tool declares an outputSchema (docs/protocol.md,
 // "nextTool chains", the structuredContent rule): the structuredContent is
 // the first that conforms to the called tool's schema (a validating client
 // never rejects it, and one that requires it gets it), and where the schema
