@@ -317,6 +317,7 @@ int Gateway::serve_stdio(const std::string& mode) {
   transport::ClientContext ctx;
   ctx.mode = mode;
   transport::StdioServer stdio(router_, ctx, io_);
+  auto pages = serve_consent_pages();
   {
     std::lock_guard lk(serve_mu_);
     if (stopping_) return 0;
@@ -327,6 +328,7 @@ int Gateway::serve_stdio(const std::string& mode) {
     std::lock_guard lk(serve_mu_);
     stdio_ = nullptr;
   }
+  if (pages) pages->stop();
   router_.drain();
   stop_upstreams();
   if (!r) {

@@ -88,6 +88,9 @@ class Gateway final : public upstream::Listener {
   /// Registers the OAuth pages on `mcp` (start page, callback, client
   /// metadata documents) and revocation on `admin` (or `mcp` without one).
   void add_oauth_endpoints(transport::HttpServer& mcp, transport::AdminServer* admin);
+  /// --stdio: the consent pages alone on listen.host:listen.port, when some
+  /// server needs them (null otherwise, or when the port is taken: logged).
+  std::unique_ptr<transport::AdminServer> serve_consent_pages();
   /// Makes the OAuth clients and their token store (Redis with
   /// cluster.redis, else upstream_oauth.store, else memory).
   Result<std::unique_ptr<oauth::Manager>> make_oauth(const config::Config& cfg);

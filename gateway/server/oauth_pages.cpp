@@ -3,6 +3,8 @@
 // credentials: the sealed flow and the browser's cookie bind them), the
 // Client ID Metadata Documents, and revocation (on the admin listener, or
 // the MCP one without it; authenticated like an MCP request).
+#include <spdlog/spdlog.h>
+
 #include "oauth/wire.hpp"
 #include "server/gateway.hpp"
 
@@ -25,23 +27,46 @@ bool method_is(const http::Request& req, std::initializer_list<std::string_view>
   return std::find(allowed.begin(), allowed.end(), req.method) != allowed.end();
 }
 
-}  // namespace
-
-void Gateway::add_oauth_endpoints(transport::HttpServer& mcp, transport::AdminServer* admin) {
-  oauth::Manager* m = oauth_.get();
-  mcp.add_route("/oauth/authorize", [m](const http::Request& req) -> http::awaitable<http::Response> {
+/// The pages a browser and a provider reach: a consent link's start page,
+/// the callback, the Client ID Metadata Documents.
+template <typename Server>
+void add_consent_pages(Server& server, oauth::Manager* m) {
+  server.add_route("/oauth/authorize", [m](const http::Request& req) -> http::awaitable<http::Response> {
     if (!method_is(req, {"GET", "HEAD"})) co_return http::Response{405, {{"Allow", "GET"}}, {}};
     co_return co_await m->authorize_page(req);
   });
-  mcp.add_route("/oauth/callback", [m](const http::Request& req) -> http::awaitable<http::Response> {
+  server.add_route("/oauth/callback", [m](const http::Request& req) -> http::awaitable<http::Response> {
     if (!method_is(req, {"GET", "HEAD"})) co_return http::Response{405, {{"Allow", "GET"}}, {}};
     co_return co_await m->callback_page(req);
   });
   for (const auto& path : m->metadata_paths())
-    mcp.add_route(path, [m, path](const http::Request& req) -> http::awaitable<http::Response> {
+    server.add_route(path, [m, path](const http::Request& req) -> http::awaitable<http::Response> {
       if (!method_is(req, {"GET", "HEAD"})) co_return http::Response{405, {{"Allow", "GET"}}, {}};
       co_return m->metadata_document(path);
     });
+}
+
+}  // namespace
+
+std::unique_ptr<transport::AdminServer> Gateway::serve_consent_pages() {
+  auto cfg = config();
+  if (!oauth_ || !oauth_->consents()) return nullptr;
+  auto pages = std::make_unique<transport::AdminServer>(cfg->listen.host, cfg->listen.port, io_);
+  add_consent_pages(*pages, oauth_.get());
+  auto bound = pages->bind();
+  if (!bound) {
+    spdlog::error("upstream OAuth: cannot serve the consent pages: {}", bound.error());
+    return nullptr;
+  }
+  oauth_->set_address(*cfg, cfg->listen.host, *bound, false);
+  pages->start();
+  spdlog::info("upstream OAuth consent pages on {}:{}", cfg->listen.host, *bound);
+  return pages;
+}
+
+void Gateway::add_oauth_endpoints(transport::HttpServer& mcp, transport::AdminServer* admin) {
+  oauth::Manager* m = oauth_.get();
+  add_consent_pages(mcp, m);
   auto revoke = [m, authority = &mcp](const http::Request& req) -> http::awaitable<http::Response> {
     if (!method_is(req, {"POST", "DELETE"})) co_return http::Response{405, {{"Allow", "POST, DELETE"}}, {}};
     auto who = co_await authority->authenticate(req);

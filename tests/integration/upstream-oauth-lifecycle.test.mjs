@@ -12,7 +12,8 @@ import net from 'node:net';
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import {
-  HttpClient, bankStdio, closedPort, pollUntil, readJsonLines, requireBinaries, startGateway, tempDir, textOf, withDiagnostics,
+  HttpClient, bankStdio, closedPort, pollUntil, readJsonLines, requireBinaries, startGateway, startGatewayStdio, tempDir, textOf,
+  withDiagnostics,
 } from './harness.mjs';
 import { consent } from './oauth-browser.mjs';
 import { SCOPE, assertNoTokens, fileText, linkIn, startOAuthUpstream, startProvider, whoami } from './oauth-common.mjs';
@@ -129,6 +130,22 @@ test('dynamic client registration (RFC 7591) when oauth gives no client_id', wit
   const registered = readJsonLines(upstream.log).filter((l) => l.sub === 'carol');
   assert.ok(registered.length > 0);
   await gw.proc.stop();
+}));
+
+test('--stdio: the consent pages are served on listen.host:listen.port, and the stdio client is let through', withDiagnostics(async () => {
+  const { proc, client } = startGatewayStdio({ listen: { host: '127.0.0.1', port: 0 }, servers: [usersServer()] }, { dir, label: 'gw-stdio' });
+  const [, port] = await proc.waitForLine('stderr', /upstream OAuth consent pages on 127\.0\.0\.1:(\d+)/);
+  await provider.configure({ clients: clients([`http://127.0.0.1:${port}/oauth/callback`]) });
+  await client.initialize();
+  const first = await client.callTool('users:whoami');
+  assert.equal(first.isError, true);
+  const link = linkIn(textOf(first));
+  assert.ok(link.startsWith(`http://127.0.0.1:${port}/oauth/authorize?flow=`), link);
+  const { page } = await consent(link, 'anyone');
+  assert.equal(page.status, 200, page.text);
+  assert.equal(whoami(await client.callTool('users:whoami')).sub, 'anyone', 'the stdio client is the anonymous principal');
+  client.closeStdin();
+  assert.equal((await proc.waitExit()).code, 0);
 }));
 
 /** A provider that answers garbage (`kind`: metadata or token). */
