@@ -20,12 +20,6 @@ constexpr const char* kTokenExchange = "urn:ietf:params:oauth:grant-type:token-e
 constexpr const char* kAccessTokenType = "urn:ietf:params:oauth:token-type:access_token";
 constexpr const char* kJwtBearer = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 
-std::string joined(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : " ") + s;
-  return out;
-}
-
 bool has(const std::vector<std::string>& v, std::string_view s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
 }  // namespace
@@ -146,7 +140,7 @@ Task<std::variant<Tokens, Problem>> Client::obtain(const std::string& principal,
               {"subject_token_type", kAccessTokenType},
               {"requested_token_type", kAccessTokenType}};
   }
-  if (!ep->scopes.empty()) params.emplace_back("scope", joined(ep->scopes));
+  if (!ep->scopes.empty()) params.emplace_back("scope", join_scopes(ep->scopes));
   auto got = co_await token_request(std::move(params), cfg_.client_id, *ep, deadline, cancel);
   if (auto* f = std::get_if<TokenFailure>(&got)) co_return Problem{Fault::Failed, f->message};
   Tokens t = std::get<Tokens>(got);
@@ -313,7 +307,7 @@ Task<Result<Client::Redirect>> Client::authorize(Flow flow, Clock::time_point de
                 {"code_challenge", pkce_challenge(flow.verifier)},
                 {"code_challenge_method", "S256"},
                 {"resource", ep->resource}};
-  if (!ep->scopes.empty()) params.emplace_back("scope", joined(ep->scopes));
+  if (!ep->scopes.empty()) params.emplace_back("scope", join_scopes(ep->scopes));
   const std::string& at = ep->authorization_endpoint;
   r.location = at + (at.find('?') == std::string::npos ? "?" : "&") + form_encode(params);
   co_return r;
@@ -406,7 +400,7 @@ Task<CheckReport> Client::check(Clock::time_point deadline) {
   Params probe;
   if (cfg_.grant == Grant::ClientCredentials) {
     probe = {{"grant_type", "client_credentials"}};
-    if (!ep->scopes.empty()) probe.emplace_back("scope", joined(ep->scopes));
+    if (!ep->scopes.empty()) probe.emplace_back("scope", join_scopes(ep->scopes));
   } else if (cfg_.grant == Grant::TokenExchange) {
     probe = {{"grant_type", kTokenExchange}, {"subject_token", "mcpgw-check-probe"}, {"subject_token_type", kAccessTokenType}};
   } else {

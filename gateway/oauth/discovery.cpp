@@ -40,12 +40,6 @@ std::vector<std::string> split_scopes(std::string_view s) {
   return out;
 }
 
-std::string joined(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : " ") + s;
-  return out;
-}
-
 }  // namespace
 
 std::string_view step_name(Step s) {
@@ -202,21 +196,7 @@ Task<Result<std::string>> Client::client_id(const Endpoints& ep, Clock::time_poi
     co_return Error{failed(Step::Registration, ep.issuer,
                            "oauth gives no client_id or client_id_metadata_url, and the provider offers no dynamic "
                            "client registration (registration_endpoint)")};
-  json::Document req(rapidjson::kObjectType);
-  auto& a = req.GetAllocator();
-  req.AddMember("client_name", "mcpgw", a);
-  json::Value redirects(rapidjson::kArrayType), grants(rapidjson::kArrayType), types(rapidjson::kArrayType);
-  redirects.PushBack(json::str(shared_->links().redirect_url, a), a);
-  grants.PushBack("authorization_code", a).PushBack("refresh_token", a);
-  types.PushBack("code", a);
-  req.AddMember("redirect_uris", redirects, a);
-  req.AddMember("grant_types", grants, a);
-  req.AddMember("response_types", types, a);
-  // A public client: PKCE protects the code, and no secret has to be shared
-  // among the replicas.
-  req.AddMember("token_endpoint_auth_method", "none", a);
-  if (!ep.scopes.empty()) req.AddMember("scope", json::str(joined(ep.scopes), a), a);
-  std::string method = "POST", body = json::write(req);
+  std::string method = "POST", body = public_client_metadata(shared_->links().redirect_url, {}, join_scopes(ep.scopes));
   transport::Headers headers{{"Content-Type", "application/json"}, {"Accept", "application/json"}};
   auto got = co_await fetch_.send(std::move(method), ep.registration_endpoint, std::move(headers), std::move(body),
                                   deadline, cancel);

@@ -231,20 +231,9 @@ http::Response Manager::metadata_document(std::string_view path) const {
   for (const auto& [name, c] : clients()) {
     const std::string& url = c->config().client_id_metadata_url;
     if (url.empty() || path_of(url) != path) continue;
-    json::Document d(rapidjson::kObjectType);
-    auto& a = d.GetAllocator();
-    d.AddMember("client_id", json::str(url, a), a);
-    d.AddMember("client_name", "mcpgw", a);
-    d.AddMember("client_uri", json::str(origin_of(url), a), a);
-    json::Value redirects(rapidjson::kArrayType), grants(rapidjson::kArrayType), types(rapidjson::kArrayType);
-    redirects.PushBack(json::str(shared_->links().redirect_url, a), a);
-    grants.PushBack("authorization_code", a).PushBack("refresh_token", a);
-    types.PushBack("code", a);
-    d.AddMember("redirect_uris", redirects, a);
-    d.AddMember("grant_types", grants, a);
-    d.AddMember("response_types", types, a);
-    d.AddMember("token_endpoint_auth_method", "none", a);
-    return http::Response{200, {{"Content-Type", "application/json"}, {"Cache-Control", "max-age=300"}}, json::write(d)};
+    return http::Response{200,
+                          {{"Content-Type", "application/json"}, {"Cache-Control", "max-age=300"}},
+                          public_client_metadata(shared_->links().redirect_url, url)};
   }
   return http::Response{404, {}, {}};
 }

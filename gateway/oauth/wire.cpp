@@ -92,6 +92,34 @@ Result<json::Document> object_of(std::string_view body) {
 
 }  // namespace
 
+std::string join_scopes(const std::vector<std::string>& scopes) {
+  std::string out;
+  for (const auto& s : scopes) out += (out.empty() ? "" : " ") + s;
+  return out;
+}
+
+std::string public_client_metadata(const std::string& redirect_url, const std::string& client_id,
+                                   const std::string& scope) {
+  json::Document d(rapidjson::kObjectType);
+  auto& a = d.GetAllocator();
+  if (!client_id.empty()) {
+    d.AddMember("client_id", json::str(client_id, a), a);
+    d.AddMember("client_uri", json::str(origin_of(client_id), a), a);
+  }
+  d.AddMember("client_name", "mcpgw", a);
+  json::Value redirects(rapidjson::kArrayType), grants(rapidjson::kArrayType), types(rapidjson::kArrayType);
+  redirects.PushBack(json::str(redirect_url, a), a);
+  grants.PushBack("authorization_code", a).PushBack("refresh_token", a);
+  types.PushBack("code", a);
+  d.AddMember("redirect_uris", redirects, a);
+  d.AddMember("grant_types", grants, a);
+  d.AddMember("response_types", types, a);
+  // PKCE protects the code, and no secret has to be shared among replicas.
+  d.AddMember("token_endpoint_auth_method", "none", a);
+  if (!scope.empty()) d.AddMember("scope", json::str(scope, a), a);
+  return json::write(d);
+}
+
 std::string random_token(std::size_t bytes) { return base64url(random_bytes(bytes)); }
 
 std::string url_encode(std::string_view s) {

@@ -87,6 +87,14 @@ struct ErrorResponse {
 /// The error of `body`, when it is an OAuth error response.
 std::optional<ErrorResponse> parse_error_response(std::string_view body);
 
+/// Scopes as a `scope` parameter: space-separated.
+std::string join_scopes(const std::vector<std::string>& scopes);
+/// The gateway as a public client (PKCE, no secret): name, `redirect_url`,
+/// the code and refresh grants (RFC 7591 §2), for dynamic registration and
+/// the Client ID Metadata Document alike; compact JSON.
+std::string public_client_metadata(const std::string& redirect_url, const std::string& client_id = {},
+                                   const std::string& scope = {});
+
 /// `bytes` cryptographically random bytes, base64url.
 std::string random_token(std::size_t bytes);
 /// A fresh PKCE code verifier: 32 random bytes, base64url (43 characters).

@@ -26,6 +26,8 @@ import {
 } from './oauth-common.mjs';
 
 let provider, upstream, gw, dir, auditFile, appTokens;
+/** A Client ID Metadata Document URL the gateway serves (at its path). */
+const CIMD_URL = 'https://mcpgw.test/oauth/client-metadata.json';
 const bearer = (who) => ({ authorization: `Bearer ${who}-token` });
 
 /** The gateway's clients at the provider; the callback is added once known. */
@@ -74,6 +76,7 @@ before(async () => {
       { name: 'keyed', transport: 'http', url: upstream.url, oauth: { grant: 'client_credentials', client_id: 'gw-jwt', private_key_file: keyFile } },
       { name: 'users', transport: 'http', url: upstream.url, timeout_ms: 20000, oauth: { grant: 'authorization_code', client_id: 'gw-users', client_secret: 'users-secret', scopes: [SCOPE, 'offline_access'] } },
       { name: 'obo', transport: 'http', url: upstream.url, oauth: { grant: 'token_exchange', client_id: 'gw-exchange', client_secret: 'exchange-secret', scopes: [SCOPE] } },
+      { name: 'cimd', transport: 'http', url: upstream.url, oauth: { grant: 'authorization_code', client_id_metadata_url: CIMD_URL, scopes: [SCOPE] } },
     ],
   }, { dir });
   await provider.configure({ clients: clients(`${gw.base}/oauth/callback`) });
@@ -264,12 +267,23 @@ test('audit lines name the grant and the identity that went upstream; no token i
   assert.ok(n >= 8, `only ${n} tokens checked`);
 }));
 
+test('the gateway serves its Client ID Metadata Document at the path of client_id_metadata_url', withDiagnostics(async () => {
+  const res = await fetch(`${gw.base}/oauth/client-metadata.json`);
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-type'), 'application/json');
+  assert.deepEqual(await res.json(), {
+    client_id: CIMD_URL, client_uri: 'https://mcpgw.test', client_name: 'mcpgw', redirect_uris: [`${gw.base}/oauth/callback`],
+    grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none',
+  });
+  assert.equal((await fetch(`${gw.base}/oauth/client-metadata.json`, { method: 'POST' })).status, 405);
+}));
+
 test('mcpgw check reports each OAuth upstream\'s discovery and whether the gateway\'s own credentials work', withDiagnostics(async () => {
   const check = (config) => spawnSync(MCPGW, ['check', '--config', config, '--json'], { encoding: 'utf8', timeout: 60000 });
   const good = check(gw.configPath);
   assert.equal(good.status, 0, good.stdout + good.stderr);
   const by = Object.fromEntries(JSON.parse(good.stdout).oauth.map((o) => [o.server, o]));
-  assert.deepEqual(Object.keys(by).sort(), ['keyed', 'obo', 'svc', 'users']);
+  assert.deepEqual(Object.keys(by).sort(), ['cimd', 'keyed', 'obo', 'svc', 'users']);
   for (const o of Object.values(by)) {
     assert.ok(o.ok, JSON.stringify(o));
     assert.equal(o.discovery, `issuer ${provider.issuer}, token endpoint ${provider.issuer}/token${o.grant === 'authorization_code' ? `, authorization endpoint ${provider.issuer}/auth` : ''}, resource ${upstream.url}`);
@@ -278,6 +292,7 @@ test('mcpgw check reports each OAuth upstream\'s discovery and whether the gatew
   assert.match(by.keyed.credentials, /^client gw-jwt \(private_key_jwt\): accepted/);
   assert.match(by.users.credentials, /^client gw-users \(client secret\): accepted \(the probe was refused with invalid_grant/);
   assert.match(by.obo.credentials, /^client gw-exchange \(client secret\): accepted/);
+  assert.equal(by.cimd.credentials, `public client ${CIMD_URL} (Client ID Metadata Document served by the gateway)`);
   // A wrong secret: invalid, naming the provider and the step.
   const text = fileText(gw.configPath).replace('service-secret', 'wrong-secret');
   const badConfig = path.join(dir, 'bad-secret.yaml');
