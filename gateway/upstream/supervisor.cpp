@@ -362,6 +362,9 @@ Task<> Upstream::supervise() {
       }
       ready_.store(true);
       if (!child_) listener_.on_health(cfg_.name, true);
+      // A principal's listing is its server's before anyone waiting for this
+      // connection is woken: their call looks its tool up there.
+      if (auto parent = parent_.lock(); parent && child_ && per_principal()) parent->adopt(Upstream::listing());
       changed_.notify();
       if (modern() && !child_ && !listen_stop) {
         listen_stop = std::make_shared<CancelSignal>();
@@ -373,7 +376,6 @@ Task<> Upstream::supervise() {
       // The catalog lists the shared connection's tools; a client's own
       // connection serves calls only, a principal's lists for its server.
       if (!child_) listener_.on_tools_changed(cfg_.name);
-      else if (auto parent = parent_.lock(); parent && per_principal()) parent->adopt(Upstream::listing());
       std::function<bool()> woken = [this] { return stopping_ || conn_dead_ || refresh_; };
       co_await wait_until(woken);
       std::lock_guard lk(mu_);
