@@ -82,11 +82,9 @@ std::shared_ptr<const saga::Keyring> Gateway::make_keyring(const config::Config&
 
 Gateway::~Gateway() {
   cluster_->stop();
-  // Before the cluster goes: its store may be the cluster's Redis.
-  stop_upstreams();
-  oauth_.reset();
   router_.drain();
   stop_upstreams();
+  oauth_.reset();
   rebuilds_.reset();
   // Unload the plugins now, while the logger and everything they may touch
   // still exist: the snapshot and this list hold the last references.

@@ -205,7 +205,6 @@ asio::awaitable<Response> HttpConnection::exchange(std::int64_t id, std::string 
 
 asio::awaitable<Result<void>> HttpConnection::authorize(HttpRequest& req, const Abort& abort, CancelSignal* cancel,
                                                         const std::string& rejected) {
-  if (!target_.credential) co_return Result<void>{};
   auto value = co_await target_.credential->authorization(abort.deadline(), cancel, rejected);
   if (!value) co_return Error{value.error()};
   std::erase_if(req.headers, [](const auto& h) { return starts_with_ci(h.first, "authorization") && h.first.size() == 13; });
@@ -284,8 +283,10 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
     json_body.append(data);
     return true;
   };
-  if (auto authorized = co_await authorize(req, *abort, cancel); !authorized)
-    co_return Response{std::nullopt, Failure::Credential, authorized.error()};
+  // (Checked here, not in authorize(): a coroutine frame per request is not free.)
+  if (target_.credential)
+    if (auto authorized = co_await authorize(req, *abort, cancel); !authorized)
+      co_return Response{std::nullopt, Failure::Credential, authorized.error()};
   HttpResult res = co_await client_->exchange(req, *abort, on_head, on_data);
   // An OAuth upstream refused the token (expired early, revoked): renewed
   // once, the request goes again; a 401 is the answer to nothing done.
@@ -319,8 +320,9 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
     HttpRequest resume{"GET", base_headers(), {}, {}};
     resume.headers.emplace_back("Accept", "text/event-stream");
     resume.headers.emplace_back("Last-Event-ID", parser.last_event_id());
-    if (auto authorized = co_await authorize(resume, *abort, cancel); !authorized)
-      co_return Response{std::nullopt, Failure::Credential, authorized.error()};
+    if (target_.credential)
+      if (auto authorized = co_await authorize(resume, *abort, cancel); !authorized)
+        co_return Response{std::nullopt, Failure::Credential, authorized.error()};
     res = co_await client_->exchange(
         resume, *abort, [](const HttpHead& h) { return h.status == 200; },
         [&](std::string_view data) { return parser.feed(data); });
@@ -464,8 +466,9 @@ asio::awaitable<void> HttpConnection::listen_loop() {
     if (!abort) break;
     HttpRequest get{"GET", base_headers(), {}, {}};
     get.headers.emplace_back("Accept", "text/event-stream");
-    if (auto authorized = co_await authorize(get, *abort, nullptr, refused); !authorized)
-      spdlog::warn("upstream {}: its GET stream waits for a token: {}", target_.name, authorized.error());
+    if (target_.credential)
+      if (auto authorized = co_await authorize(get, *abort, nullptr, refused); !authorized)
+        spdlog::warn("upstream {}: its GET stream waits for a token: {}", target_.name, authorized.error());
     sse::Parser parser(
         [this](std::string_view, std::string_view data) {
           on_stream_event(data);
@@ -553,7 +556,7 @@ void HttpConnection::async_close(std::function<void()> done) {
     auto abort = Abort::start(strand, Clock::now() + 1s, nullptr);
     HttpRequest del{"DELETE", {{"Mcp-Session-Id", sid}}, {}, {}};
     del.headers.insert(del.headers.end(), self->target_.headers.begin(), self->target_.headers.end());
-    co_await self->authorize(del, *abort, nullptr);
+    if (self->target_.credential) co_await self->authorize(del, *abort, nullptr);
     co_await self->client_->exchange(
         del, *abort, [](const HttpHead&) { return true; }, [](std::string_view) { return true; });
     abort->disarm();

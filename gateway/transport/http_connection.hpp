@@ -61,7 +61,7 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
                                  std::function<void(jsonrpc::Message&)> on_related, Headers routing,
                                  Headers forwarded = {}, CancelSignal* cancel = nullptr);
   /// Adds the credential's Authorization to `req` (renewing `rejected`);
-  /// the error when there is none. Nothing to do without a credential.
+  /// the error when there is none. Only with a credential.
   asio::awaitable<Result<void>> authorize(HttpRequest& req, const Abort& abort, CancelSignal* cancel,
                                           const std::string& rejected = {});
   /// One request's exchange, on the calling coroutine's strand.

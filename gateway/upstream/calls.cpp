@@ -213,7 +213,8 @@ Task<Reply> Upstream::call_tool(std::string_view tool, const json::Value* argume
 
 Task<Reply> Upstream::call_tool_now(std::string_view tool, const json::Value* arguments, const json::Value* meta,
                                     const CallOptions& opts) {
-  if (auto instead = co_await authorize(opts)) co_return std::move(*instead);
+  if (per_principal() && !child_)
+    if (auto instead = co_await authorize(opts)) co_return std::move(*instead);
   auto own = co_await for_client(opts);
   if (!own) co_return Reply{false, mcp::tool_error(own.error())};
   if (*own) co_return co_await (*own)->call_tool_now(tool, arguments, meta, opts);
@@ -239,7 +240,8 @@ Task<Reply> Upstream::call_tool_now(std::string_view tool, const json::Value* ar
 }
 
 Task<Reply> Upstream::request(std::string_view method, const json::Value& params, const CallOptions& opts) {
-  if (auto instead = co_await authorize(opts, false)) co_return std::move(*instead);
+  if (per_principal() && !child_)
+    if (auto instead = co_await authorize(opts, false)) co_return std::move(*instead);
   auto own = co_await for_client(opts);
   if (!own) co_return Reply::error(jsonrpc::kInternalError, own.error());
   if (*own) co_return co_await (*own)->request(method, params, opts);
