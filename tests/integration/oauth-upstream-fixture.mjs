@@ -10,6 +10,8 @@
 // who the token says the caller is ({sub, client_id, scope, aud, jti}); every
 // request's token is appended to <log-file> as a JSON line ({sub, jti, aud,
 // token}) so a test can tell identities apart and grep outputs for tokens.
+// POST /__refuse?sub=NAME makes it refuse (401 invalid_token) every token
+// of that subject it has seen so far, as a server does with a revoked one.
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import express from 'express';
@@ -33,6 +35,13 @@ const url = new URL(`http://127.0.0.1:${server.address().port}/mcp`);
 
 app.use(mcpAuthMetadataRouter({ oauthMetadata: metadata, resourceServerUrl: url, scopesSupported: [scope] }));
 
+const seen = new Map(); // sub -> jtis
+const refused = new Set();
+app.post('/__refuse', (req, res) => {
+  for (const jti of seen.get(req.query.sub) ?? []) refused.add(jti);
+  res.json({ refused: refused.size });
+});
+
 const verifier = {
   async verifyAccessToken(token) {
     let payload;
@@ -41,6 +50,8 @@ const verifier = {
     } catch (e) {
       throw new InvalidTokenError(`token rejected: ${e.message}`);
     }
+    if (refused.has(payload.jti)) throw new InvalidTokenError('token revoked');
+    seen.set(payload.sub, (seen.get(payload.sub) ?? new Set()).add(payload.jti));
     fs.appendFileSync(logFile, `${JSON.stringify({ sub: payload.sub, jti: payload.jti, aud: payload.aud, token })}\n`);
     return {
       token,

@@ -5,7 +5,8 @@
 // and with private_key_jwt), each principal's own (authorization_code with
 // PKCE: the consent asked in each client era's form and given on the
 // provider's own pages as a person would), on-behalf-of (token_exchange),
-// the callback's refusals, revocation, the audit trail and `mcpgw check`,
+// the callback's refusals, a token the upstream refuses (renewed once),
+// revocation, the audit trail and `mcpgw check`,
 // and no token anywhere in what the gateway wrote.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,7 +19,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema, ElicitationCompleteNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import {
-  HttpClient, MCPGW, pollUntil, readJsonLines, requireBinaries, startGateway, tempDir, textOf, withDiagnostics,
+  HttpClient, MCPGW, openGetStream, pollUntil, readJsonLines, requireBinaries, startGateway, tempDir, textOf, withDiagnostics,
 } from './harness.mjs';
 import { Browser, consent } from './oauth-browser.mjs';
 import {
@@ -118,6 +119,14 @@ test('client_credentials: the gateway goes upstream as itself, with a secret or 
   assert.equal(svc.aud, upstream.url, 'the token names the upstream as its audience (RFC 8707 resource)');
   assert.equal(svc.scope, SCOPE);
   assert.equal(whoami(await c.callTool('keyed:whoami')).sub, 'gw-jwt');
+  // The upstream refuses the token it holds (401): renewed once, the call
+  // goes again, and the client sees only its result.
+  const before = (await provider.stats()).client_credentials;
+  await fetch(`${upstream.url.replace(/\/mcp$/, '')}/__refuse?sub=gw-service`, { method: 'POST' });
+  const renewed = whoami(await c.callTool('svc:whoami'));
+  assert.equal(renewed.sub, 'gw-service');
+  assert.notEqual(renewed.jti, svc.jti);
+  assert.equal((await provider.stats()).client_credentials, before + 1, 'one new token');
   // Another principal's call uses the same identity: it is the gateway's.
   const b = new HttpClient(gw.url, { headers: bearer('bob') });
   await b.initialize();
@@ -192,8 +201,13 @@ test('authorization_code, URL elicitation declared but a JSON-only request: erro
   const [e] = m.error.data.elicitations;
   assert.equal(e.mode, 'url');
   assert.ok(e.elicitationId);
+  // The session hears of the completion on its own stream.
+  const stream = await openGetStream({ url: gw.url, session: c.session, protocolVersion: c.protocolVersion, headers: bearer('dave') });
+  assert.equal(stream.status, 200);
   const { page } = await consent(e.url, 'dave');
   assert.equal(page.status, 200, page.text);
+  const done = await stream.waitFor((n) => n.method === 'notifications/elicitation/complete');
+  assert.equal(done.params.elicitationId, e.elicitationId);
   assert.equal(whoami(await c.callTool('users:whoami')).sub, 'dave');
 }));
 
