@@ -329,14 +329,34 @@ Task<Result<void>> Client::complete(const Flow& flow, const std::string& code, C
   co_return Result<void>{};
 }
 
-Task<bool> Client::wait_for_tokens(const std::string& principal, Clock::time_point deadline, CancelSignal* cancel) {
+Task<Result<bool>> Client::wait_for_tokens(const std::string& principal, const std::string& elicitation_id,
+                                           Clock::time_point deadline, CancelSignal* cancel) {
   for (;;) {
     auto seen = changed_.generation();
     auto s = co_await stored(principal);
     if (s && *s) co_return true;
+    {
+      std::lock_guard lk(mu_);
+      if (auto it = refusals_.find(elicitation_id); it != refusals_.end()) {
+        std::string why = std::move(it->second);
+        refusals_.erase(it);
+        co_return Error{std::move(why)};
+      }
+    }
     if (!co_await changed_.wait(seen, deadline, cancel)) co_return false;
     if (cancel && cancel->cancelled()) co_return false;
   }
+}
+
+void Client::refused(const Flow& flow, const std::string& why) {
+  {
+    std::lock_guard lk(mu_);
+    // Read by a waiting call at once, if there is one: a few suffice.
+    if (refusals_.size() >= 64) refusals_.erase(refusals_.begin());
+    std::string at = endpoints_ ? endpoints_->authorization_endpoint : url_;
+    refusals_[flow.elicitation_id] = failed(Step::Authorization, at, why);
+  }
+  changed_.notify();
 }
 
 Task<Result<bool>> Client::revoke(const std::string& principal, Clock::time_point deadline) {
@@ -385,13 +405,16 @@ Task<CheckReport> Client::check(Clock::time_point deadline) {
                 ", resource " + ep->resource;
   bool own = !cfg_.client_id.empty() && (key_ || !cfg_.client_secret.empty());
   if (!own) {
-    r.credentials = !cfg_.client_id_metadata_url.empty() ? "public client " + cfg_.client_id_metadata_url +
-                                                               " (Client ID Metadata Document served by the gateway)"
+    bool document = !cfg_.client_id_metadata_url.empty() && (ep->cimd_supported || ep->registration_endpoint.empty());
+    r.credentials = document ? "public client " + cfg_.client_id_metadata_url +
+                                   (ep->cimd_supported ? " (Client ID Metadata Document served by the gateway)"
+                                                       : " (Client ID Metadata Document served by the gateway, but the "
+                                                         "provider does not advertise client_id_metadata_document_supported)")
                     : cfg_.client_id.empty() ? "public client registered at first use (" +
                                                    (ep->registration_endpoint.empty() ? std::string("no registration_endpoint!")
                                                                                       : ep->registration_endpoint) + ")"
                                              : "public client " + cfg_.client_id + " (PKCE, no secret to check)";
-    if (cfg_.client_id.empty() && cfg_.client_id_metadata_url.empty() && ep->registration_endpoint.empty()) r.ok = false;
+    if (cfg_.client_id.empty() && !document && ep->registration_endpoint.empty()) r.ok = false;
     co_return r;
   }
   // A request that authenticates the gateway: a real one for

@@ -146,8 +146,13 @@ class Client : public std::enable_shared_from_this<Client> {
   Task<Result<Consent>> begin_consent(const std::string& principal, const std::string& session,
                                       Clock::time_point deadline, CancelSignal* cancel);
   /// Waits until `principal` has tokens (stored by any replica), `deadline`
-  /// or `cancel`; true when it has.
-  Task<bool> wait_for_tokens(const std::string& principal, Clock::time_point deadline, CancelSignal* cancel);
+  /// or `cancel`: true when it has, false when none came; an error when the
+  /// provider refused the authorization of consent `elicitation_id` here.
+  Task<Result<bool>> wait_for_tokens(const std::string& principal, const std::string& elicitation_id,
+                                     Clock::time_point deadline, CancelSignal* cancel);
+  /// The provider answered `flow`'s authorization with error `why` (the
+  /// person declined, ...): a call waiting for that consent ends with it.
+  void refused(const Flow& flow, const std::string& why);
   /// The redirect to the provider for `flow` (its start page), and the
   /// browser cookie's value that the callback must bring back.
   struct Redirect {
@@ -222,6 +227,8 @@ class Client : public std::enable_shared_from_this<Client> {
   std::map<std::string, Tokens> cache_;       ///< by principal
   std::map<std::string, std::string> subjects_;  ///< token_exchange: by principal
   std::set<std::string> renewing_;            ///< principals with a token request in flight
+  /// Consents the provider refused, by elicitation id: why (a few, recent).
+  std::map<std::string, std::string> refusals_;
 };
 
 }  // namespace mcpgw::oauth

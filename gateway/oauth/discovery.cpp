@@ -187,7 +187,10 @@ Task<Result<ServerMetadata>> Client::server_metadata(const std::string& issuer, 
 
 Task<Result<std::string>> Client::client_id(const Endpoints& ep, Clock::time_point deadline, CancelSignal* cancel) {
   if (!cfg_.client_id.empty()) co_return cfg_.client_id;
-  if (!cfg_.client_id_metadata_url.empty()) co_return cfg_.client_id_metadata_url;
+  // The document is the preferred registration where the provider reads
+  // them; where it does not but registers dynamically, that goes first.
+  if (!cfg_.client_id_metadata_url.empty() && (ep.cimd_supported || ep.registration_endpoint.empty()))
+    co_return cfg_.client_id_metadata_url;
   {
     std::lock_guard lk(mu_);
     if (!registered_client_.empty()) co_return registered_client_;

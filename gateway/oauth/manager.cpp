@@ -199,6 +199,7 @@ Task<http::Response> Manager::callback_page(const http::Request& req) {
     if (why.size() > 300) why.resize(300);
     spdlog::info("upstream {}: principal {} did not authorize the gateway: {}", flow->server,
                  flow->principal.empty() ? "-" : flow->principal, why);
+    client->refused(*flow, "refused: " + why);
     co_return page(403, "Not authorized", "The authorization server answered: " + why);
   }
   auto code = param(q, "code");

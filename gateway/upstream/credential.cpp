@@ -89,8 +89,12 @@ Task<std::optional<Reply>> Upstream::consent(const CallOptions& opts, const std:
     auto action = answer.rpc_error ? std::nullopt : json::get_string(answer.body, "action");
     if (action == "accept") {
       // Accepted means the person went to the link; the callback brings the tokens.
-      bool done = co_await oauth_->wait_for_tokens(principal, opts.deadline, opts.cancel);
+      auto done = co_await oauth_->wait_for_tokens(principal, link->elicitation_id, opts.deadline, opts.cancel);
       if (!done)
+        // That link is spent (its state completes once): a new call makes a new one.
+        co_return failure(tool_call, "mcpgw: upstream '" + cfg_.name + "': " + done.error() +
+                                         "; call the tool again for a new authorization link");
+      if (!*done)
         co_return failure(tool_call, "mcpgw: the authorization to use " + cfg_.name +
                                          " was not completed within the call's time; when it is, " + later);
       json::Document n(rapidjson::kObjectType);

@@ -85,3 +85,15 @@ export async function consent(link, login, browser = new Browser(), { stopAt } =
   }
   return { page, browser };
 }
+
+/**
+ * Follows consent `link` and declines on the provider's sign-in page (its
+ * "Cancel" link): the provider sends the browser back to the gateway's
+ * callback with error=access_denied. Returns that last page.
+ */
+export async function decline(link, browser = new Browser()) {
+  const page = await browser.open(link);
+  const cancel = page.text.match(/<a href="([^"]*\/abort)"/);
+  if (!cancel) throw new Error(`no cancel link on ${page.url} (HTTP ${page.status}): ${page.text.slice(0, 500)}`);
+  return browser.open(new URL(cancel[1].replace(/&amp;/g, '&'), page.url).href);
+}

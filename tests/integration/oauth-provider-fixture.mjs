@@ -13,7 +13,11 @@
 //   node oauth-provider-fixture.mjs <config.json>
 //
 // config: {clients: [client metadata], resources: {<url>: {scope, ttl}},
-// exchange?: {audience}, registration?: bool}. Prints "listening <issuer>".
+// exchange?: {audience}, registration?: bool, cimd?: {from, to}}. Prints
+// "listening <issuer>". With `cimd`, Client ID Metadata Documents are on:
+// a client_id URL under `from` (an https origin the tests cannot serve) is
+// fetched from the same path under `to` (the gateway on loopback), the only
+// liberty taken with the provider's own fetching of those documents.
 // Control endpoints for the test (what an operator of the provider does):
 // POST /__config {clients?, resources?} replaces those (e.g. once the
 // gateway's callback URL is known); POST /__revoke?sub=NAME revokes every
@@ -49,6 +53,14 @@ function makeProvider(issuer) {
     findAccount: (ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
     pkce: { required: () => true },
     clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+    fetch: (url, options) => {
+      const at = String(url);
+      if (!config.cimd || !at.startsWith(`${config.cimd.from}/`)) return globalThis.fetch(url, options);
+      // Its guard against loopback addresses would refuse the gateway here.
+      const direct = { ...options };
+      delete direct.dispatcher;
+      return globalThis.fetch(config.cimd.to + at.slice(config.cimd.from.length), direct);
+    },
     issueRefreshToken: (ctx, client) => client.grantTypeAllowed('refresh_token'),
     ttl: { RefreshToken: 86400, AuthorizationCode: 120, Interaction: 600, Session: 3600, Grant: 86400 },
     features: {
@@ -56,6 +68,11 @@ function makeProvider(issuer) {
       clientCredentials: { enabled: true },
       revocation: { enabled: true },
       registration: { enabled: !!config.registration },
+      clientIdMetadataDocument: {
+        enabled: !!config.cimd,
+        ack: 'draft-02',
+        allowFetch: (ctx, id) => !!config.cimd && id.startsWith(`${config.cimd.from}/`),
+      },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => undefined,

@@ -19,9 +19,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema, ElicitationCompleteNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import {
-  HttpClient, MCPGW, openGetStream, pollUntil, readJsonLines, requireBinaries, startGateway, tempDir, textOf, withDiagnostics,
+  HttpClient, MCPGW, httpGet, openGetStream, pollUntil, readJsonLines, requireBinaries, startGateway, tempDir, textOf, withDiagnostics,
 } from './harness.mjs';
-import { Browser, consent } from './oauth-browser.mjs';
+import { Browser, consent, decline } from './oauth-browser.mjs';
 import {
   GATEWAY_AUDIENCE, SCOPE, assertNoTokens, fileText, linkIn, startOAuthUpstream, startProvider, whoami,
 } from './oauth-common.mjs';
@@ -65,7 +65,7 @@ before(async () => {
   provider = await startProvider(dir, { clients: clients(), resources: {}, exchange: { audience: GATEWAY_AUDIENCE } });
   upstream = await startOAuthUpstream(provider.issuer, path.join(dir, 'upstream.jsonl'));
   await provider.configure({ resources: { [upstream.url]: { scope: SCOPE, ttl: 600 }, [GATEWAY_AUDIENCE]: { scope: 'mcp', ttl: 600 } } });
-  const tokens = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank'].map((n) => ({ token: `${n}-token`, name: n }));
+  const tokens = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace'].map((n) => ({ token: `${n}-token`, name: n }));
   gw = await startGateway({
     auth: {
       bearer_tokens: tokens,
@@ -80,7 +80,7 @@ before(async () => {
       { name: 'cimd', transport: 'http', url: upstream.url, oauth: { grant: 'authorization_code', client_id_metadata_url: CIMD_URL, scopes: [SCOPE] } },
     ],
   }, { dir });
-  await provider.configure({ clients: clients(`${gw.base}/oauth/callback`) });
+  await provider.configure({ clients: clients(`${gw.base}/oauth/callback`), cimd: { from: new URL(CIMD_URL).origin, to: gw.base } });
   appTokens = {
     alice: await provider.clientToken('alice-app', 'alice-secret', GATEWAY_AUDIENCE, 'mcp'),
     bob: await provider.clientToken('bob-app', 'bob-secret', GATEWAY_AUDIENCE, 'mcp'),
@@ -150,6 +150,32 @@ test('authorization_code, 2025-11-25 client with URL elicitation: consent asked 
   // The next call needs nothing from the person.
   assert.equal(whoami(await client.callTool({ name: 'users:whoami', arguments: {} })).sub, 'alice');
   assert.equal(seen.elicitations.length, 1);
+  await client.close();
+}));
+
+test('authorization_code: a person who declines on the provider\'s page ends the waiting call with the provider\'s answer', withDiagnostics(async () => {
+  // The person declines the first time and approves the second.
+  const pages = [];
+  const { client, seen } = await sdkClient('grace', {
+    onElicit: (params) => {
+      pages.push(pages.length === 0 ? decline(params.url) : consent(params.url, 'grace').then((c) => c.page));
+      return { action: 'accept' };
+    },
+  });
+  const result = await client.callTool({ name: 'users:whoami', arguments: {} });
+  const page = await pages[0];
+  assert.equal(page.status, 403, page.text);
+  assert.match(page.text, /access_denied/);
+  assert.equal(result.isError, true, JSON.stringify(result));
+  assert.equal(textOf(result), `mcpgw: upstream 'users': OAuth authorization failed at ${provider.issuer}/auth: refused: access_denied: `
+    + 'End-User aborted interaction; call the tool again for a new authorization link');
+  assert.deepEqual(seen.completed, [], 'no completion is announced for a refused consent');
+  // The next call asks again, with a new link.
+  const second = await client.callTool({ name: 'users:whoami', arguments: {} });
+  assert.equal(seen.elicitations.length, 2);
+  assert.notEqual(seen.elicitations[1].url, seen.elicitations[0].url);
+  assert.equal((await pages[1]).status, 200);
+  assert.equal(whoami(second).sub, 'grace');
   await client.close();
 }));
 
@@ -277,7 +303,10 @@ test('audit lines name the grant and the identity that went upstream; no token i
   assert.deepEqual([of('users', 'bob').upstream_grant, of('users', 'bob').upstream_identity], ['authorization_code', 'bob']);
   assert.deepEqual([of('obo', 'alice-app').upstream_grant, of('obo', 'alice-app').upstream_identity], ['token_exchange', 'alice-app']);
   assert.ok(readJsonLines(auditFile).some((l) => l.event === 'mrtr_round'), 'the 2026-07-28 consent went as an input_required round');
-  const n = assertNoTokens(upstream.log, [gw.proc.stderrText, gw.proc.stdoutText, fileText(auditFile)], Object.values(appTokens));
+  const metrics = await httpGet(`${gw.base}/metrics`);
+  assert.equal(metrics.status, 200);
+  assert.match(metrics.text, /server="users"/);
+  const n = assertNoTokens(upstream.log, [gw.proc.stderrText, gw.proc.stdoutText, fileText(auditFile), metrics.text], Object.values(appTokens));
   assert.ok(n >= 8, `only ${n} tokens checked`);
 }));
 
@@ -290,6 +319,17 @@ test('the gateway serves its Client ID Metadata Document at the path of client_i
     grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none',
   });
   assert.equal((await fetch(`${gw.base}/oauth/client-metadata.json`, { method: 'POST' })).status, 405);
+  // The provider knows the gateway by that URL alone: it reads the document
+  // (from the gateway) when the consent starts, and the tokens are issued to it.
+  const c = new HttpClient(gw.url, { headers: bearer('grace') });
+  await c.initialize({ protocolVersion: '2025-11-25' });
+  const link = linkIn(textOf(await c.callTool('cimd:whoami')));
+  const { page } = await consent(link, 'grace');
+  assert.equal(page.status, 200, page.text);
+  const me = whoami(await c.callTool('cimd:whoami'));
+  assert.equal(me.sub, 'grace');
+  assert.equal(me.client_id, CIMD_URL);
+  assert.equal(me.aud, upstream.url);
 }));
 
 test('mcpgw check reports each OAuth upstream\'s discovery and whether the gateway\'s own credentials work', withDiagnostics(async () => {
