@@ -175,6 +175,13 @@ Chain read_chain(const Value& v) {
   return c;
 }
 
+Apps read_apps(const Value& v) {
+  Apps apps;
+  Fields f = v.fields(keys::kApps);
+  f.read("tag_views", apps.tag_views);
+  return apps;
+}
+
 Welcome read_welcome(const Value& v) {
   using S = Welcome::Strategy;
   Welcome w;
@@ -419,6 +426,7 @@ Config read_config(const Value& root, const std::string& source) {
   if (auto v = f.get("naming")) c.naming = read_naming(*v);
   if (auto v = f.get("filters")) c.filters = read_filters(*v);
   if (auto v = f.get("chain")) c.chain = read_chain(*v);
+  if (auto v = f.get("apps")) c.apps = read_apps(*v);
   if (auto v = f.get("welcome")) c.welcome = read_welcome(*v);
   if (auto v = f.get("sagas")) c.sagas = read_sagas(*v);
   if (auto v = f.get("audit")) c.audit = read_audit(*v);

@@ -83,6 +83,10 @@ struct Limits {
   int burst = 0;                    // 0 = calls_per_s
   int max_in_flight_per_session = 0;
   int max_sessions = 10000;         // 0 = no limit
+  int max_batch_size = 100;         // entries of one JSON-RPC batch; 0 = no limit
+  int batch_concurrency = 8;        // entries of one batch running at once
+  int max_client_requests_per_call = 64;      // server-to-client requests of one call awaiting the client
+  int max_client_requests_per_session = 256;  // the same, over every call of a session
   bool operator==(const Limits&) const = default;
 };
 
@@ -124,6 +128,16 @@ struct Chain {
   bool resolve = true;
   int max_depth = 5;
   enum class Merge { All, Last } merge = Merge::All;
+};
+
+/// `apps:` — MCP Apps (the `io.modelcontextprotocol/ui` extension).
+struct Apps {
+  /// Serve each view (`ui://` HTML) of a prefixed server with a small
+  /// script, first in its <head>, that names the server on the tools/call
+  /// and resources/read requests the view sends its host, so its bare-name
+  /// calls reach that server.
+  bool tag_views = true;
+  bool operator==(const Apps&) const = default;
 };
 
 struct Welcome {
@@ -269,6 +283,7 @@ struct Config {
   /// `discovery:`, the default of every mode (and of mode "all").
   Discovery discovery = Discovery::All;
   Chain chain;
+  Apps apps;
   Welcome welcome;
   Sagas sagas;
   Audit audit;

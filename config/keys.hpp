@@ -13,7 +13,7 @@ namespace mcpgw::config::keys {
 inline constexpr std::string_view kTop[] = {
     "listen", "admin",   "auth",    "limits",  "naming",  "filters",      "modes",             "default_mode", "chain",
     "welcome", "sagas",  "audit",   "servers", "plugins", "instructions", "shutdown_grace_ms", "discovery",    "cluster",
-    "upstream_oauth"};
+    "upstream_oauth", "apps"};
 inline constexpr std::string_view kListen[] = {"host",         "port",      "path",           "allowed_origins",
                                                "allowed_hosts", "max_body_bytes", "heartbeat_ms", "page_size",
                                                "session_idle_s", "tls",     "reuse_port"};
@@ -24,12 +24,20 @@ inline constexpr std::string_view kBearerToken[] = {"token", "name", "modes"};
 inline constexpr std::string_view kOAuth[] = {"issuer",          "audience",    "jwks_url",        "jwks_file",
                                               "authorization_servers", "required_scopes", "scope_modes",
                                               "principal_claim", "leeway_s"};
-inline constexpr std::string_view kLimits[] = {"calls_per_s", "burst", "max_in_flight_per_session", "max_sessions"};
+inline constexpr std::string_view kLimits[] = {"calls_per_s",
+                                               "burst",
+                                               "max_in_flight_per_session",
+                                               "max_sessions",
+                                               "max_batch_size",
+                                               "batch_concurrency",
+                                               "max_client_requests_per_call",
+                                               "max_client_requests_per_session"};
 inline constexpr std::string_view kNaming[] = {"separator", "description_prefix", "max_length"};
 inline constexpr std::string_view kFilters[] = {"include_slices", "exclude_slices", "include_tools", "exclude_tools"};
 inline constexpr std::string_view kMode[] = {"description",   "include_slices", "exclude_slices",
                                              "include_tools", "exclude_tools",  "discovery"};
 inline constexpr std::string_view kChain[] = {"resolve", "max_depth", "merge"};
+inline constexpr std::string_view kApps[] = {"tag_views"};
 inline constexpr std::string_view kWelcome[] = {"strategy", "tool", "arguments", "timeout_ms"};
 inline constexpr std::string_view kSagas[] = {"secret", "ttl_s"};
 inline constexpr std::string_view kAudit[] = {"path", "arguments"};
@@ -70,6 +78,7 @@ inline constexpr Section kSections[] = {
     {"filters", kFilters},
     {"modes.<name>", kMode},
     {"chain", kChain},
+    {"apps", kApps},
     {"welcome", kWelcome},
     {"sagas", kSagas},
     {"audit", kAudit},

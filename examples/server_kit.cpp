@@ -10,6 +10,7 @@
 #include <exception>
 #include <iomanip>
 #include <iostream>
+#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -26,7 +27,7 @@ json::Document detail::parse_or_throw(const JsonText& text, std::string_view wha
   return std::move(*doc);
 }
 
-std::string detail::answer(const json::Value& id, Outcome out) {
+std::string detail::answer(const jsonrpc::Id& id, Outcome out) {
   if (auto* err = std::get_if<RpcError>(&out)) {
     if (err->data.empty()) return jsonrpc::make_error(id, err->code, err->message);
     auto data = json::parse(err->data.text());
@@ -38,7 +39,7 @@ std::string detail::answer(const json::Value& id, Outcome out) {
   return jsonrpc::make_result(id, std::get<json::Document>(out));
 }
 
-std::string detail::no_initialize(const json::Value& id) {
+std::string detail::no_initialize(const jsonrpc::Id& id) {
   return jsonrpc::make_error(id, jsonrpc::kMethodNotFound,
                              "Method not found: initialize (protocol 2026-07-28 has none; use server/discover)");
 }
@@ -165,7 +166,25 @@ Outcome Server::handle(const jsonrpc::Message& msg, detail::Session* session, de
     }
   }
   if (completion_ && method == "completion/complete") return complete(params);
+  if (auto m = methods_.find(method); m != methods_.end()) return m->second(params, stateless != nullptr);
   return RpcError{jsonrpc::kMethodNotFound, "Method not found: " + std::string(method)};
+}
+
+void Server::set_extension(std::string id, JsonText settings) {
+  auto parsed = json::parse(settings.text());
+  if (!parsed || !parsed->IsObject())
+    throw std::invalid_argument("extension " + id + ": settings must be a JSON object");
+  extensions_.emplace_back(std::move(id), settings.text());
+}
+
+void Server::add_method(std::string method, MethodHandler handler) {
+  static const std::set<std::string_view> kOwn = {
+      "initialize", "ping", "server/discover", "tools/list", "tools/call", "resources/list", "resources/read",
+      "resources/templates/list", "resources/subscribe", "resources/unsubscribe", "prompts/list", "prompts/get",
+      "completion/complete", "logging/setLevel", "subscriptions/listen"};
+  if (kOwn.count(method) || methods_.count(method) || !handler)
+    throw std::invalid_argument("add_method: " + method + " is answered already, or has no handler");
+  methods_.emplace(std::move(method), std::move(handler));
 }
 
 bool Server::talks_during_call(const jsonrpc::Message& msg) const {
@@ -203,6 +222,11 @@ json::Value Server::capabilities(json::Allocator& a) const {
   }
   if (completion_) caps.AddMember("completions", json::Value(rapidjson::kObjectType), a);
   if (logging_) caps.AddMember("logging", json::Value(rapidjson::kObjectType), a);
+  if (!extensions_.empty()) {
+    json::Value ext(rapidjson::kObjectType);
+    for (const auto& [id, settings] : extensions_) ext.AddMember(json::str(id, a), json::Value(*json::parse(settings), a), a);
+    caps.AddMember("extensions", ext, a);
+  }
   return caps;
 }
 

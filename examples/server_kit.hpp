@@ -236,6 +236,10 @@ struct ResourceTemplateSpec {
   TemplateReader read{};
 };
 
+/// Answers an extension's request: `params` may be null; `stateless` tells
+/// the era, for results whose shape depends on it.
+using MethodHandler = std::function<Outcome(const json::Value* params, bool stateless)>;
+
 /// One argument of a prompt, as `prompts/list` shows it.
 struct PromptArgument {
   std::string name{};
@@ -321,6 +325,13 @@ class Server {
   /// Replaces the prompt of the same name, like replace_tool (announcing
   /// notifications/prompts/list_changed).
   void replace_prompt(PromptSpec spec);
+  /// Declares extension `id` (SEP-2133) with `settings` under
+  /// capabilities.extensions; a JSON object.
+  void set_extension(std::string id, JsonText settings);
+  /// Answers request `method` (an extension's) in both eras with
+  /// `handler(params, stateless)`; throws std::invalid_argument for a method
+  /// the kit answers itself or one added before.
+  void add_method(std::string method, MethodHandler handler);
   /// Answers `completion/complete` (advertising `completions`).
   void set_completion_handler(CompletionHandler handler);
   /// Accepts `logging/setLevel` (advertising `logging`); CallContext::log then
@@ -461,6 +472,9 @@ class Server {
   std::vector<Resource> resources_;
   std::vector<ResourceTemplate> templates_;
   CompletionHandler completion_;
+  /// Extension id -> settings (serialised object), in declaration order.
+  std::vector<std::pair<std::string, std::string>> extensions_;
+  std::map<std::string, MethodHandler, std::less<>> methods_;
   bool logging_ = false;
   bool subscriptions_ = false;
   std::size_t page_size_ = 0;

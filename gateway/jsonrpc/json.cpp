@@ -32,10 +32,57 @@ bool too_deep(std::string_view text) {
   return false;
 }
 
+int hex4(std::string_view s) {
+  if (s.size() < 4) return -1;
+  int v = 0;
+  for (char c : s.substr(0, 4)) {
+    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+/// Where `text` escapes a low surrogate that no high one precedes
+/// ("\udc00"), if it does. RapidJSON refuses a lone high surrogate but
+/// decodes a lone low one into bytes that are not UTF-8 (CESU-8): the
+/// gateway would hold text other than what it writes.
+std::optional<std::size_t> lone_low_surrogate(std::string_view text) {
+  // Backslashes are escapes wherever the text is JSON (outside strings it
+  // is not, and the parser says so).
+  for (std::size_t i = text.find('\\'); i != std::string_view::npos && i + 1 < text.size(); i = text.find('\\', i)) {
+    if (text[i + 1] != 'u') {
+      i += 2;
+      continue;
+    }
+    int cp = hex4(text.substr(i + 2));
+    if (cp >= 0xD800 && cp <= 0xDBFF && text.substr(i + 6, 2) == "\\u") {
+      int low = hex4(text.substr(i + 8));
+      if (low >= 0xDC00 && low <= 0xDFFF) {
+        i += 12;
+        continue;
+      }
+    }
+    if (cp >= 0xDC00 && cp <= 0xDFFF) return i;
+    i += 6;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Result<Document> parse(std::string_view text) {
+  // A peer's stray bytes are repaired as they come in, so that every
+  // string the gateway holds (a tool name it lists and later looks up, a
+  // claim it seals and compares) is the text it writes.
+  if (!valid_utf8(text)) {
+    std::string fixed = repair_utf8(text);
+    return parse(std::string_view(fixed));
+  }
   if (too_deep(text)) return Error{"nested deeper than " + std::to_string(kMaxDepth) + " levels"};
+  if (auto at = lone_low_surrogate(text))
+    return Error{"The surrogate pair in string is invalid (a lone " + std::string(text.substr(*at, 6)) +
+                 ") at offset " + std::to_string(*at)};
   Document d;
   // Iterative parsing keeps the parser itself off the stack. Trailing
   // garbage is an error (no kParseStopWhenDoneFlag), as a strict peer treats it.

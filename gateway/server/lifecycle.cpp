@@ -27,9 +27,15 @@ json::Value server_info(json::Allocator& a) {
   return info;
 }
 
-json::Value capabilities(json::Allocator& a) {
+/// The gateway's capabilities, with `extensions`: what its upstreams offer
+/// at the moment (MCP Apps, Skills), each declared only when one does.
+json::Value capabilities(Services& sv, json::Allocator& a) {
   auto caps = json::parse(kServerCapabilities);
-  return json::Value(*caps, a);
+  json::Value out(*caps, a);
+  auto extensions = json::parse(sv.catalog.snapshot()->extensions);
+  if (extensions && extensions->IsObject() && !extensions->ObjectEmpty())
+    out.AddMember("extensions", json::Value(*extensions, a), a);
+  return out;
 }
 
 /// Calls the welcome tool of `s`'s mode; its text, or "" (none, failed).
@@ -85,7 +91,7 @@ Task<Answer> initialize(Services& sv, Request& r) {
   json::Document result(rapidjson::kObjectType);
   auto& a = result.GetAllocator();
   result.AddMember("protocolVersion", json::str(version, a), a);
-  result.AddMember("capabilities", capabilities(a), a);
+  result.AddMember("capabilities", capabilities(sv, a), a);
   result.AddMember("serverInfo", server_info(a), a);
   co_await add_instructions(sv, s, result);
   spdlog::info("session {}: initialized by {} (protocol {}, mode {})", s.id().substr(0, 8),
@@ -100,7 +106,7 @@ Task<Answer> discover(Services& sv, Request& r) {
   for (auto v : mcp::kStatelessVersions) versions.PushBack(json::ref(v), a);
   for (auto v : mcp::kSessionVersions) versions.PushBack(json::ref(v), a);
   result.AddMember("supportedVersions", versions, a);
-  result.AddMember("capabilities", capabilities(a), a);
+  result.AddMember("capabilities", capabilities(sv, a), a);
   co_await add_instructions(sv, *r.session, result);
   json::Value meta(rapidjson::kObjectType);
   meta.AddMember(json::ref(mcp::kMetaServerInfo), server_info(a), a);

@@ -35,7 +35,7 @@ Answer Answer::page(std::string_view key, std::vector<std::string_view> items, j
   return out;
 }
 
-std::string Answer::write(const json::Value& id) const {
+std::string Answer::write(const jsonrpc::Id& id) const {
   if (error_) return jsonrpc::make_error_response(id, body_);
   if (page_key_.empty()) return jsonrpc::make_result(id, body_);
   // The page's items first, as listed, then the rest of the result.
@@ -103,6 +103,9 @@ constexpr std::array kMethods{
     Method{"prompts/list", Runs::Inline, list_prompts},
     Method{"prompts/get", Runs::Async, nullptr, get_prompt},
     Method{"completion/complete", Runs::Async, nullptr, complete},
+    Method{"skills/list", Runs::Inline, list_skills},
+    Method{"skills/get", Runs::Async, nullptr, get_skill},
+    Method{"resources/directory/read", Runs::Async, nullptr, read_directory},
     Method{"subscriptions/listen", Runs::Stream, nullptr, nullptr, listen},
 };
 

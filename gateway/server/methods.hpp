@@ -48,7 +48,7 @@ class Answer {
   /// The result (without a page's items) or the error object.
   json::Document& body() { return body_; }
   /// The response to request `id`, serialised.
-  std::string write(const json::Value& id) const;
+  std::string write(const jsonrpc::Id& id) const;
 
  private:
   Answer(json::Document body, bool error) : body_(std::move(body)), error_(error) {}
@@ -101,7 +101,7 @@ struct Request {
   std::shared_ptr<transport::Exchange> exchange;
   const mcp::RequestContext& context;
 
-  const json::Value& id() const { return message.id(); }
+  const jsonrpc::Id& id() const { return message.id(); }
   const json::Value* params() const { return message.params(); }
   /// `params._meta.progressToken`, or null.
   const json::Value* progress_token() const;
@@ -147,7 +147,7 @@ const Method* find_method(std::string_view name);
 NotificationHandler find_notification(std::string_view name);
 
 // The handlers, by topic (lifecycle.cpp, tools.cpp, sagas.cpp,
-// resources.cpp, prompts.cpp, subscriptions.cpp).
+// resources.cpp, prompts.cpp, skills.cpp, subscriptions.cpp).
 Task<Answer> initialize(Services& sv, Request& r);
 Task<Answer> discover(Services& sv, Request& r);
 Answer ping(Services& sv, Request& r);
@@ -166,6 +166,9 @@ Answer unsubscribe(Services& sv, Request& r);
 Answer list_prompts(Services& sv, Request& r);
 Task<Answer> get_prompt(Services& sv, Request& r);
 Task<Answer> complete(Services& sv, Request& r);
+Answer list_skills(Services& sv, Request& r);
+Task<Answer> get_skill(Services& sv, Request& r);
+Task<Answer> read_directory(Services& sv, Request& r);
 void listen(Services& sv, Request& r);
 
 /// `{"<key>": [the page of defs(i) for i < count], "nextCursor"?}` after the

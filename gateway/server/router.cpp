@@ -49,9 +49,11 @@ void Router::set_config(std::shared_ptr<const config::Config> cfg, std::shared_p
 
 std::size_t Router::suspended_calls() const { return engine_.parked_count(); }
 
-void Router::refused(const transport::ClientContext& ctx, std::string_view reason, std::string_view detail) {
+void Router::refused(const transport::ClientContext& ctx, std::string_view reason, std::string_view detail,
+                     std::string_view tool) {
   AuditRecord r;
   r.principal = ctx.principal;
+  r.tool = std::string(tool);
   // The mode the request targeted: the default one for the plain MCP path.
   r.mode = ctx.mode.empty() ? settings_.config()->default_mode : ctx.mode;
   r.reason = std::string(detail);
@@ -134,9 +136,9 @@ void Router::handle(const std::shared_ptr<transport::Session>& session, jsonrpc:
   if (msg.is_response()) {
     // An answer to a request an upstream sent this client through us.
     metrics_.message("response");
-    if (!msg.id().IsString()) return;
-    std::string id = msg.id().GetString();
-    if (auto call = s->asker(id)) call->answer(id, std::move(msg));
+    auto id = msg.id().string();
+    if (!id) return;
+    if (auto call = s->asker(*id)) call->answer(*id, std::move(msg));
     return;
   }
   metrics_.message(msg.method());
@@ -183,7 +185,7 @@ std::string Router::finish(Answer answer, const jsonrpc::Message& m, const mcp::
 void Router::run_async(const std::shared_ptr<McpSession>& parent, const std::shared_ptr<McpSession>& s,
                        const Method& method, std::shared_ptr<jsonrpc::Message> m,
                        std::shared_ptr<transport::Exchange> ex, std::shared_ptr<mcp::RequestContext> ctx) {
-  std::string key = json::write(m->id());
+  std::string key(m->id().json());
   parent->track(key, ex);
   {
     std::lock_guard lk(in_flight_->mu);

@@ -62,7 +62,8 @@ class Router final : public transport::Handler {
   Audit& audit() { return audit_; }
   /// Calls suspended while their client answers (MRTR, sagas).
   std::size_t suspended_calls() const;
-  void refused(const transport::ClientContext& ctx, std::string_view reason, std::string_view detail) override;
+  void refused(const transport::ClientContext& ctx, std::string_view reason, std::string_view detail,
+               std::string_view tool) override;
 
  private:
   /// Answers request `msg` of `parent` (the transport's session), after

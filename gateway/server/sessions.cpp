@@ -94,9 +94,11 @@ std::shared_ptr<transport::Exchange> McpSession::in_flight(const std::string& ke
   return it == inflight_.end() ? nullptr : it->second.lock();
 }
 
-void McpSession::await_answer(const std::string& id, std::weak_ptr<ClientCall> call) {
+bool McpSession::await_answer(const std::string& id, std::weak_ptr<ClientCall> call, std::size_t max) {
   std::lock_guard lk(mu_);
+  if (forwarded_.size() >= max) return false;
   forwarded_[id] = std::move(call);
+  return true;
 }
 
 void McpSession::forget_answer(const std::string& id) {

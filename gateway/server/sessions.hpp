@@ -73,8 +73,9 @@ class McpSession final : public transport::Session, public std::enable_shared_fr
 
   // --- requests forwarded to the client (server-to-client) ---
 
-  /// `call` waits for the client's answer to our request `id`.
-  void await_answer(const std::string& id, std::weak_ptr<ClientCall> call);
+  /// `call` waits for the client's answer to our request `id`; false (and
+  /// nothing recorded) when `max` requests of the session already wait.
+  bool await_answer(const std::string& id, std::weak_ptr<ClientCall> call, std::size_t max);
   void forget_answer(const std::string& id);
   /// The call waiting for the answer to `id`, if any.
   std::shared_ptr<ClientCall> asker(const std::string& id) const;

@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <variant>
 
 #include "chain/chain.hpp"
 #include "mcp/protocol.hpp"
+#include "server/apps.hpp"
 #include "server/tool_search.hpp"
 
 namespace mcpgw::server {
@@ -18,14 +20,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 /// The `_meta` of a client's request as an upstream may see it: without the
-/// stateless envelope (the upstream gets the gateway's own) and the
-/// progress token (the gateway's replaces it).
+/// stateless envelope (the upstream gets the gateway's own), the progress
+/// token (the gateway's replaces it) and the view tag (the gateway's own).
 std::shared_ptr<json::Document> upstream_meta(const json::Value* meta) {
   if (!meta || !meta->IsObject()) return nullptr;
   auto out = std::make_shared<json::Document>(rapidjson::kObjectType);
   for (const auto& m : meta->GetObject()) {
     std::string_view key(m.name.GetString(), m.name.GetStringLength());
-    if (key.rfind("io.modelcontextprotocol/", 0) == 0 || key == "progressToken") continue;
+    if (key.rfind("io.modelcontextprotocol/", 0) == 0 || key == "progressToken" || key == kViewServerKey) continue;
     out->AddMember(json::str(key, out->GetAllocator()), json::Value(m.value, out->GetAllocator()), out->GetAllocator());
   }
   return out->ObjectEmpty() ? nullptr : out;
@@ -108,11 +110,39 @@ Work unlisted_work(Services& sv, std::shared_ptr<McpSession> s, std::shared_ptr<
           co_return co_await work(client, cancel, progress);
         }
         // Listed but not in this client's mode: as unknown as any other.
-        if (snap->tool_index.count(name) || !co_await sv.catalog.changed_since(snap, opts.deadline, &cancel)) break;
+        if (snap->tool_index.count(name) || !co_await sv.catalog.wait_newer(snap->generation, opts.deadline, &cancel))
+          break;
       }
     }
     co_return upstream::Reply::error(jsonrpc::kInvalidParams, "Unknown tool: " + name);
   };
+}
+
+/// A snapshot that lists `name` (visible in `mode`), once the servers still
+/// connecting for the first time that may list it are up, waited for within
+/// the call's deadline; or the isError naming a server it came too late
+/// from. The snapshot it returns may still not list `name`.
+Task<std::variant<std::shared_ptr<const catalog::Snapshot>, Answer>> after_connecting(
+    Services& sv, Request& r, std::shared_ptr<const catalog::Snapshot> snap, std::string_view name,
+    std::size_t mode) {
+  auto candidates = snap->pending_for(name);
+  if (candidates.empty()) co_return snap;
+  auto deadline = candidates.front()->deadline();
+  spdlog::debug("tools/call {} waits for upstream {} (connecting)", name, candidates.front()->name());
+  CancelSignal* cancel = r.exchange ? &r.exchange->cancel_signal() : nullptr;
+  while (!snap->find_tool(name, mode) && !snap->pending_for(name).empty()) {
+    if (!co_await sv.catalog.wait_newer(snap->generation, deadline, cancel)) break;
+    snap = sv.catalog.snapshot();
+  }
+  if (snap->find_tool(name, mode)) co_return snap;
+  for (const auto& u : candidates) {
+    if (u->ready()) continue;
+    std::string why = u->state() == upstream::Upstream::State::Connecting
+                          ? "is still connecting; tools/call " + std::string(name) + " waited for it until its deadline"
+                          : "is not connected (" + u->status() + ")";
+    co_return Answer::relay(upstream::Reply{false, mcp::tool_error("mcpgw: upstream '" + u->name() + "' " + why)});
+  }
+  co_return snap;
 }
 
 }  // namespace
@@ -129,60 +159,119 @@ Answer list_tools(Services& sv, Request& r) {
       static_cast<std::size_t>(sv.settings.config()->listen.page_size), snap);
 }
 
-Task<Answer> call_tool(Services& sv, Request& r) {
+AuditRecord audit_record(const McpSession& s, std::string_view tool, const json::Value* args, const json::Value* params) {
+  upstream::Caller who = caller_of(s);
+  AuditRecord a;
+  a.principal = who.principal;
+  a.session = who.session;
+  a.mode = who.mode;
+  a.tool = std::string(tool);
+  a.arguments = args;
+  if (auto trace = mcp::trace_of(params)) a.trace_id = trace->trace_id;
+  return a;
+}
+
+Answer refuse_call(Services& sv, Request& r, std::string_view reason, std::string_view tool, const json::Value* args,
+                   int code, const std::string& message) {
+  AuditRecord a = audit_record(*r.session, tool, args, r.params());
+  a.reason = message;
+  sv.audit.refused(reason, std::move(a));
+  return Answer::error(code, message);
+}
+
+Task<std::variant<Answer, CalledTool>> called_tool(Services& sv, Request& r) {
   const json::Value* p = r.params();
-  if (!p || !p->IsObject()) co_return Answer::invalid_params("tools/call needs params");
+  auto invalid = [&](std::string_view tool, const json::Value* args, const std::string& why) {
+    return refuse_call(sv, r, "invalid_params", tool, args, jsonrpc::kInvalidParams, "Invalid params: " + why);
+  };
+  if (!p || !p->IsObject()) co_return invalid("", nullptr, std::string(r.message.method()) + " needs params");
   auto name = json::get_string(*p, "name");
-  if (!name) co_return Answer::invalid_params("name must be a string");
+  if (!name) co_return invalid("", nullptr, "name must be a string");
   const json::Value* args = json::find(*p, "arguments");
-  if (args && !args->IsObject() && !args->IsNull()) co_return Answer::invalid_params("arguments must be an object");
+  if (args && !args->IsObject() && !args->IsNull()) co_return invalid(*name, nullptr, "arguments must be an object");
   if (args && args->IsNull()) args = nullptr;
 
-  auto snap = sv.catalog.snapshot();
+  CalledTool called;
+  called.snap = sv.catalog.snapshot();
+  auto& snap = called.snap;
   auto mode = snap->mode_index(r.session->mode());
   auto meta = resolve_meta_tool(*snap, mode, *name, args);
-  if (auto* answered = std::get_if<Answer>(&meta)) co_return std::move(*answered);
+  if (auto* answered = std::get_if<Answer>(&meta)) {
+    AuditRecord a = audit_record(*r.session, *name, args, p);
+    if (answered->is_error()) {
+      auto message = json::get_string(answered->body(), "message");
+      a.reason = message ? std::string(*message) : "refused";
+      sv.audit.refused("invalid_params", std::move(a));
+    } else if (sv.audit.enabled()) {
+      a.event = "call";
+      a.outcome = "ok";
+      sv.audit.record(a);
+    }
+    co_return std::move(*answered);
+  }
   const auto& target = std::get<ToolTarget>(meta);
-  name = target.name;
-  args = target.args;
-  // A tool hidden from this client's mode is as unknown as one that does not exist.
-  const catalog::ExposedTool* tool = mode ? snap->find_tool(*name, *mode) : nullptr;
-  if (!tool && mode && !snap->tool_index.count(std::string(*name))) {
-    if (auto u = unlisted_oauth_server(*snap, *sv.settings.config(), *name)) {
-      auto arguments = std::make_shared<json::Document>();
-      if (args) arguments->CopyFrom(*args, arguments->GetAllocator());
-      Work work = unlisted_work(sv, r.session, std::move(u), std::string(*name), *mode, std::move(arguments),
-                               upstream_meta(json::find(*p, "_meta")));
-      co_return co_await execute(sv, r, "tools/call " + std::string(*name), args, std::move(work));
+  // A tool hidden from this client's mode is as unknown as one that does not
+  // exist. A view's bare name is an alias: everything below is the same.
+  if (mode) {
+    std::optional<Answer> refused;
+    auto resolve = [&] {
+      auto resolved = resolve_tool(*snap, *mode, target.name, view_server(*snap, p));
+      if (auto* answer = std::get_if<Answer>(&resolved)) refused = std::move(*answer);
+      else called.tool = std::get<const catalog::ExposedTool*>(resolved);
+    };
+    resolve();
+    if (!refused && !called.tool) {
+      // Its server may not have listed it yet: the gateway serves while
+      // upstreams connect.
+      auto settled = co_await after_connecting(sv, r, snap, target.name, *mode);
+      if (auto* answered = std::get_if<Answer>(&settled)) co_return std::move(*answered);
+      snap = std::get<std::shared_ptr<const catalog::Snapshot>>(std::move(settled));
+      resolve();
+    }
+    if (refused) {
+      auto message = json::get_string(refused->body(), "message");
+      co_return refuse_call(sv, r, "invalid_params", target.name, target.args, jsonrpc::kInvalidParams,
+                            message ? std::string(*message) : "Invalid params");
     }
   }
-  if (!tool) {
-    bool hidden = std::any_of(snap->tools.begin(), snap->tools.end(), [&](const auto& t) { return t.name == *name; });
-    if (hidden) {
-      upstream::Caller who = caller_of(*r.session);
-      AuditRecord a;
-      a.principal = who.principal;
-      a.session = who.session;
-      a.mode = who.mode;
-      a.tool = std::string(*name);
-      a.arguments = args;
-      auto trace = mcp::trace_of(p);
-      if (trace) a.trace_id = trace->trace_id;
-      a.reason = "tool not visible in mode " + r.session->mode();
-      sv.audit.refused("tool_hidden", std::move(a));
-    }
-    co_return Answer::error(jsonrpc::kInvalidParams, "Unknown tool: " + std::string(*name));
+  if (!called.tool && mode && !names_some_tool(*snap, target.name))
+    called.unlisted = unlisted_oauth_server(*snap, *sv.settings.config(), target.name);
+  if (!called.tool && !called.unlisted) {
+    std::string message = "Unknown tool: " + std::string(target.name);
+    if (!names_some_tool(*snap, target.name))
+      co_return refuse_call(sv, r, "unknown_tool", target.name, target.args, jsonrpc::kInvalidParams, message);
+    AuditRecord a = audit_record(*r.session, target.name, target.args, p);
+    a.reason = "tool not visible in mode " + r.session->mode();
+    sv.audit.refused("tool_hidden", std::move(a));
+    co_return Answer::error(jsonrpc::kInvalidParams, message);
   }
+  called.mode = *mode;
+  called.name = called.tool ? called.tool->name : std::string(target.name);
+  called.args = target.args;
+  called.through_call_tool = target.through_call_tool;
+  co_return called;
+}
+
+Task<Answer> call_tool(Services& sv, Request& r) {
+  auto resolved = co_await called_tool(sv, r);
+  if (auto* refused = std::get_if<Answer>(&resolved)) co_return std::move(*refused);
+  const CalledTool& c = std::get<CalledTool>(resolved);
   // Mcp-Param-* headers repeat the arguments of the tool the request names
   // (call_tool's, which declares none).
-  if (std::string why = target.through_call_tool ? "" : param_header_mismatch(*tool, args, r.session->context());
+  if (std::string why = c.through_call_tool || !c.tool ? "" : param_header_mismatch(*c.tool, c.args, r.session->context());
       !why.empty())
-    co_return Answer::error(mcp::kHeaderMismatch, "Header mismatch: " + why);
+    co_return refuse_call(sv, r, "header_mismatch", c.name, c.args, mcp::kHeaderMismatch, "Header mismatch: " + why);
 
   auto arguments = std::make_shared<json::Document>();
-  if (args) arguments->CopyFrom(*args, arguments->GetAllocator());
-  Work work = tool_work(sv, *r.session, snap, *mode, *tool, arguments, upstream_meta(json::find(*p, "_meta")));
-  co_return co_await execute(sv, r, "tools/call " + tool->name, args, std::move(work));
+  if (c.args) arguments->CopyFrom(*c.args, arguments->GetAllocator());
+  Work work = called_work(sv, r, c, arguments, upstream_meta(json::find(*r.params(), "_meta")));
+  co_return co_await execute(sv, r, "tools/call " + c.name, c.args, std::move(work));
+}
+
+Work called_work(Services& sv, Request& r, const CalledTool& c, std::shared_ptr<json::Document> arguments,
+                 std::shared_ptr<json::Document> meta) {
+  if (c.unlisted) return unlisted_work(sv, r.session, c.unlisted, c.name, c.mode, std::move(arguments), std::move(meta));
+  return tool_work(sv, *r.session, c.snap, c.mode, *c.tool, std::move(arguments), std::move(meta));
 }
 
 Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog::Snapshot> snap, std::size_t mode,

@@ -1,10 +1,42 @@
 #pragma once
 // The work of a tool call, shared by tools/call and the saga methods.
 #include <memory>
+#include <variant>
 
 #include "server/calls.hpp"
 
 namespace mcpgw::server {
+
+/// The exposed tool a tools/call or tools/callSaga names, for its client.
+struct CalledTool {
+  std::shared_ptr<const catalog::Snapshot> snap;
+  std::size_t mode = 0;
+  const catalog::ExposedTool* tool = nullptr;
+  const json::Value* args = nullptr;  ///< null: no arguments
+  bool through_call_tool = false;     ///< named by call_tool (tool search)
+  /// Set (and `tool` null): the tool `name` is not listed, but this OAuth
+  /// server may list it once the caller has a token (its consent first).
+  std::shared_ptr<upstream::Upstream> unlisted;
+  std::string name;  ///< the exposed name called
+};
+
+/// The tool request `r` calls (waiting, within the call's deadline, for an
+/// upstream still connecting that may list it). What ends the call before
+/// it runs (bad params, an unknown, hidden or ambiguous tool, a refused
+/// call_tool) is the Answer, audited as `refused`: probing for tools is what
+/// an auditor looks for. A search_tools call is answered here too (audited
+/// as a `call`).
+Task<std::variant<Answer, CalledTool>> called_tool(Services& sv, Request& r);
+
+/// Audits the refusal of call `r` of `tool` (counted in
+/// mcpgw_refused_total by `reason`) and returns error `code` with `message`.
+Answer refuse_call(Services& sv, Request& r, std::string_view reason, std::string_view tool, const json::Value* args,
+                   int code, const std::string& message);
+
+/// The work of call `c` by the session of `r` with `arguments` (tool_work,
+/// or for an unlisted tool of an OAuth server the consent step first).
+Work called_work(Services& sv, Request& r, const CalledTool& c, std::shared_ptr<json::Document> arguments,
+                 std::shared_ptr<json::Document> meta);
 
 /// The work of a call of `tool` by `s` with `arguments` (and the `_meta`
 /// the upstream may see), nextTool chains included; it owns everything it

@@ -56,6 +56,13 @@ std::string limit_error(const jsonrpc::Message& m, const std::string& message, s
   return jsonrpc::make_error(m.id(), -32000, message, &data);
 }
 
+/// The tool a request names (tools/call, tools/callSaga), for the audit
+/// line of its refusal; "" for other requests.
+std::string called_tool(const jsonrpc::Message& m) {
+  auto name = m.params() ? json::get_string(*m.params(), "name") : std::nullopt;
+  return name && m.method().rfind("tools/call", 0) == 0 ? std::string(*name) : std::string();
+}
+
 }  // namespace
 
 std::string lower(std::string s) {
@@ -122,7 +129,7 @@ void Admission::on_refused(const Refused& r) const {
   ClientContext who;
   who.principal = r.principal;
   who.mode = r.mode;
-  handler_.refused(who, r.what, r.reason);
+  handler_.refused(who, r.what, r.reason, r.tool);
 }
 
 bool Admission::host_allowed(const http::Request& req) const {
@@ -285,7 +292,7 @@ std::optional<std::string> Admission::limit_call(const ClientContext& ctx, const
   if (in_flight >= 0 && l.max_in_flight_per_session > 0 && in_flight >= l.max_in_flight_per_session) {
     std::string why = "Too many requests in flight: limits.max_in_flight_per_session (" +
                       std::to_string(l.max_in_flight_per_session) + ") reached for this session";
-    on_refused({"in_flight", ctx.principal, why, ctx.mode});
+    on_refused({"in_flight", ctx.principal, why, ctx.mode, called_tool(m)});
     // When one of them ends is not known: a short pause is the honest hint.
     return limit_error(m, why, "max_in_flight_per_session", 100);
   }
@@ -299,11 +306,16 @@ std::optional<std::string> Admission::limit_call(const ClientContext& ctx, const
   std::snprintf(rate, sizeof rate, "%g", l.calls_per_s);
   std::string why = "Rate limit exceeded: limits.calls_per_s (" + std::string(rate) + "/s, burst " +
                     std::to_string(static_cast<int>(st->limiter->capacity())) + ") for " + who;
-  on_refused({"rate", ctx.principal, why, ctx.mode});
+  on_refused({"rate", ctx.principal, why, ctx.mode, called_tool(m)});
   return limit_error(m, why, "calls_per_s", *wait);
 }
 
 int Admission::max_sessions() const { return state()->limits.max_sessions; }
+
+BatchLimits Admission::batch_limits() const {
+  const auto& l = state()->limits;
+  return {static_cast<std::size_t>(l.max_batch_size), static_cast<std::size_t>(l.batch_concurrency)};
+}
 
 http::Response Admission::sessions_full(const ClientContext& ctx) const {
   std::string why = "Service Unavailable: limits.max_sessions (" + std::to_string(max_sessions()) +

@@ -13,6 +13,7 @@
 #include "auth/access.hpp"
 #include "auth/rate_limit.hpp"
 #include "auth/token_cache.hpp"
+#include "transport/batch.hpp"
 #include "transport/http_listener.hpp"
 #include "transport/http_server.hpp"
 #include "transport/jwks_source.hpp"
@@ -52,6 +53,7 @@ struct Refused {
   std::string principal;  ///< "" when unknown
   std::string reason;
   std::string mode;       ///< the mode the request asked for; "" = the default
+  std::string tool = {};  ///< the tool a refused tools/call named, if any
 };
 
 /// Admission of MCP requests under one server's options.
@@ -69,6 +71,8 @@ class Admission {
   std::optional<std::string> limit_call(const ClientContext& ctx, const jsonrpc::Message& m, int in_flight) const;
   /// max_sessions (0 = none).
   int max_sessions() const;
+  /// max_batch_size and batch_concurrency.
+  BatchLimits batch_limits() const;
   /// The 503 for an initialize over max_sessions.
   http::Response sessions_full(const ClientContext& ctx) const;
   /// The RFC 9728 document when `path` is a protected-resource metadata

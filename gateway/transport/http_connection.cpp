@@ -49,12 +49,6 @@ Headers routing_headers(std::string_view method, const json::Value* params, cons
   return routing;
 }
 
-/// True when an exchange failed because the server could not be
-/// connected to, so the request never reached it.
-bool unreachable(const HttpResult& res) {
-  return !res.maybe_delivered && res.error.rfind("cannot connect", 0) == 0;
-}
-
 /// True when a JSON-RPC error body says the session is unknown or the
 /// server is not initialized (how servers word a stale session).
 bool names_session(const std::string& body) {
@@ -230,10 +224,11 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
   std::optional<jsonrpc::Message> answer;
   bool sse = false;
   std::optional<std::size_t> too_large;
+  std::optional<std::string> malformed;  ///< what is wrong with the answer to this request
   std::string json_body;
   auto deliver = [&](jsonrpc::Message& m) {
     if (m.is_response()) {
-      if (id && m.id().IsInt64() && m.id().GetInt64() == *id) {
+      if (id && m.id().int64() == *id) {
         answer = std::move(m);
         return false;  // we have what we came for; stop reading
       }
@@ -247,17 +242,17 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
       [&](std::string_view, std::string_view data) {
         // Servers prime a stream with an event without data (2025-11-25).
         if (data.empty()) return true;
-        auto doc = json::parse(data);
-        if (!doc) {
-          spdlog::warn("upstream {}: ignoring an SSE event that is not JSON: {:.200}", target_.name, data);
+        auto read = jsonrpc::read(data);
+        if (auto* bad = std::get_if<jsonrpc::Unreadable>(&read)) {
+          if (id && bad->answers == *id) {
+            malformed = bad->why;
+            return false;  // the answer came, unusable: no point waiting on
+          }
+          spdlog::warn("upstream {}: ignoring a malformed message on an SSE stream ({}): {:.200}", target_.name,
+                       bad->why, data);
           return true;
         }
-        auto m = jsonrpc::Message::from(std::move(*doc));
-        if (!m) {
-          spdlog::warn("upstream {}: ignoring an invalid JSON-RPC message: {:.200}", target_.name, data);
-          return true;
-        }
-        return deliver(*m);
+        return deliver(std::get<jsonrpc::Message>(read));
       },
       limit,
       [&](std::size_t bytes) {
@@ -306,7 +301,7 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
   // Resumability (2025-11-25): a stream that ended before the answer, after
   // events with ids, goes on in a GET with Last-Event-ID once the delay the
   // server asked for has passed.
-  for (int attempt = 0; attempt < kMaxResumes && res.error.empty() && sse && id && !answer && !too_large &&
+  for (int attempt = 0; attempt < kMaxResumes && res.error.empty() && sse && id && !answer && !too_large && !malformed &&
                         res.head.status == 200 && !parser.last_event_id().empty() &&
                         abort->why() == Abort::Why::None;
        ++attempt) {
@@ -329,6 +324,7 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
   }
   if (answer) co_return Response{std::move(answer), Failure::Transport, {}};
   if (too_large) co_return Response{std::nullopt, Failure::TooLarge, size_text(*too_large, limit)};
+  if (malformed) co_return Response{std::nullopt, Failure::Transport, "sent a malformed answer: " + *malformed};
   switch (abort->why()) {
     case Abort::Why::Timeout: co_return Response{std::nullopt, Failure::Timeout, "timed out"};
     case Abort::Why::Cancelled: co_return Response{std::nullopt, Failure::Cancelled, "cancelled"};
@@ -336,7 +332,10 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
     case Abort::Why::None: break;
   }
   if (res.head.status == 0)
-    co_return Response{std::nullopt, unreachable(res) ? Failure::Unreachable : Failure::Transport,
+    co_return Response{std::nullopt,
+                       res.kind == HttpError::Unreachable ? Failure::Unreachable
+                       : res.kind == HttpError::Broken    ? Failure::Interrupted
+                                                          : Failure::Transport,
                        client_->url().text() + ": " + res.error};
   int status = res.head.status;
   if ((status == 401 || status == 403) && target_.credential) {
@@ -358,30 +357,36 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
     co_return Response{std::nullopt, Failure::Transport, "HTTP " + std::to_string(status)};
   }
   if (!sse && !json_body.empty()) {
-    if (auto doc = json::parse(json_body)) {
-      auto handle = [&](json::Document d) {
-        if (auto m = jsonrpc::Message::from(std::move(d))) deliver(*m);
-      };
-      if (doc->IsArray()) {
-        for (auto& v : doc->GetArray()) handle(json::clone(v));
-      } else if (doc->IsObject()) {
-        // An HTTP error status with a JSON-RPC error body (null id) is still
-        // the server's answer to us.
-        if (status >= 400 && json::find(*doc, "error")) {
-          json::Value* i = json::find(*doc, "id");
-          if (!i) json::set(*doc, "id", json::Value(*id), doc->GetAllocator());
-          else if (i->IsNull()) i->SetInt64(*id);
-        }
-        handle(std::move(*doc));
+    auto doc = json::parse(json_body);
+    if (!doc) malformed = "not JSON (" + doc.error() + ")";
+    else if (doc->IsArray()) {
+      for (auto& v : doc->GetArray())
+        if (auto m = jsonrpc::Message::from(json::clone(v))) deliver(*m);
+    } else if (doc->IsObject()) {
+      // An HTTP error status with a JSON-RPC error body (null id) is still
+      // the server's answer to us.
+      if (status >= 400 && json::find(*doc, "error")) {
+        json::Value* i = json::find(*doc, "id");
+        if (!i) json::set(*doc, "id", json::Value(*id), doc->GetAllocator());
+        else if (i->IsNull()) i->SetInt64(*id);
       }
-      if (answer) co_return Response{std::move(answer), Failure::Transport, {}};
+      // A JSON object is the body of the answer to this request: when it
+      // is not a valid message, the answer is malformed.
+      if (auto m = jsonrpc::Message::from(std::move(*doc), json_body)) deliver(*m);
+      else malformed = m.error();
     }
+    if (answer) co_return Response{std::move(answer), Failure::Transport, {}};
+    if (malformed && status < 300)
+      co_return Response{std::nullopt, Failure::Transport, "sent a malformed answer: " + *malformed};
   }
-  std::string what = status >= 300   ? "HTTP " + std::to_string(status)
-                     : !res.error.empty() ? client_->url().text() + ": " + res.error
-                     : sse               ? "SSE stream ended without a response"
-                                         : "response was not the JSON-RPC answer";
-  co_return Response{std::nullopt, Failure::Transport, what};
+  if (status >= 400 && status < 500)
+    co_return Response{std::nullopt, Failure::Rejected, "HTTP " + std::to_string(status)};
+  if (status >= 300) co_return Response{std::nullopt, Failure::Transport, "HTTP " + std::to_string(status)};
+  if (!res.error.empty())
+    co_return Response{std::nullopt, res.kind == HttpError::Broken ? Failure::Interrupted : Failure::Transport,
+                       client_->url().text() + ": " + res.error};
+  co_return Response{std::nullopt, Failure::Transport,
+                     sse ? "SSE stream ended without a response" : "response was not the JSON-RPC answer"};
 }
 
 bool HttpConnection::notify(std::string_view method, const json::Value* params) {
@@ -445,9 +450,8 @@ void HttpConnection::listen() {
 
 void HttpConnection::on_stream_event(std::string_view data) {
   if (data.empty() || closed_.load()) return;
-  auto doc = json::parse(data);
-  if (!doc) return;
-  auto m = jsonrpc::Message::from(std::move(*doc));
+  auto read = jsonrpc::read(data);
+  auto* m = std::get_if<jsonrpc::Message>(&read);
   try {
     if (m && handlers_.on_message) handlers_.on_message(*m);
   } catch (const std::exception& e) {
@@ -461,6 +465,7 @@ asio::awaitable<void> HttpConnection::listen_loop() {
   auto strand = co_await asio::this_coro::executor;
   auto backoff = 100ms;
   std::string refused;  // the Authorization the last GET was refused with (HTTP 401)
+  bool streamed = false;  // the server has served this session a stream
   while (!closed_.load()) {
     auto abort = new_abort(strand, Clock::now() + kStreamSilence, nullptr);
     if (!abort) break;
@@ -492,8 +497,15 @@ asio::awaitable<void> HttpConnection::listen_loop() {
     if (status == 401)
       for (const auto& [name, value] : get.headers)
         if (starts_with_ci(name, "authorization")) refused = value;
-    // 405: the server offers no stream (allowed by the spec); stop asking.
-    if (status == 405 || closed_.load()) break;
+    if (closed_.load()) break;
+    // A server without a GET route (405 as the spec says; 404 or 400 from a
+    // server that routes POST only) can push nothing outside a call, and
+    // its POSTs tell whether the session lives: stop asking.
+    if (status == 405 || (!streamed && (status == 404 || status == 400))) {
+      spdlog::info("upstream {}: offers no GET stream (HTTP {}): it can send messages only while a call runs",
+                   target_.name, status);
+      break;
+    }
     // The server is gone or forgot the session: the connection is dead, and
     // the upstream initializes a new one (it comes back by itself).
     bool has_session = false;
@@ -501,16 +513,19 @@ asio::awaitable<void> HttpConnection::listen_loop() {
       std::lock_guard lk(mu_);
       has_session = !session_id_.empty();
     }
-    // (A 400 is not taken as a lost session here: some servers answer a GET
-    // they do not offer with 400, and the next request tells anyway.)
+    // (A 400 on a stream that worked is not taken as a lost session: the
+    // next request tells.)
     std::string lost;
     if (status == 404 && has_session) lost = "its GET stream was refused (HTTP 404): the server forgot the session";
-    else if (status == 0 && unreachable(res)) lost = "its GET stream dropped: " + res.error;
+    else if (status == 0 && res.kind == HttpError::Unreachable) lost = "its GET stream dropped: " + res.error;
     if (!lost.empty()) {
       if (handlers_.on_close) handlers_.on_close(lost);
       break;
     }
-    if (status == 200) backoff = 100ms;
+    if (status == 200) {
+      streamed = true;
+      backoff = 100ms;
+    }
     auto pause = new_abort(strand, Clock::now() + backoff, nullptr);
     if (!pause) break;
     asio::steady_timer timer(strand, Clock::time_point::max());

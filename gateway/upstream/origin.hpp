@@ -58,6 +58,10 @@ struct UpstreamCall {
 struct Reply {
   bool rpc_error = false;
   json::Document body;
+  /// The server failed, not the call: no answer (a transport failure or a
+  /// timeout), an HTTP 5xx, a JSON-RPC internal or parse error. What a
+  /// circuit breaker counts; a tool's isError or -32602 is about the call.
+  bool server_failed = false;
 
   /// A JSON-RPC error reply `{code, message}`.
   static Reply error(int code, std::string_view message) {

@@ -2,6 +2,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <spdlog/spdlog.h>
 
@@ -31,7 +32,7 @@ bool client_request(std::string_view method) {
 }  // namespace
 
 Upstream::Upstream(config::Server cfg, transport::Io& io, Listener& listener, std::shared_ptr<oauth::Client> oauth,
-                   std::optional<Owner> owner, std::weak_ptr<Upstream> parent)
+                   std::optional<Owner> owner, std::weak_ptr<Upstream> parent, const json::Value* client_extensions)
     : cfg_(std::move(cfg)),
       io_(io),
       listener_(listener),
@@ -43,6 +44,7 @@ Upstream::Upstream(config::Server cfg, transport::Io& io, Listener& listener, st
       parent_(std::move(parent)),
       breaker_(cfg_.circuit),
       limiter_(cfg_.max_concurrency) {
+  if (client_extensions) client_extensions_.CopyFrom(*client_extensions, client_extensions_.GetAllocator());
   if (!child_ && cfg_.transport == config::Server::Transport::Http && !cfg_.tls.verify)
     spdlog::warn("upstream {}: tls.verify is false: its certificate is not checked, so anyone on the way to {} can "
                  "read and change its traffic",
@@ -78,7 +80,9 @@ Task<Result<std::shared_ptr<Upstream>>> Upstream::for_client(const CallOptions& 
                         " per-client (or per-principal) connections already; try again when sessions have ended"};
       Owner owner{key[0] == 's' ? opts.caller->session : std::string(), opts.caller ? opts.caller->protocol : "",
                   opts.caller ? opts.caller->principal : ""};
-      u = std::make_shared<Upstream>(cfg_, io_, listener_, oauth_, std::move(owner), weak_from_this());
+      json::Document client_caps = opts.client ? opts.client->capabilities() : json::Document(rapidjson::kObjectType);
+      u = std::make_shared<Upstream>(cfg_, io_, listener_, oauth_, std::move(owner), weak_from_this(),
+                                     key[0] == 's' ? json::find(client_caps, "extensions") : nullptr);
       clients_.emplace(key, u);
       if (std::string level = log_level(); !level.empty()) u->set_log_level(std::move(level));
       u->start();
@@ -147,10 +151,13 @@ bool Upstream::supervising() const {
 Upstream::~Upstream() { stop(); }
 
 std::string Upstream::failure_text(const transport::Response& r) const {
+  std::string detail = r.detail.empty() ? "no response" : r.detail;
   switch (r.failure) {
     case transport::Failure::Timeout: return "timed out after " + std::to_string(cfg_.timeout_ms) + " ms";
     case transport::Failure::Cancelled: return "call cancelled by the client";
-    default: return r.detail.empty() ? "no response" : r.detail;
+    case transport::Failure::Interrupted:
+      return detail + "; the request may have been carried out there and was not sent again";
+    default: return detail;
   }
 }
 
@@ -196,6 +203,8 @@ void Upstream::stop() {
     std::lock_guard lk(mu_);
     if (stopping_ && !supervising_) return;
     stopping_ = true;
+    status_ = "stopped";
+    state_ = State::Down;
   }
   changed_.notify();
   {
@@ -216,6 +225,18 @@ void Upstream::stop() {
   for (auto& [session, u] : clients) u->stop();
 }
 
+Upstream::InFlight::InFlight(Upstream& u) : u_(u) { ++u_.in_flight_; }
+
+Upstream::InFlight::~InFlight() {
+  if (--u_.in_flight_ == 0 && u_.draining_) u_.changed_.notify();
+}
+
+Task<> Upstream::drain(Clock::time_point deadline) {
+  draining_ = true;
+  std::function<bool()> idle = [this] { return in_flight_ == 0 || stopping_; };
+  co_await wait_until(idle, deadline);
+}
+
 bool Upstream::has_tool(std::string_view tool) const {
   auto l = listing();
   for (const auto& t : l->tools.GetArray())
@@ -228,9 +249,25 @@ std::string Upstream::status() const {
   return status_;
 }
 
+Upstream::State Upstream::state() const {
+  std::lock_guard lk(mu_);
+  return state_;
+}
+
+bool Upstream::settled() const {
+  std::lock_guard lk(mu_);
+  return first_done_ || stopping_;
+}
+
 std::shared_ptr<const Listing> Upstream::listing() const {
   std::lock_guard lk(mu_);
   return listing_;
+}
+
+void Upstream::inherit_listing(const Upstream& previous) {
+  auto inherited = previous.listing();
+  std::lock_guard lk(mu_);
+  if (state_ != State::Connected) listing_ = std::move(inherited);
 }
 
 std::shared_ptr<transport::Connection> Upstream::connection() const {
@@ -249,7 +286,14 @@ void Upstream::add_envelope(json::Document& p, const CallOptions* opts) const {
   json::set(*meta, mcp::kMetaVersion, json::ref(mcp::kStatelessVersion), a);
   // The calling client's own capabilities: the server must not ask it for
   // what it cannot give.
-  json::Document caps = opts && opts->client ? opts->client->capabilities() : json::Document(rapidjson::kObjectType);
+  // The gateway's own requests (listings) declare the extensions it passes
+  // through, as its initialize does.
+  json::Document caps(rapidjson::kObjectType);
+  if (opts && opts->client) {
+    caps = opts->client->capabilities();
+  } else if (json::Document own = own_capabilities(); json::find(own, "extensions")) {
+    caps.AddMember("extensions", json::Value(own["extensions"], caps.GetAllocator()), caps.GetAllocator());
+  }
   json::set(*meta, mcp::kMetaCapabilities, json::Value(caps, a), a);
   json::Value info(rapidjson::kObjectType);
   info.AddMember("name", "mcpgw", a);
@@ -329,14 +373,14 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
       if (fn) fn(m.doc()["params"]);
     } else if (method == "notifications/message" && m.params()) {
       if (to) to->client->notify(method, m.params());
-      else spdlog::info("upstream {} log: {}", cfg_.name, json::write(*m.params()));
+      else log_line(*m.params());
     } else if (method == "notifications/cancelled" && m.params()) {
       // The server gave up on a request it sent a client.
       const json::Value* id = json::find(*m.params(), "requestId");
       std::shared_ptr<CancelSignal> cancel;
       if (id) {
         std::lock_guard lk(calls_mu_);
-        if (auto it = forwarded_.find(json::write(*id)); it != forwarded_.end()) cancel = it->second;
+        if (auto it = forwarded_.find(std::string(jsonrpc::Id(*id).json())); it != forwarded_.end()) cancel = it->second;
       }
       if (cancel) cancel->cancel();
     } else if (method == "notifications/resources/updated") {
@@ -362,13 +406,12 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
                                        "connection (session: per_client gives each client its own)"));
     return;
   }
-  auto copy = std::make_shared<json::Document>();
-  copy->CopyFrom(m.doc(), copy->GetAllocator());
+  auto shared = std::make_shared<jsonrpc::Message>(m.clone());
   // Relayed on the pool, requests sent together may reach the client's
   // call in any order: the order they came in travels with them, so a batch
   // is handed out as the server sent it.
-  if (json::Value* params = json::find(*copy, "params"); params && params->IsObject()) {
-    auto& a = copy->GetAllocator();
+  if (json::Value* params = json::find(shared->doc(), "params"); params && params->IsObject()) {
+    auto& a = shared->doc().GetAllocator();
     json::Value* meta = json::find(*params, "_meta");
     if (!meta || !meta->IsObject()) {
       json::set(*params, "_meta", json::Value(rapidjson::kObjectType), a);
@@ -376,9 +419,6 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
     }
     json::set(*meta, kInputOrder, json::Value(static_cast<std::uint64_t>(next_forward_++)), a);
   }
-  auto msg = jsonrpc::Message::from(std::move(*copy));
-  if (!msg) return;
-  auto shared = std::make_shared<jsonrpc::Message>(std::move(*msg));
   // It waits for a person (elicitation) or a model (sampling): in a
   // coroutine of its own, never on the I/O thread that delivered it.
   asio::co_spawn(
@@ -387,9 +427,26 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
       asio::detached);
 }
 
+void Upstream::log_line(const json::Value& params) {
+  if (log_gate_.admit(Clock::now())) {
+    spdlog::info("upstream {} log: {}", cfg_.name, json::write(params));
+    return;
+  }
+  if (suppressing_.exchange(true)) return;
+  auto timer = std::make_shared<asio::steady_timer>(io_.executor(), 1s);
+  timer->async_wait([weak = weak_from_this(), timer](const boost::system::error_code&) {
+    auto self = weak.lock();
+    if (!self) return;
+    self->suppressing_ = false;
+    if (auto n = self->log_gate_.take_suppressed())
+      spdlog::warn("upstream {}: {} log messages suppressed (it sent more than {} a second)", self->cfg_.name, n,
+                   LogGate::kRate);
+  });
+}
+
 Task<> Upstream::forward_request(std::shared_ptr<jsonrpc::Message> m, ActiveCall to) {
   auto cancel = std::make_shared<CancelSignal>();
-  const std::string key = json::write(m->id());
+  const std::string key(m->id().json());
   {
     std::lock_guard lk(calls_mu_);
     forwarded_[key] = cancel;
