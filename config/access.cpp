@@ -6,9 +6,10 @@
 #include "config/keys.hpp"
 
 namespace mcpgw::config {
-namespace {
 
 using namespace yaml;
+
+namespace {
 
 std::string scheme_of(const std::string& url) {
   auto end = url.find("://");
@@ -22,6 +23,18 @@ bool has_host(const std::string& url) {
   return end != std::string::npos && url.size() > end + 3 && url[end + 3] != '/';
 }
 
+/// The host of an absolute URL, without brackets or port.
+std::string host_of_url(const std::string& url) {
+  auto end = url.find("://");
+  std::string rest = end == std::string::npos ? url : url.substr(end + 3);
+  std::string host = rest.substr(0, rest.find_first_of("/?#"));
+  if (auto at = host.rfind('@'); at != std::string::npos) host = host.substr(at + 1);
+  if (!host.empty() && host.front() == '[') return host.substr(1, host.find(']') - 1);
+  return host.substr(0, host.rfind(':') == std::string::npos ? host.size() : host.rfind(':'));
+}
+
+}  // namespace
+
 std::string url_of(const Value& v, bool https_only) {
   std::string url = v.non_empty_text();
   std::string scheme = scheme_of(url);
@@ -30,7 +43,19 @@ std::string url_of(const Value& v, bool https_only) {
   return url;
 }
 
-}  // namespace
+bool clear_text_remote(const std::string& url) {
+  if (scheme_of(url) != "http") return false;
+  std::string host = host_of_url(url);
+  return host != "localhost" && host != "::1" && host.rfind("127.", 0) != 0;
+}
+
+std::string secure_url_of(const Value& v) {
+  std::string url = url_of(v, false);
+  // Something fetched or sent in clear text could be read or swapped on
+  // the way: only a loopback host may be reached over http.
+  if (clear_text_remote(url)) v.fail("plain http is allowed only for a loopback host; use https, got " + quote(url));
+  return url;
+}
 
 OAuth read_oauth(const Value& v, const std::function<bool(const std::string&)>& known_mode) {
   OAuth o;
@@ -42,19 +67,7 @@ OAuth read_oauth(const Value& v, const std::function<bool(const std::string&)>& 
   auto file = f.get("jwks_file");
   if (url && file) file->fail("give jwks_url or jwks_file, not both");
   if (!url && !file) v.fail("jwks_url or jwks_file is required");
-  if (url) {
-    o.jwks_url = url_of(*url, false);
-    // Keys fetched in clear text could be swapped on the way: only a
-    // loopback authorization server may be reached over http.
-    if (scheme_of(o.jwks_url) == "http") {
-      std::string rest = o.jwks_url.substr(7);
-      std::string host = rest.substr(0, rest.find('/'));
-      if (!host.empty() && host.front() == '[') host = host.substr(1, host.find(']') - 1);
-      else host = host.substr(0, host.rfind(':') == std::string::npos ? host.size() : host.rfind(':'));
-      if (host != "localhost" && host != "::1" && host.rfind("127.", 0) != 0)
-        url->fail("plain http is allowed only for a loopback host; use https, got " + quote(o.jwks_url));
-    }
-  }
+  if (url) o.jwks_url = secure_url_of(*url);
   if (file) {
     file->non_empty_text();
     o.jwks_file = file->path();

@@ -8,6 +8,13 @@
 
 namespace mcpgw::config {
 
+/// An http:// or https:// URL (`https_only`: https://) with a host.
+std::string url_of(const yaml::Value& v, bool https_only);
+/// True for an http:// URL whose host is not loopback.
+bool clear_text_remote(const std::string& url);
+/// url_of, and plain http only for a loopback host (what the gateway
+/// fetches or sends secrets to must not travel in clear text).
+std::string secure_url_of(const yaml::Value& v);
 /// `auth.oauth`; `known_mode` checks the modes named in scope_modes.
 OAuth read_oauth(const yaml::Value& v, const std::function<bool(const std::string&)>& known_mode);
 /// `limits`.

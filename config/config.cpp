@@ -19,6 +19,7 @@
 
 #include "config/access.hpp"
 #include "config/keys.hpp"
+#include "config/oauth.hpp"
 #include "config/paths.hpp"
 #include "config/yaml_value.hpp"
 
@@ -304,7 +305,13 @@ Telemetry read_telemetry(const Value& v) {
   return t;
 }
 
-Server read_server(const Value& v, const Naming& naming, std::map<std::string, int>& first_line) {
+/// What the servers' oauth sections tell the checks across sections.
+struct OAuthSeen {
+  std::optional<Value> first_code_grant;  ///< the oauth of the first authorization_code server
+};
+
+Server read_server(const Value& v, const Naming& naming, const Auth& auth, std::map<std::string, int>& first_line,
+                   OAuthSeen& seen) {
   using T = Server::Transport;
   Server s;
   Fields f = v.fields(keys::kServer);
@@ -381,6 +388,11 @@ Server read_server(const Value& v, const Naming& naming, std::map<std::string, i
     c.read("failures", s.circuit.failures, 0);
     c.read("open_ms", s.circuit.open_ms, 1);
   }
+  if (auto oauth = f.get("oauth"); oauth && !oauth->is_null()) {
+    s.oauth = read_server_oauth(*oauth, s, auth);
+    if (s.oauth->grant == ServerOAuth::Grant::AuthorizationCode && !seen.first_code_grant)
+      seen.first_code_grant = *oauth;
+  }
   return s;
 }
 
@@ -443,10 +455,14 @@ Config read_config(const Value& root, const std::string& source) {
   if (auto v = f.get("audit")) c.audit = read_audit(*v);
   if (auto v = f.get("cluster")) c.cluster = read_cluster(*v);
   if (auto v = f.get("telemetry")) c.telemetry = read_telemetry(*v);
+  auto upstream_oauth = f.get("upstream_oauth");
+  if (upstream_oauth) c.upstream_oauth = read_upstream_oauth(*upstream_oauth);
+  OAuthSeen seen;
   if (auto v = f.get("servers")) {
     std::map<std::string, int> first_line;
-    for (const Value& item : v->items()) c.servers.push_back(read_server(item, c.naming, first_line));
+    for (const Value& item : v->items()) c.servers.push_back(read_server(item, c.naming, c.auth, first_line, seen));
   }
+  check_upstream_oauth(c, upstream_oauth, seen.first_code_grant);
   if (auto v = f.get("plugins")) {
     for (const Value& item : v->items()) c.plugins.push_back(read_plugin(item));
   }

@@ -183,6 +183,24 @@ struct Circuit {
   bool operator==(const Circuit&) const = default;
 };
 
+/// `servers[].oauth`: the gateway as an OAuth client of an HTTP upstream
+/// (README, "Upstream OAuth"). Endpoints left empty are discovered from the
+/// upstream's 401 (RFC 9728) and the issuer's metadata (RFC 8414).
+struct ServerOAuth {
+  enum class Grant { ClientCredentials, AuthorizationCode, TokenExchange } grant = Grant::ClientCredentials;
+  std::string client_id;         ///< "" (authorization_code only): a CIMD, or dynamic registration
+  std::string client_secret;     ///< client_secret_basic
+  std::string private_key_file;  ///< absolute; private_key_jwt (RFC 7523) instead of a secret
+  std::vector<std::string> scopes;
+  std::string issuer;                  ///< "" = from the upstream's protected resource metadata
+  std::string token_endpoint;          ///< "" = from the issuer's metadata
+  std::string authorization_endpoint;  ///< the same (authorization_code)
+  /// A Client ID Metadata Document URL whose document the gateway serves
+  /// (authorization_code); it is then the client_id.
+  std::string client_id_metadata_url;
+  bool operator==(const ServerOAuth&) const = default;
+};
+
 struct Server {
   std::string name;
   enum class Transport { Stdio, Http } transport = Transport::Stdio;
@@ -217,6 +235,7 @@ struct Server {
   /// timeout). 0 = no limit.
   int max_concurrency = 0;
   Circuit circuit;
+  std::optional<ServerOAuth> oauth;   ///< http servers only
   bool operator==(const Server&) const = default;
 };
 
@@ -252,6 +271,20 @@ struct Telemetry {
   bool operator==(const Telemetry&) const = default;
 };
 
+/// `upstream_oauth`: what servers with oauth.grant authorization_code share.
+struct UpstreamOAuth {
+  /// The gateway's callback as providers and browsers see it; "" = the
+  /// listener's own address (http://<listen.host>:<port>/oauth/callback).
+  std::string redirect_url;
+  /// File (absolute) of the tokens at rest, encrypted; "" = memory only, or
+  /// Redis when cluster.redis is set.
+  std::string store;
+  /// Encryption key of the stored tokens and of the consent links; "" =
+  /// cluster.secret's first.
+  std::string key;
+  bool operator==(const UpstreamOAuth&) const = default;
+};
+
 /// The whole file.
 struct Config {
   std::string source;                 // file it was read from
@@ -272,6 +305,7 @@ struct Config {
   Audit audit;
   Cluster cluster;
   Telemetry telemetry;
+  UpstreamOAuth upstream_oauth;
   std::vector<Server> servers;
   std::vector<Plugin> plugins;
   /// Text put before the welcome text in `instructions`.

@@ -13,7 +13,7 @@ namespace mcpgw::config::keys {
 inline constexpr std::string_view kTop[] = {
     "listen", "admin",   "auth",    "limits",  "naming",  "filters",      "modes",             "default_mode", "chain",
     "welcome", "sagas",  "audit",   "servers", "plugins", "instructions", "shutdown_grace_ms", "discovery",    "cluster",
-    "apps", "telemetry"};
+    "upstream_oauth", "apps", "telemetry"};
 inline constexpr std::string_view kListen[] = {"host",         "port",      "path",           "allowed_origins",
                                                "allowed_hosts", "max_body_bytes", "heartbeat_ms", "page_size",
                                                "session_idle_s", "tls",     "reuse_port"};
@@ -47,12 +47,16 @@ inline constexpr std::string_view kServer[] = {
     "url",         "headers",          "forward_headers",     "proxy_tools", "prefix",
     "slices",      "filters",          "welcome_priority",    "timeout_ms",  "session",
     "required",    "tls",              "max_response_bytes",  "protocol",    "max_concurrency",
-    "circuit"};
+    "circuit",     "oauth"};
 inline constexpr std::string_view kServerTls[] = {"ca_file", "verify"};
 inline constexpr std::string_view kCircuit[] = {"failures", "open_ms"};
 inline constexpr std::string_view kPlugin[] = {"path", "config"};
 inline constexpr std::string_view kTelemetry[] = {"otlp"};
 inline constexpr std::string_view kOtlp[] = {"endpoint", "headers", "sample_ratio", "service_name"};
+inline constexpr std::string_view kServerOAuth[] = {"grant",          "client_id",      "client_secret",
+                                                    "private_key_file", "scopes",       "issuer",
+                                                    "token_endpoint", "authorization_endpoint", "client_id_metadata_url"};
+inline constexpr std::string_view kUpstreamOAuth[] = {"redirect_url", "store", "key"};
 
 /// A mapping with a fixed set of keys and where it sits in the file, as
 /// the reference writes it: "" for the top level, `servers[]` for every
@@ -85,6 +89,8 @@ inline constexpr Section kSections[] = {
     {"servers[].tls", kServerTls},
     {"servers[].filters", kFilters},
     {"servers[].circuit", kCircuit},
+    {"servers[].oauth", kServerOAuth},
+    {"upstream_oauth", kUpstreamOAuth},
     {"plugins[]", kPlugin},
     {"telemetry", kTelemetry},
     {"telemetry.otlp", kOtlp},

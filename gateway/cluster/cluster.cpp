@@ -274,6 +274,10 @@ void Cluster::on_event(const std::string& payload) {
     confirmed(digest);
     return;
   }
+  if (kind == "oauth") {
+    oauth_changed(digest);
+    return;
+  }
   std::optional<std::string> id;
   Hooks hooks;
   {

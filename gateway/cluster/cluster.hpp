@@ -20,6 +20,7 @@
 #include "cluster/redis.hpp"
 #include "cluster/sealer.hpp"
 #include "config/config.hpp"
+#include "oauth/store.hpp"
 #include "transport/shared_sessions.hpp"
 
 namespace boost::asio {
@@ -91,12 +92,18 @@ class Cluster final : public transport::SharedSessions {
   /// Session `id`'s subscriptions, to `done` (on an I/O thread).
   void subscriptions(const std::string& id, std::function<void(Result<std::vector<std::string>>)> done);
 
+  /// The upstream OAuth tokens' store in Redis (cluster.redis set), shared
+  /// by every replica; it tells of records another replica changed.
+  std::shared_ptr<oauth::TokenStore> token_store();
+
  private:
   /// Runs `args` and waits for the reply, bounded.
   Result<RedisReply> call(std::vector<std::string> args);
   /// Unix second after which session `id` no longer opens.
   std::int64_t expiry_of(std::string_view id) const;
   void on_event(const std::string& payload);
+  /// Another replica (or this one) changed an upstream OAuth record.
+  void oauth_changed(const std::string& key);
   void on_state();
   /// Loads the ended sessions from Redis (after a (re)connect), writing
   /// back the ones this replica knows and Redis lost.
@@ -124,6 +131,8 @@ class Cluster final : public transport::SharedSessions {
   std::vector<std::shared_ptr<EndWaiter>> waiters_;
   bool synced_ = false;
   bool syncing_ = false;
+  class TokenStore;
+  std::shared_ptr<TokenStore> tokens_;  ///< made on first use
 };
 
 }  // namespace mcpgw::cluster

@@ -1,12 +1,6 @@
 #include "cluster/sealer.hpp"
 
-#include <openssl/evp.h>
-#include <openssl/rand.h>
-#include <openssl/sha.h>
-
 #include <chrono>
-#include <cstring>
-#include <memory>
 
 #include "util/base64.hpp"
 #include "util/hex.hpp"
@@ -15,27 +9,12 @@ namespace mcpgw::cluster {
 namespace {
 
 constexpr std::string_view kPrefix = "m1";
-constexpr std::size_t kNonce = 12;
-constexpr std::size_t kTag = 16;
+constexpr std::size_t kNonce = Aead::kNonce;
+constexpr std::size_t kTag = Aead::kTag;
 constexpr std::uint8_t kFormat = 1;
 /// Binds the ciphertext to its use: a sealed thing of another kind made
 /// with the same secret does not open as a session.
 constexpr std::string_view kAad = "mcpgw session v1";
-
-using CipherCtx = std::unique_ptr<EVP_CIPHER_CTX, decltype(&EVP_CIPHER_CTX_free)>;
-
-/// This thread's cipher context. Scratch space only: every use begins with
-/// a full init (cipher, key, nonce), so nothing carries from one id to the
-/// next; allocating one per id cost a third of the time.
-EVP_CIPHER_CTX* scratch() {
-  thread_local CipherCtx ctx(EVP_CIPHER_CTX_new(), EVP_CIPHER_CTX_free);
-  return ctx.get();
-}
-
-/// The fetched cipher, or OpenSSL's built-in one should the fetch have failed.
-const EVP_CIPHER* cipher(const std::shared_ptr<void>& fetched) {
-  return fetched ? static_cast<const EVP_CIPHER*>(fetched.get()) : EVP_aes_256_gcm();
-}
 
 void put_u32(std::string& out, std::uint32_t v) {
   for (int i = 3; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -83,19 +62,10 @@ std::string digest_of(std::string_view id) {
   return sha256_hex(id, 16);
 }
 
+// A key of its own for sessions: the same secret used elsewhere (e.g.
+// sagas.secret) does not give the same key.
 Sealer::Sealer(const std::vector<std::string>& secrets, std::int64_t ttl_s)
-    : ttl_s_(ttl_s),
-      cipher_(EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr),
-              [](void* c) { EVP_CIPHER_free(static_cast<EVP_CIPHER*>(c)); }) {
-  for (const auto& s : secrets) {
-    // A key of its own for sessions: the same secret used elsewhere (e.g.
-    // sagas.secret) does not give the same key.
-    std::string input = "mcpgw cluster session key\n" + s;
-    std::array<unsigned char, 32> key{};
-    SHA256(reinterpret_cast<const unsigned char*>(input.data()), input.size(), key.data());
-    keys_.push_back(key);
-  }
-}
+    : aead_("mcpgw cluster session key", secrets), ttl_s_(ttl_s) {}
 
 Result<std::string> Sealer::seal(const transport::SealedSession& s) const {
   std::string plain;
@@ -110,20 +80,9 @@ Result<std::string> Sealer::seal(const transport::SealedSession& s) const {
   if (plain.size() > kMaxSealedBytes)
     return Error{"the client's capabilities and clientInfo take " + std::to_string(plain.size()) +
                  " bytes; a session id holds at most " + std::to_string(kMaxSealedBytes)};
-  std::string box(kNonce + plain.size() + kTag, '\0');
-  auto* out = reinterpret_cast<unsigned char*>(box.data());
-  if (RAND_bytes(out, kNonce) != 1) return Error{"no random bytes for a nonce"};
-  EVP_CIPHER_CTX* ctx = scratch();
-  int len = 0;
-  bool ok = ctx && EVP_EncryptInit_ex(ctx, cipher(cipher_), nullptr, keys_.front().data(), out) == 1 &&
-            EVP_EncryptUpdate(ctx, nullptr, &len, reinterpret_cast<const unsigned char*>(kAad.data()),
-                              static_cast<int>(kAad.size())) == 1 &&
-            EVP_EncryptUpdate(ctx, out + kNonce, &len, reinterpret_cast<const unsigned char*>(plain.data()),
-                              static_cast<int>(plain.size())) == 1 &&
-            EVP_EncryptFinal_ex(ctx, out + kNonce + len, &len) == 1 &&
-            EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, kTag, out + kNonce + plain.size()) == 1;
-  if (!ok) return Error{"sealing the session failed"};
-  return std::string(kPrefix) + base64url(box);
+  auto box = aead_.seal(plain, kAad);
+  if (!box) return Error{"sealing the session failed: " + box.error()};
+  return std::string(kPrefix) + base64url(*box);
 }
 
 std::optional<transport::SealedSession> Sealer::open(std::string_view id, std::int64_t now) const {
@@ -132,28 +91,9 @@ std::optional<transport::SealedSession> Sealer::open(std::string_view id, std::i
   if (id.size() > kMaxId || id.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
   auto box = unbase64url(id.substr(kPrefix.size()));
   if (!box || box->size() < kNonce + kTag + 1) return std::nullopt;
-  const auto* in = reinterpret_cast<const unsigned char*>(box->data());
-  std::size_t n = box->size() - kNonce - kTag;
-  std::string plain(n, '\0');
-  auto* out = reinterpret_cast<unsigned char*>(plain.data());
-  bool opened = false;
-  EVP_CIPHER_CTX* ctx = scratch();
-  if (!ctx) return std::nullopt;
-  for (const auto& key : keys_) {
-    int len = 0;
-    std::array<unsigned char, kTag> tag{};
-    std::memcpy(tag.data(), in + kNonce + n, kTag);
-    if (EVP_DecryptInit_ex(ctx, cipher(cipher_), nullptr, key.data(), in) == 1 &&
-        EVP_DecryptUpdate(ctx, nullptr, &len, reinterpret_cast<const unsigned char*>(kAad.data()),
-                          static_cast<int>(kAad.size())) == 1 &&
-        EVP_DecryptUpdate(ctx, out, &len, in + kNonce, static_cast<int>(n)) == 1 &&
-        EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, kTag, tag.data()) == 1 &&
-        EVP_DecryptFinal_ex(ctx, out + len, &len) == 1) {
-      opened = true;
-      break;
-    }
-  }
+  auto opened = aead_.open(*box, kAad);
   if (!opened) return std::nullopt;
+  const std::string& plain = *opened;
   Reader r{plain};
   if (r.u(1) != kFormat) return std::nullopt;
   transport::SealedSession s;

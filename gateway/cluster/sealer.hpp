@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "transport/shared_sessions.hpp"
+#include "util/aead.hpp"
 #include "util/result.hpp"
 
 namespace mcpgw::cluster {
@@ -38,11 +39,8 @@ class Sealer {
   std::int64_t ttl_s() const { return ttl_s_; }
 
  private:
-  std::vector<std::array<unsigned char, 32>> keys_;
+  Aead aead_;
   std::int64_t ttl_s_;
-  /// AES-256-GCM, fetched once: OpenSSL 3 looks an implicit cipher up on
-  /// every use, which costs more than the encryption.
-  std::shared_ptr<void> cipher_;
 };
 
 /// Hex SHA-256 of `id`, shortened: how Redis and the replicas' messages

@@ -74,6 +74,8 @@ std::string Audit::format(const AuditRecord& r, config::Audit::Arguments argumen
   field("tool", r.tool);
   field("server", r.server);
   field("upstream_tool", r.upstream_tool);
+  field("upstream_grant", r.upstream_grant);
+  field("upstream_identity", r.upstream_identity);
   if (r.arguments && arguments != config::Audit::Arguments::None) {
     if (arguments == config::Audit::Arguments::Full) {
       w.Key("arguments");

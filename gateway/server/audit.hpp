@@ -30,6 +30,9 @@ struct AuditRecord {
   std::string tool;           ///< the exposed tool the client called
   std::string server;         ///< the origin (server or plugin) of this call
   std::string upstream_tool;  ///< the tool's own name at that origin
+  /// An OAuth upstream: the grant the call went with and as whom (the
+  /// principal, or the gateway's client id); never a token.
+  std::string upstream_grant, upstream_identity;
   const json::Value* arguments = nullptr;
   std::string_view outcome;   ///< ok | error | refused | cancelled | timeout
   double ms = -1;

@@ -49,6 +49,16 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out, const std::op
   errors.insert(errors.end(), snap->errors.begin(), snap->errors.end());
   for (const auto& u : ups)
     if (!u->ready()) errors.push_back("upstream " + u->name() + " is not connected: " + u->status());
+  if (!gw.startup_error().empty()) errors.push_back(gw.startup_error());
+  // OAuth upstreams: where their provider is and whether the gateway's own
+  // credentials work (never a token).
+  auto oauth = gw.check_oauth(std::chrono::seconds(15));
+  for (const auto& [name, report] : oauth) {
+    if (report.ok) continue;
+    errors.push_back("upstream " + name + ": " + (report.credentials.empty() || report.discovery.rfind("OAuth", 0) == 0
+                                                        ? report.discovery
+                                                        : report.credentials));
+  }
   std::vector<std::string> warnings = snap->warnings;
   for (auto& w : catalog::name_warnings(*snap)) warnings.push_back(std::move(w));
   bool ok = errors.empty();
@@ -107,7 +117,18 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out, const std::op
       e.AddMember("reason", json::str(snap->welcome_reason[m], a), a);
       welcome.PushBack(e, a);
     }
+    json::Value reports(rapidjson::kArrayType);
+    for (const auto& [name, report] : oauth) {
+      json::Value e(rapidjson::kObjectType);
+      e.AddMember("server", json::str(name, a), a);
+      e.AddMember("grant", json::str(gw.oauth()->find(name)->grant_name(), a), a);
+      e.AddMember("discovery", json::str(report.discovery, a), a);
+      e.AddMember("credentials", json::str(report.credentials, a), a);
+      e.AddMember("ok", report.ok, a);
+      reports.PushBack(e, a);
+    }
     d.AddMember("servers", servers, a);
+    d.AddMember("oauth", reports, a);
     d.AddMember("plugins", loaded, a);
     d.AddMember("tools", tools, a);
     d.AddMember("welcome", welcome, a);
@@ -125,6 +146,10 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out, const std::op
         << " resources, " << l->prompts.Size() << " prompts)\n";
     if (const config::Server* c = stdio(u->name())) out << "    command: " << c->command << " (in " << c->cwd << ")\n";
   }
+  if (!oauth.empty()) out << "\noauth:\n";
+  for (const auto& [name, report] : oauth)
+    out << "  " << name << " (" << gw.oauth()->find(name)->grant_name() << "):\n    discovery: " << report.discovery
+        << "\n    credentials: " << report.credentials << "\n";
   if (!plugins.empty()) out << "\nplugins:\n";
   for (const auto& p : plugins)
     out << "  " << p->name() << " " << p->version() << ": " << p->config().path << " (" << p->tools().Size()

@@ -13,9 +13,9 @@ using Clock = std::chrono::steady_clock;
 
 /// `_meta` keys a stateful-era upstream may put on its requests so that a
 /// client of the stateless revision sees them well: the inputRequests key
-/// to use, and how many requests it sends at once (so they are handed out
-/// together rather than one round each).
-constexpr std::string_view kInputKey = "mcpgw/inputKey";
+/// to use (upstream::kInputKey), and how many requests it sends at once (so
+/// they are handed out together rather than one round each).
+using upstream::kInputKey;
 constexpr std::string_view kInputBatch = "mcpgw/inputBatch";
 
 /// The capability a client must have declared for a server-to-client
@@ -193,6 +193,11 @@ Task<upstream::Reply> ClientCall::request(std::string_view method, const json::V
 json::Document ClientCall::capabilities() const {
   std::lock_guard lk(mu_);
   return s_->capabilities();
+}
+
+bool ClientCall::can_ask() const {
+  std::lock_guard lk(mu_);
+  return inbox_ || (!closed_ && ex_ && ex_->can_send());
 }
 
 std::string ClientCall::log_level() const {

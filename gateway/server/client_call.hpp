@@ -74,6 +74,7 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
   void notify(std::string_view method, const json::Value* params) override;
   json::Document capabilities() const override;
   std::string log_level() const override;
+  bool can_ask() const override;
 
   /// Sends a progress notification of the request now being served (one
   /// still waiting for a slow client is replaced by it).

@@ -9,9 +9,12 @@
 #include <algorithm>
 #include <chrono>
 
+#include <boost/asio/strand.hpp>
+
 #include "server/access.hpp"
 #include "server/status.hpp"
 #include "util/random.hpp"
+#include "util/offload.hpp"
 
 namespace mcpgw::server {
 
@@ -28,7 +31,52 @@ Gateway::Gateway(config::Config cfg, unsigned io_threads)
                             [this](const std::string& level) {
                               for (const auto& u : upstreams()) u->set_log_level(level);
                             }}) {
-  for (const auto& s : cfg_->servers) upstreams_.push_back(std::make_shared<upstream::Upstream>(s, io_, *this));
+  if (auto made = make_oauth(*cfg_)) oauth_ = std::move(*made);
+  else startup_error_ = made.error();
+  for (const auto& s : cfg_->servers) upstreams_.push_back(make_upstream(s));
+}
+
+Result<std::unique_ptr<oauth::Manager>> Gateway::make_oauth(const config::Config& cfg) {
+  std::shared_ptr<oauth::TokenStore> store;
+  if (!cfg.cluster.redis.empty()) {
+    store = cluster_->token_store();
+  } else if (!cfg.upstream_oauth.store.empty()) {
+    auto file = oauth::FileStore::open(cfg.upstream_oauth.store);
+    if (!file) return Error{file.error()};
+    store = std::move(*file);
+  } else {
+    store = std::make_shared<oauth::MemoryStore>();
+  }
+  auto m = oauth::Manager::create(cfg, io_, std::move(store));
+  if (!m) return Error{m.error()};
+  (*m)->set_address(cfg, cfg.listen.host, cfg.listen.port, cfg.listen.tls.enabled());
+  oauth::Manager::Hooks hooks;
+  hooks.consented = [this](const oauth::Flow& flow) {
+    // Also told on the call's own stream when the call waited for it.
+    json::Document p(rapidjson::kObjectType);
+    p.AddMember("elicitationId", json::str(flow.elicitation_id, p.GetAllocator()), p.GetAllocator());
+    router_.notify_session(flow.session, "notifications/elicitation/complete", &p);
+  };
+  hooks.revoked = [this](const std::string& server, const std::string& principal) {
+    if (auto u = find_upstream(server)) u->end_principal(principal);
+  };
+  (*m)->set_hooks(std::move(hooks));
+  return m;
+}
+
+std::map<std::string, oauth::CheckReport> Gateway::check_oauth(std::chrono::milliseconds timeout) {
+  std::map<std::string, oauth::CheckReport> out;
+  if (!oauth_) return out;
+  for (const auto& [name, client] : oauth_->clients()) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    out[name] = block_on(asio::make_strand(io_.executor()), client->check(deadline),
+                         [] { return oauth::CheckReport{"not checked: the gateway is stopping", "", false}; });
+  }
+  return out;
+}
+
+std::shared_ptr<upstream::Upstream> Gateway::make_upstream(const config::Server& s) {
+  return std::make_shared<upstream::Upstream>(s, io_, *this, oauth_ && s.oauth ? oauth_->find(s.name) : nullptr);
 }
 
 std::shared_ptr<const saga::Keyring> Gateway::make_keyring(const config::Config& cfg) {
@@ -44,6 +92,7 @@ Gateway::~Gateway() {
   stop_upstreams();
   // What the calls recorded goes out while the loop still runs.
   if (exporter_) exporter_->shutdown(std::chrono::seconds(2));
+  oauth_.reset();
   rebuilds_.reset();
   // Unload the plugins now, while the logger and everything they may touch
   // still exist: the snapshot and this list hold the last references.
@@ -226,9 +275,11 @@ Result<void> Gateway::bind_http() {
   } else {
     add_operator_endpoints(*http, *http);
   }
+  if (oauth_) add_oauth_endpoints(*http, admin.get());
   auto port = http->bind();
   if (!port) return Error{port.error()};
   http_port_ = *port;
+  if (oauth_) oauth_->set_address(*cfg, l.host, *port, l.tls.enabled());
   std::lock_guard lk(serve_mu_);
   http_ = std::move(http);
   admin_ = std::move(admin);
@@ -373,6 +424,7 @@ int Gateway::serve_stdio(const std::string& mode) {
   transport::StdioServer stdio(router_, ctx, io_,
                                {static_cast<std::size_t>(limits.max_batch_size),
                                 static_cast<std::size_t>(limits.batch_concurrency)});
+  auto pages = serve_consent_pages();
   {
     std::lock_guard lk(serve_mu_);
     if (stopping_) return 0;
@@ -383,6 +435,7 @@ int Gateway::serve_stdio(const std::string& mode) {
     std::lock_guard lk(serve_mu_);
     stdio_ = nullptr;
   }
+  if (pages) pages->stop();
   router_.drain();
   stop_upstreams();
   if (!r) {
@@ -452,6 +505,10 @@ Result<void> Gateway::reload(const std::string& path) {
   }
   if (!(next->cluster == prev->cluster)) spdlog::warn("reload: changes to cluster take effect after a restart");
   if (!(next->telemetry == prev->telemetry)) spdlog::warn("reload: changes to telemetry take effect after a restart");
+  if (!(next->upstream_oauth == prev->upstream_oauth))
+    spdlog::warn("reload: changes to upstream_oauth take effect after a restart");
+  if (oauth_)
+    if (auto applied = oauth_->configure(*next); !applied) return Error{applied.error()};
   // A changed server keeps its old upstream in the list until the new one
   // is up: calls go on meanwhile, and none waits on a connection not there.
   std::vector<std::shared_ptr<upstream::Upstream>> kept, started, removed;
@@ -464,9 +521,9 @@ Result<void> Gateway::reload(const std::string& path) {
       kept.push_back(*same);
     } else if (named != old.end()) {
       kept.push_back(*named);
-      replaced.emplace_back(*named, std::make_shared<upstream::Upstream>(s, io_, *this));
+      replaced.emplace_back(*named, make_upstream(s));
     } else {
-      kept.push_back(std::make_shared<upstream::Upstream>(s, io_, *this));
+      kept.push_back(make_upstream(s));
       started.push_back(kept.back());
     }
   }

@@ -10,6 +10,7 @@
 #include "catalog/catalog.hpp"
 #include "cluster/cluster.hpp"
 #include "config/config.hpp"
+#include "oauth/manager.hpp"
 #include "plugin/plugin.hpp"
 #include "server/metrics.hpp"
 #include "server/router.hpp"
@@ -73,6 +74,14 @@ class Gateway final : public upstream::Listener {
   std::vector<std::shared_ptr<plugin::Plugin>> plugins() const;
   /// Why configured plugins are not loaded (for `mcpgw check`).
   std::vector<std::string> plugin_errors() const;
+  /// Why the gateway cannot serve its OAuth upstreams (a private key or a
+  /// token file that does not load); "" when it can.
+  const std::string& startup_error() const { return startup_error_; }
+  /// The upstreams' OAuth clients; null when they could not be made.
+  oauth::Manager* oauth() { return oauth_.get(); }
+  /// `mcpgw check`'s report of each OAuth upstream (discovery, the
+  /// gateway's own credentials), by server; off the loop, waits.
+  std::map<std::string, oauth::CheckReport> check_oauth(std::chrono::milliseconds timeout);
 
  private:
   void stop_upstreams();
@@ -94,6 +103,16 @@ class Gateway final : public upstream::Listener {
   /// The status page's data (/status.json) and catalog (/status/catalog.json).
   std::string status_document();
   std::string catalog_document();
+  /// Registers the OAuth pages on `mcp` (start page, callback, client
+  /// metadata documents) and revocation on `admin` (or `mcp` without one).
+  void add_oauth_endpoints(transport::HttpServer& mcp, transport::AdminServer* admin);
+  /// --stdio: the consent pages alone on listen.host:listen.port, when some
+  /// server needs them (null otherwise, or when the port is taken: logged).
+  std::unique_ptr<transport::AdminServer> serve_consent_pages();
+  /// Makes the OAuth clients and their token store (Redis with
+  /// cluster.redis, else upstream_oauth.store, else memory).
+  Result<std::unique_ptr<oauth::Manager>> make_oauth(const config::Config& cfg);
+  std::shared_ptr<upstream::Upstream> make_upstream(const config::Server& s);
 
   // First member: every socket, pipe and timer below lives on it, so it is
   // destroyed last.
@@ -113,6 +132,9 @@ class Gateway final : public upstream::Listener {
   catalog::Catalog catalog_;
   // Before the router, whose hooks it calls: stopped in ~Gateway first.
   std::unique_ptr<cluster::Cluster> cluster_;
+  /// After the cluster: its token store may be the cluster's Redis.
+  std::unique_ptr<oauth::Manager> oauth_;
+  std::string startup_error_;
   std::mutex rebuild_mu_;
   Router router_;
   std::mutex serve_mu_;

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <thread>
 
@@ -15,6 +16,7 @@
 #include "server/check.hpp"
 #include "server/gateway.hpp"
 #include "server/logging.hpp"
+#include "server/revoke.hpp"
 
 namespace {
 
@@ -93,6 +95,12 @@ int main(int argc, char** argv) {
   check->add_flag("--json", as_json, "machine-readable output");
   std::string search_query;
   auto* search = check->add_option("--search", search_query, "also show what this search_tools query finds per mode");
+  auto* revoke = app.add_subcommand(
+      "revoke", "forget your stored upstream OAuth tokens at a running gateway (your credential in MCPGW_TOKEN)");
+  revoke->fallthrough();
+  std::string revoke_server, revoke_url;
+  revoke->add_option("--server", revoke_server, "only this upstream's (default: every upstream's)");
+  revoke->add_option("--url", revoke_url, "the gateway's /oauth/revoke (default: from the configuration's admin or listen)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -114,7 +122,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mcpgw: --config FILE is required (see mcpgw --help)\n");
     return 2;
   }
-  if (!mode.empty() && !stdio && !check->parsed()) {
+  if (!mode.empty() && !stdio && !check->parsed() && !revoke->parsed()) {
     std::fprintf(stderr, "mcpgw: --mode applies to --stdio; HTTP clients select a mode with the URL /mcp/<mode>\n");
     return 2;
   }
@@ -141,12 +149,20 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  if (revoke->parsed()) {
+    const char* token = std::getenv("MCPGW_TOKEN");
+    return server::run_revoke(*cfg, revoke_server, revoke_url, token ? token : "", std::cout, std::cerr);
+  }
   if (check->parsed())
     return server::run_check(std::move(*cfg), as_json, std::cout,
                              search->count() ? std::optional(search_query) : std::nullopt);
 
   int grace = cfg->shutdown_grace_ms;
   server::Gateway gw(std::move(*cfg), threads);
+  if (!gw.startup_error().empty()) {
+    std::fprintf(stderr, "mcpgw: %s: %s\n", config_path.c_str(), gw.startup_error().c_str());
+    return 2;
+  }
   if (!stdio) {
     if (auto bound = gw.bind_http(); !bound) {
       std::fprintf(stderr, "mcpgw: %s\n", bound.error().c_str());

@@ -154,7 +154,7 @@ Answer page_of(Request& r, std::string_view key, std::size_t count,
 
 upstream::Caller caller_of(const McpSession& s) {
   return {s.context().principal, s.mode(), s.context().stateless ? std::string() : s.id(), s.context().forward_headers,
-          s.protocol_version()};
+          s.protocol_version(), s.subject_token()};
 }
 
 void strip_client_state(json::Value& params) {

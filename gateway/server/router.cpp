@@ -116,6 +116,11 @@ void Router::list_changed(std::string_view what) {
   subscriptions_.list_changed(what);
 }
 
+void Router::notify_session(const std::string& id, std::string_view method, const json::Value* params) {
+  if (id.empty()) return;
+  if (auto s = sessions_.find(id)) s->notify(jsonrpc::make_notification(method, params));
+}
+
 void Router::resource_updated(const upstream::Upstream& origin, const jsonrpc::Message& msg) {
   auto uri = msg.params() ? json::get_string(*msg.params(), "uri") : std::nullopt;
   if (!uri) return;

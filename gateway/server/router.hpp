@@ -53,6 +53,9 @@ class Router final : public transport::Handler {
   /// Tells every live session that a list changed (`what`: tools,
   /// resources or prompts).
   void list_changed(std::string_view what);
+  /// Sends notification `method` to session `id` when it lives here (on its
+  /// server-to-client stream; dropped when it has none open).
+  void notify_session(const std::string& id, std::string_view method, const json::Value* params);
   /// Forwards an upstream's notifications/resources/updated to the sessions
   /// subscribed to that resource.
   void resource_updated(const upstream::Upstream& origin, const jsonrpc::Message& msg);

@@ -94,18 +94,15 @@ Task<Answer> call_saga(Services& sv, Request& r) {
   auto resolved = co_await called_tool(sv, r);
   if (auto* refused = std::get_if<Answer>(&resolved)) co_return std::move(*refused);
   const CalledTool& c = std::get<CalledTool>(resolved);
-  const catalog::ExposedTool* tool = c.tool;
   auto arguments = std::make_shared<json::Document>(rapidjson::kObjectType);
   if (c.args) arguments->CopyFrom(*c.args, arguments->GetAllocator());
   std::shared_ptr<saga::Parked> parked;
   auto started = std::chrono::steady_clock::now();
   json::Value none(rapidjson::kObjectType);
-  auto outcome = co_await drive(sv, r, parked, none,
-                                tool_work(sv, *r.session, c.snap, c.mode, *tool, arguments, trace_meta(r.params()), r.context.span),
-                                true);
-  audit_round(sv, r, "saga_round", tool->name, &*arguments, outcome,
+  auto outcome = co_await drive(sv, r, parked, none, called_work(sv, r, c, arguments, trace_meta(r.params())), true);
+  audit_round(sv, r, "saga_round", c.name, &*arguments, outcome,
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
-  co_return saga_reply(sv, r, std::move(outcome), parked, tool->name, *arguments);
+  co_return saga_reply(sv, r, std::move(outcome), parked, c.name, *arguments);
 }
 
 Task<Answer> resume_saga(Services& sv, Request& r) {

@@ -22,6 +22,7 @@ std::shared_ptr<McpSession> McpSession::for_request(const std::shared_ptr<McpSes
     if (p) p->notify(std::move(m));
     return p != nullptr;
   });
+  s->set_subject_token(parent->subject_token());
   return s;
 }
 

@@ -72,6 +72,52 @@ std::string param_header_mismatch(const catalog::ExposedTool& tool, const json::
   return {};
 }
 
+/// The OAuth server a tool name not (yet) in the catalog belongs to: one
+/// whose tools may be unknown because of OAuth (a principal who has not
+/// consented; a provider that kept the server from connecting), where the
+/// call gets that reason rather than -32602.
+std::shared_ptr<upstream::Upstream> unlisted_oauth_server(const catalog::Snapshot& snap, const config::Config& cfg,
+                                                          std::string_view name) {
+  auto sep = name.find(cfg.naming.separator);
+  if (sep == std::string_view::npos || sep == 0) return nullptr;
+  auto it = snap.servers.find(std::string(name.substr(0, sep)));
+  if (it == snap.servers.end() || !it->second->config().oauth) return nullptr;
+  if (!it->second->per_principal() && it->second->ready()) return nullptr;
+  return it->second;
+}
+
+/// The work of a call of `name`, not in the catalog, of such a server: the
+/// OAuth step (consent) first, then, once the principal's connection has
+/// listed the server and the catalog has the tool, the call itself.
+Work unlisted_work(Services& sv, std::shared_ptr<McpSession> s, std::shared_ptr<upstream::Upstream> u,
+                   std::string name, std::size_t mode, std::shared_ptr<json::Document> arguments,
+                   std::shared_ptr<json::Document> meta) {
+  return [&sv, s, u, name, mode, arguments, meta, caller = caller_of(*s)](
+             std::shared_ptr<ClientCall> client, CancelSignal& cancel, Progress* progress) -> Task<upstream::Reply> {
+    upstream::CallOptions opts = options_for(*u, cancel, caller, client);
+    if (!u->per_principal() && !co_await u->settled(opts.deadline))
+      co_return upstream::Reply{false, mcp::tool_error("mcpgw: upstream '" + u->name() + "' is not connected (" +
+                                                       u->status() + ")")};
+    if (auto instead = co_await u->authorize(opts)) co_return std::move(*instead);
+    co_await u->prepare(opts);
+    const std::string own = name.substr(u->name().size() + sv.settings.config()->naming.separator.size());
+    if (u->has_tool(own)) {
+      // The listing is the server's now; the catalog follows it shortly.
+      for (;;) {
+        auto snap = sv.catalog.snapshot();
+        if (const catalog::ExposedTool* tool = snap->find_tool(name, mode)) {
+          Work work = tool_work(sv, *s, snap, mode, *tool, arguments, meta);
+          co_return co_await work(client, cancel, progress);
+        }
+        // Listed but not in this client's mode: as unknown as any other.
+        if (snap->tool_index.count(name) || !co_await sv.catalog.wait_newer(snap->generation, opts.deadline, &cancel))
+          break;
+      }
+    }
+    co_return upstream::Reply::error(jsonrpc::kInvalidParams, "Unknown tool: " + name);
+  };
+}
+
 /// A snapshot that lists `name` (visible in `mode`), once the servers still
 /// connecting for the first time that may list it are up, waited for within
 /// the call's deadline; or the isError naming a server it came too late
@@ -145,7 +191,8 @@ Task<std::variant<Answer, CalledTool>> called_tool(Services& sv, Request& r) {
   if (args && !args->IsObject() && !args->IsNull()) co_return invalid(*name, nullptr, "arguments must be an object");
   if (args && args->IsNull()) args = nullptr;
 
-  CalledTool called{sv.catalog.snapshot()};
+  CalledTool called;
+  called.snap = sv.catalog.snapshot();
   auto& snap = called.snap;
   auto mode = snap->mode_index(r.session->mode());
   auto meta = resolve_meta_tool(*snap, mode, *name, args);
@@ -187,7 +234,9 @@ Task<std::variant<Answer, CalledTool>> called_tool(Services& sv, Request& r) {
                             message ? std::string(*message) : "Invalid params");
     }
   }
-  if (!called.tool) {
+  if (!called.tool && mode && !names_some_tool(*snap, target.name))
+    called.unlisted = unlisted_oauth_server(*snap, *sv.settings.config(), target.name);
+  if (!called.tool && !called.unlisted) {
     std::string message = "Unknown tool: " + std::string(target.name);
     if (!names_some_tool(*snap, target.name))
       co_return refuse_call(sv, r, "unknown_tool", target.name, target.args, jsonrpc::kInvalidParams, message);
@@ -197,6 +246,7 @@ Task<std::variant<Answer, CalledTool>> called_tool(Services& sv, Request& r) {
     co_return Answer::error(jsonrpc::kInvalidParams, message);
   }
   called.mode = *mode;
+  called.name = called.tool ? called.tool->name : std::string(target.name);
   called.args = target.args;
   called.through_call_tool = target.through_call_tool;
   co_return called;
@@ -208,15 +258,20 @@ Task<Answer> call_tool(Services& sv, Request& r) {
   const CalledTool& c = std::get<CalledTool>(resolved);
   // Mcp-Param-* headers repeat the arguments of the tool the request names
   // (call_tool's, which declares none).
-  if (std::string why = c.through_call_tool ? "" : param_header_mismatch(*c.tool, c.args, r.session->context());
+  if (std::string why = c.through_call_tool || !c.tool ? "" : param_header_mismatch(*c.tool, c.args, r.session->context());
       !why.empty())
-    co_return refuse_call(sv, r, "header_mismatch", c.tool->name, c.args, mcp::kHeaderMismatch, "Header mismatch: " + why);
+    co_return refuse_call(sv, r, "header_mismatch", c.name, c.args, mcp::kHeaderMismatch, "Header mismatch: " + why);
 
   auto arguments = std::make_shared<json::Document>();
   if (c.args) arguments->CopyFrom(*c.args, arguments->GetAllocator());
-  Work work = tool_work(sv, *r.session, c.snap, c.mode, *c.tool, arguments, upstream_meta(json::find(*r.params(), "_meta")),
-                        r.context.span);
-  co_return co_await execute(sv, r, "tools/call " + c.tool->name, c.args, std::move(work));
+  Work work = called_work(sv, r, c, arguments, upstream_meta(json::find(*r.params(), "_meta")));
+  co_return co_await execute(sv, r, "tools/call " + c.name, c.args, std::move(work));
+}
+
+Work called_work(Services& sv, Request& r, const CalledTool& c, std::shared_ptr<json::Document> arguments,
+                 std::shared_ptr<json::Document> meta) {
+  if (c.unlisted) return unlisted_work(sv, r.session, c.unlisted, c.name, c.mode, std::move(arguments), std::move(meta));
+  return tool_work(sv, *r.session, c.snap, c.mode, *c.tool, std::move(arguments), std::move(meta), r.context.span);
 }
 
 Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog::Snapshot> snap, std::size_t mode,
@@ -243,9 +298,14 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
     const mcp::TraceContext span = request_span ? *request_span : trace.child();
     int hop = 0;
     auto record = [&](std::string_view event, const std::string& server, const std::string& upstream_tool,
-                      const json::Value* arguments, std::string_view outcome, double ms, int at_hop) {
+                      const json::Value* arguments, std::string_view outcome, double ms, int at_hop,
+                      const upstream::ToolOrigin* origin = nullptr) {
       if (!audit->wants(outcome)) return;
       AuditRecord a;
+      if (auto id = origin ? origin->identity_for(&caller) : std::nullopt) {
+        a.upstream_grant = std::move(id->grant);
+        a.upstream_identity = std::move(id->identity);
+      }
       a.event = event;
       a.principal = caller.principal;
       a.session = caller.session;
@@ -280,7 +340,8 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
       metrics->call_in_flight(origin, -1);
       std::string_view outcome = upstream::outcome_of(reply, opts);
       metrics->tool_call(origin, t.upstream_name, at_hop ? "chain_hop" : "call", outcome, secs);
-      record(at_hop ? "chain_hop" : "call", origin, t.upstream_name, arguments, outcome, secs * 1000, at_hop);
+      record(at_hop ? "chain_hop" : "call", origin, t.upstream_name, arguments, outcome, secs * 1000, at_hop,
+             t.origin.get());
       spdlog::debug("call {} principal={} session={} trace={} {:.1f} ms {}", t.name,
                     caller.principal.empty() ? "-" : caller.principal, session.substr(0, 8), trace.trace_id,
                     secs * 1000, outcome);

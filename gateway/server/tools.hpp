@@ -14,6 +14,10 @@ struct CalledTool {
   const catalog::ExposedTool* tool = nullptr;
   const json::Value* args = nullptr;  ///< null: no arguments
   bool through_call_tool = false;     ///< named by call_tool (tool search)
+  /// Set (and `tool` null): the tool `name` is not listed, but this OAuth
+  /// server may list it once the caller has a token (its consent first).
+  std::shared_ptr<upstream::Upstream> unlisted;
+  std::string name;  ///< the exposed name called
 };
 
 /// The tool request `r` calls (waiting, within the call's deadline, for an
@@ -28,6 +32,11 @@ Task<std::variant<Answer, CalledTool>> called_tool(Services& sv, Request& r);
 /// mcpgw_refused_total by `reason`) and returns error `code` with `message`.
 Answer refuse_call(Services& sv, Request& r, std::string_view reason, std::string_view tool, const json::Value* args,
                    int code, const std::string& message);
+
+/// The work of call `c` by the session of `r` with `arguments` (tool_work,
+/// or for an unlisted tool of an OAuth server the consent step first).
+Work called_work(Services& sv, Request& r, const CalledTool& c, std::shared_ptr<json::Document> arguments,
+                 std::shared_ptr<json::Document> meta);
 
 /// The work of a call of `tool` by `s` with `arguments` (and the `_meta`
 /// the upstream may see), nextTool chains included; it owns everything it

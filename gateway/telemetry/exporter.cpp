@@ -45,7 +45,7 @@ struct Exporter::Loop {
 
   asio::awaitable<Attempt> post(const ExporterSettings& s, const std::string& body) {
     auto abort = transport::Abort::start(strand, Clock::now() + s.request_timeout, nullptr);
-    transport::HttpRequest req{"POST", {{"Content-Type", "application/x-protobuf"}}, body};
+    transport::HttpRequest req{"POST", {{"Content-Type", "application/x-protobuf"}}, body, ""};
     for (const auto& h : s.headers) req.headers.push_back(h);
     std::size_t answered = 0;
     transport::HttpResult res = co_await client->exchange(

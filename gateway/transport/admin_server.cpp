@@ -6,6 +6,7 @@ namespace mcpgw::transport {
 
 struct AdminServer::Impl {
   std::map<std::string, std::function<SimpleResponse()>, std::less<>> gets;
+  std::map<std::string, Route, std::less<>> routes;
   std::unique_ptr<http::Listener> listener;
   bool started = false;
 
@@ -16,6 +17,8 @@ struct AdminServer::Impl {
       SimpleResponse r = it->second();
       reply = http::Response{r.status, {{"Content-Type", r.content_type}}, std::move(r.body)};
       for (auto& [name, value] : r.headers) reply.headers.push_back({std::move(name), std::move(value)});
+    } else if (auto route = routes.find(req.path()); route != routes.end()) {
+      reply = co_await route->second(req);
     }
     co_await res.send(std::move(reply));
   }
@@ -36,6 +39,8 @@ AdminServer::~AdminServer() { stop(); }
 void AdminServer::add_get(const std::string& path, std::function<SimpleResponse()> fn, GetAccess) {
   impl_->gets[path] = std::move(fn);
 }
+
+void AdminServer::add_route(const std::string& path, Route fn) { impl_->routes[path] = std::move(fn); }
 
 Result<int> AdminServer::bind() { return impl_->listener->bind(); }
 

@@ -24,6 +24,8 @@ class AdminServer {
   /// The admin listener has no authentication (keep it on a private
   /// address): `access` is accepted for the same calls as HttpServer's.
   void add_get(const std::string& path, std::function<SimpleResponse()> fn, GetAccess access = GetAccess::Open);
+  /// Adds an endpoint at `path` for any method (HttpServer::add_route).
+  void add_route(const std::string& path, Route fn);
   /// Binds; the bound port or "cannot listen on HOST:PORT: why".
   Result<int> bind();
   /// Starts accepting (after bind()).

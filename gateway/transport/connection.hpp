@@ -40,7 +40,13 @@ struct RequestOptions {
 /// request never reached it. Interrupted: the connection broke after the
 /// request was sent and before its answer, so the server may have acted on
 /// it. Rejected: the server refused this request with an HTTP 4xx status.
-enum class Failure { Timeout, Closed, Transport, Cancelled, SessionExpired, TooLarge, Unreachable, Interrupted, Rejected };
+/// Credential: no Authorization could be had for it
+/// (transport/credential.hpp), so it was not sent. Unauthorized: the server
+/// refused the credential (HTTP 401, even renewed, or 403).
+enum class Failure {
+  Timeout, Closed, Transport, Cancelled, SessionExpired, TooLarge, Unreachable, Interrupted, Rejected, Credential,
+  Unauthorized
+};
 
 /// A request's outcome: the response message, or why there is none.
 struct Response {

@@ -9,8 +9,19 @@ void Session::notify(std::string msg) {
 
 void Session::bind(std::string id, ClientContext ctx, std::function<bool(std::string)> sink) {
   id_ = std::move(id);
+  set_subject_token(ctx.subject_token);
   ctx_ = std::move(ctx);
   set_sink(std::move(sink));
+}
+
+std::string Session::subject_token() const {
+  std::lock_guard lk(sink_mu_);
+  return subject_token_;
+}
+
+void Session::set_subject_token(std::string token) {
+  std::lock_guard lk(sink_mu_);
+  subject_token_ = std::move(token);
 }
 
 void Session::set_sink(std::function<bool(std::string)> sink) {

@@ -35,6 +35,10 @@ struct ClientContext {
   /// Headers of the client's request named by some server's
   /// `forward_headers` (as received), for the upstreams that list them.
   std::vector<std::pair<std::string, std::string>> forward_headers;
+  /// The client's own OAuth access token (auth.oauth) when it came with
+  /// one: what an upstream of grant token_exchange exchanges (never sent
+  /// upstream itself, never logged).
+  std::string subject_token;
 };
 
 /// One client session. The transport creates the id and keeps the session
@@ -56,12 +60,17 @@ class Session {
   void bind(std::string id, ClientContext ctx, std::function<bool(std::string)> sink);
   /// Replaces the sink (e.g. when a GET stream opens).
   void set_sink(std::function<bool(std::string)> sink);
+  /// The client's OAuth token of its latest request (ClientContext::
+  /// subject_token): a session outlives the token it began with.
+  std::string subject_token() const;
+  void set_subject_token(std::string token);
 
  private:
   std::string id_;
   ClientContext ctx_;
-  std::mutex sink_mu_;
+  mutable std::mutex sink_mu_;  // guards sink_ and subject_token_
   std::function<bool(std::string)> sink_;
+  std::string subject_token_;
 };
 
 /// The downstream side of one client request in flight.

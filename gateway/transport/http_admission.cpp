@@ -293,6 +293,12 @@ http::awaitable<std::optional<http::Response>> Admission::admit(const http::Requ
   ctx.principal = v.principal;
   ctx.allowed_modes = v.modes;
   ctx.mode = mode;
+  // The raw JWT, for upstreams that exchange it (RFC 8693); a static
+  // token is the gateway's own secret and never leaves it.
+  if (v.oauth) {
+    std::string authorization = req.get("Authorization");
+    if (authorization.size() > 7) ctx.subject_token = authorization.substr(7);
+  }
   if (!st->forward_headers.empty()) {
     for (const auto& h : req.headers) {
       std::string name = lower(h.name);

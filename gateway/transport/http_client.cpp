@@ -179,7 +179,8 @@ struct Transfer {
 template <typename S>
 asio::awaitable<void> transfer(S& stream, beast::flat_buffer& buffer, const Url& url, const HttpRequest& req,
                                HttpClient::OnHead& on_head, HttpClient::OnData& on_data, Transfer& t) {
-  http::request<http::string_body> r{http::string_to_verb(req.method), url.target, 11};
+  http::request<http::string_body> r{http::string_to_verb(req.method), req.target.empty() ? url.target : req.target,
+                                     11};
   r.set(http::field::host, url.host_header);
   r.set(http::field::user_agent, "mcpgw/" MCPGW_VERSION);
   for (const auto& [k, v] : req.headers) r.set(k, v);

@@ -59,6 +59,7 @@ class Abort : public std::enable_shared_from_this<Abort> {
   void fire(Why why);
   /// Moves the deadline (a stream that shows life gets more time).
   void extend(Clock::time_point deadline) { deadline_ = deadline; }
+  Clock::time_point deadline() const { return deadline_; }
   /// Why it fired; None while it has not.
   Why why() const { return why_; }
   /// What interrupts the operation in progress (closing its socket,
@@ -86,6 +87,8 @@ struct HttpRequest {
   std::string method;  ///< "GET", "POST", "DELETE"
   Headers headers;
   std::string body;
+  /// Path and query; "" = the client's URL's (another path on the same origin otherwise).
+  std::string target;
 };
 
 /// The status and headers of a response.

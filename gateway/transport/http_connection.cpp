@@ -180,7 +180,7 @@ asio::awaitable<Response> HttpConnection::exchange(std::int64_t id, std::string 
   } else {
     try {
       r = co_await post(std::move(body), id, abort, std::move(opts.on_related), std::move(routing),
-                        std::move(opts.forwarded));
+                        std::move(opts.forwarded), opts.cancel);
     } catch (const std::exception& e) {
       // A bug or an allocation failure fails this request only.
       r = {std::nullopt, Failure::Transport, std::string("internal error: ") + e.what()};
@@ -197,12 +197,21 @@ asio::awaitable<Response> HttpConnection::exchange(std::int64_t id, std::string 
   co_return r;
 }
 
+asio::awaitable<Result<void>> HttpConnection::authorize(HttpRequest& req, const Abort& abort, CancelSignal* cancel,
+                                                        const std::string& rejected) {
+  auto value = co_await target_.credential->authorization(abort.deadline(), cancel, rejected);
+  if (!value) co_return Error{value.error()};
+  std::erase_if(req.headers, [](const auto& h) { return starts_with_ci(h.first, "authorization") && h.first.size() == 13; });
+  req.headers.emplace_back("Authorization", std::move(*value));
+  co_return Result<void>{};
+}
+
 asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<std::int64_t> id,
                                                std::shared_ptr<Abort> abort,
                                                std::function<void(jsonrpc::Message&)> on_related, Headers routing,
-                                               Headers forwarded) {
+                                               Headers forwarded, CancelSignal* cancel) {
   const std::size_t limit = target_.max_response_bytes;
-  HttpRequest req{"POST", base_headers(routing), std::move(body)};
+  HttpRequest req{"POST", base_headers(routing), std::move(body), {}};
   req.headers.insert(req.headers.end(), forwarded.begin(), forwarded.end());
   req.headers.emplace_back("Content-Type", "application/json");
   req.headers.emplace_back("Accept", "application/json, text/event-stream");
@@ -269,7 +278,25 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
     json_body.append(data);
     return true;
   };
+  // (Checked here, not in authorize(): a coroutine frame per request is not free.)
+  if (target_.credential)
+    if (auto authorized = co_await authorize(req, *abort, cancel); !authorized)
+      co_return Response{std::nullopt, Failure::Credential, authorized.error()};
   HttpResult res = co_await client_->exchange(req, *abort, on_head, on_data);
+  // An OAuth upstream refused the token (expired early, revoked): renewed
+  // once, the request goes again; a 401 is the answer to nothing done.
+  if (res.error.empty() && res.head.status == 401 && target_.credential && abort->why() == Abort::Why::None) {
+    std::string refused;
+    for (const auto& [name, value] : req.headers)
+      if (starts_with_ci(name, "authorization")) refused = value;
+    if (auto renewed = co_await authorize(req, *abort, cancel, refused); !renewed)
+      co_return Response{std::nullopt, Failure::Credential, renewed.error()};
+    json_body.clear();
+    sse = false;
+    too_large.reset();
+    parser.restart();
+    res = co_await client_->exchange(req, *abort, on_head, on_data);
+  }
 
   // Resumability (2025-11-25): a stream that ended before the answer, after
   // events with ids, goes on in a GET with Last-Event-ID once the delay the
@@ -285,9 +312,12 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
     abort->on_fire({});
     if (abort->why() != Abort::Why::None) break;
     parser.restart();
-    HttpRequest resume{"GET", base_headers(), {}};
+    HttpRequest resume{"GET", base_headers(), {}, {}};
     resume.headers.emplace_back("Accept", "text/event-stream");
     resume.headers.emplace_back("Last-Event-ID", parser.last_event_id());
+    if (target_.credential)
+      if (auto authorized = co_await authorize(resume, *abort, cancel); !authorized)
+        co_return Response{std::nullopt, Failure::Credential, authorized.error()};
     res = co_await client_->exchange(
         resume, *abort, [](const HttpHead& h) { return h.status == 200; },
         [&](std::string_view data) { return parser.feed(data); });
@@ -308,6 +338,12 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
                                                           : Failure::Transport,
                        client_->url().text() + ": " + res.error};
   int status = res.head.status;
+  if ((status == 401 || status == 403) && target_.credential) {
+    std::string why = "HTTP " + std::to_string(status);
+    std::string challenge = res.head.get("WWW-Authenticate");
+    if (!challenge.empty()) why += " (" + challenge.substr(0, 300) + ")";
+    co_return Response{std::nullopt, Failure::Unauthorized, "refused the gateway's OAuth token: " + why};
+  }
   // A restarted server does not know our session: the spec says 404, the
   // official SDKs' examples answer 400 ("Bad Request: No valid session ID
   // provided", "Server not initialized"). Another 400 is the server's
@@ -428,12 +464,16 @@ asio::awaitable<void> HttpConnection::listen_loop() {
   auto self = shared_from_this();
   auto strand = co_await asio::this_coro::executor;
   auto backoff = 100ms;
+  std::string refused;  // the Authorization the last GET was refused with (HTTP 401)
   bool streamed = false;  // the server has served this session a stream
   while (!closed_.load()) {
     auto abort = new_abort(strand, Clock::now() + kStreamSilence, nullptr);
     if (!abort) break;
-    HttpRequest get{"GET", base_headers(), {}};
+    HttpRequest get{"GET", base_headers(), {}, {}};
     get.headers.emplace_back("Accept", "text/event-stream");
+    if (target_.credential)
+      if (auto authorized = co_await authorize(get, *abort, nullptr, refused); !authorized)
+        spdlog::warn("upstream {}: its GET stream waits for a token: {}", target_.name, authorized.error());
     sse::Parser parser(
         [this](std::string_view, std::string_view data) {
           on_stream_event(data);
@@ -453,6 +493,10 @@ asio::awaitable<void> HttpConnection::listen_loop() {
         });
     forget(abort);
     int status = res.head.status;
+    refused.clear();
+    if (status == 401)
+      for (const auto& [name, value] : get.headers)
+        if (starts_with_ci(name, "authorization")) refused = value;
     if (closed_.load()) break;
     // A server without a GET route (405 as the spec says; 404 or 400 from a
     // server that routes POST only) can push nothing outside a call, and
@@ -525,8 +569,9 @@ void HttpConnection::async_close(std::function<void()> done) {
     if (sid.empty()) co_return;
     // Tell the server the session is over so it can free it; best effort.
     auto abort = Abort::start(strand, Clock::now() + 1s, nullptr);
-    HttpRequest del{"DELETE", {{"Mcp-Session-Id", sid}}, {}};
+    HttpRequest del{"DELETE", {{"Mcp-Session-Id", sid}}, {}, {}};
     del.headers.insert(del.headers.end(), self->target_.headers.begin(), self->target_.headers.end());
+    if (self->target_.credential) co_await self->authorize(del, *abort, nullptr);
     co_await self->client_->exchange(
         del, *abort, [](const HttpHead&) { return true; }, [](std::string_view) { return true; });
     abort->disarm();

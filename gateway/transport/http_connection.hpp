@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "transport/connection.hpp"
+#include "transport/credential.hpp"
 #include "transport/http_client.hpp"
 #include "transport/io.hpp"
 
@@ -24,6 +25,8 @@ struct HttpTarget {
   /// Largest JSON body or SSE event accepted; a larger answer fails its
   /// request (Failure::TooLarge).
   std::size_t max_response_bytes = 64 * 1024 * 1024;
+  /// The Authorization of every request (an OAuth upstream); null = none.
+  std::shared_ptr<Credential> credential;
 };
 
 /// One MCP session with a Streamable HTTP server.
@@ -56,7 +59,11 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
   /// `forwarded`: the client's headers the server's forward_headers lists.
   asio::awaitable<Response> post(std::string body, std::optional<std::int64_t> id, std::shared_ptr<Abort> abort,
                                  std::function<void(jsonrpc::Message&)> on_related, Headers routing,
-                                 Headers forwarded = {});
+                                 Headers forwarded = {}, CancelSignal* cancel = nullptr);
+  /// Adds the credential's Authorization to `req` (renewing `rejected`);
+  /// the error when there is none. Only with a credential.
+  asio::awaitable<Result<void>> authorize(HttpRequest& req, const Abort& abort, CancelSignal* cancel,
+                                          const std::string& rejected = {});
   /// One request's exchange, on the calling coroutine's strand.
   asio::awaitable<Response> exchange(std::int64_t id, std::string body, RequestOptions opts, Headers routing);
   asio::awaitable<void> drain_outbox();

@@ -84,6 +84,7 @@ struct HttpServer::Impl {
   SessionStore sessions;
   std::map<std::string, std::function<SimpleResponse()>, std::less<>> gets;
   std::set<std::string, std::less<>> token_gets;  ///< GetAccess::Token paths
+  std::map<std::string, Route, std::less<>> routes;
   std::unique_ptr<http::Listener> listener;
   std::mutex listens_mu;
   std::set<std::shared_ptr<PostStream>> listens;  // open subscriptions/listen streams
@@ -176,6 +177,9 @@ awaitable<void> HttpServer::Impl::route(http::Request& req, http::Responder& res
       std::optional<http::Response> refused;
       if (token_gets.contains(path)) refused = co_await admission.admit_operator(req);
       auto reply = refused ? std::move(*refused) : simple(it->second());
+      co_await res.send(std::move(reply));
+    } else if (auto route = routes.find(path); route != routes.end()) {
+      auto reply = co_await route->second(req);
       co_await res.send(std::move(reply));
     }
     if (!res.answered()) {
@@ -297,6 +301,8 @@ awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res,
   } else if (auto refused = lookup(req, ctx, hs)) {
     co_await res.send(std::move(*refused));
     co_return;
+  } else {
+    hs->session->set_subject_token(ctx.subject_token);
   }
 
   auto stream = std::make_shared<PostStream>(res.executor(), opts);
@@ -586,6 +592,14 @@ HttpServer::HttpServer(HttpServerOptions opts, Handler& handler, Io& io)
 HttpServer::~HttpServer() {
   stop();
   impl_->listener->wait();
+}
+
+void HttpServer::add_route(const std::string& path, Route fn) { impl_->routes[path] = std::move(fn); }
+
+http::awaitable<std::variant<std::string, http::Response>> HttpServer::authenticate(const http::Request& req) const {
+  ClientContext ctx;
+  if (auto refused = co_await impl_->admission.admit(req, "", ctx)) co_return std::move(*refused);
+  co_return ctx.principal;
 }
 
 void HttpServer::add_get(const std::string& path, std::function<SimpleResponse()> fn, GetAccess access) {

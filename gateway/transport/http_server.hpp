@@ -7,11 +7,13 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "auth/access.hpp"
 #include "auth/rate_limit.hpp"
 #include "transport/downstream.hpp"
+#include "transport/http_listener.hpp"
 #include "transport/io.hpp"
 
 namespace mcpgw::transport {
@@ -61,6 +63,11 @@ enum class GetAccess {
   Token,  ///< with `auth` set, only a request with a token the MCP endpoint accepts
 };
 
+/// An endpoint outside the MCP path that reads its request (query,
+/// headers, body) and answers in its own time: runs on the connection's
+/// strand and must not block.
+using Route = std::function<http::awaitable<http::Response>(const http::Request&)>;
+
 /// The MCP endpoint (`path`, `path/<mode>`) plus small GET endpoints.
 class HttpServer {
  public:
@@ -73,6 +80,12 @@ class HttpServer {
   /// Adds a GET endpoint outside the MCP path (health, metrics); `fn` runs
   /// on an I/O thread and must not block. Call before bind().
   void add_get(const std::string& path, std::function<SimpleResponse()> fn, GetAccess access = GetAccess::Open);
+  /// Adds an endpoint at `path` for any method (it checks). Call before bind().
+  void add_route(const std::string& path, Route fn);
+  /// Who sends `req`, checked as a request to the MCP endpoint would be
+  /// (Host, Origin, credentials): the principal ("" without auth), or the
+  /// refusal to send.
+  http::awaitable<std::variant<std::string, http::Response>> authenticate(const http::Request& req) const;
   /// Serves sessions shared with other replicas (cluster): sealed ids, a
   /// cluster-wide DELETE. `shared` outlives this server. Call before bind().
   void share_sessions(SharedSessions& shared);

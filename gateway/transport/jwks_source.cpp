@@ -114,7 +114,7 @@ asio::awaitable<void> JwksSource::fetch() {
   } else {
     auto strand = co_await asio::this_coro::executor;
     auto abort = Abort::start(strand, Clock::now() + std::chrono::seconds(10), nullptr);
-    HttpRequest req{"GET", {{"Accept", "application/json"}}, {}};
+    HttpRequest req{"GET", {{"Accept", "application/json"}}, {}, {}};
     std::string body;
     bool too_big = false;
     HttpResult res = co_await (*client)->exchange(

@@ -33,7 +33,10 @@ std::string_view failure_type(transport::Failure f) {
 /// one request was wrong, refused or given up on by its client).
 bool server_failed(const transport::Response& r) {
   using F = transport::Failure;
-  if (!r.message) return r.failure != F::Cancelled && r.failure != F::TooLarge && r.failure != F::Rejected;
+  // An OAuth token that could not be had or was refused says nothing of the server.
+  if (!r.message)
+    return r.failure != F::Cancelled && r.failure != F::TooLarge && r.failure != F::Rejected &&
+           r.failure != F::Credential && r.failure != F::Unauthorized;
   const json::Value* e = r.message->error();
   const json::Value* code = e ? json::find(*e, "code") : nullptr;
   return code && code->IsInt() && (code->GetInt() == jsonrpc::kInternalError || code->GetInt() == jsonrpc::kParseError);
@@ -243,7 +246,7 @@ Task<Reply> Upstream::call_tool(std::string_view tool, const json::Value* argume
                                 const CallOptions& opts) {
   InFlight counted(*this);
   // A per-client connection's calls were admitted by the server's own.
-  if (!client_session_.empty()) co_return co_await call_tool_now(tool, arguments, meta, opts);
+  if (child_) co_return co_await call_tool_now(tool, arguments, meta, opts);
   std::string why;
   auto ticket = breaker_.admit(why);
   if (!ticket) co_return Reply{false, mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' is failing: " + why)};
@@ -264,6 +267,8 @@ Task<Reply> Upstream::call_tool(std::string_view tool, const json::Value* argume
 
 Task<Reply> Upstream::call_tool_now(std::string_view tool, const json::Value* arguments, const json::Value* meta,
                                     const CallOptions& opts) {
+  if (per_principal() && !child_)
+    if (auto instead = co_await authorize(opts)) co_return std::move(*instead);
   auto own = co_await for_client(opts);
   if (!own) co_return Reply{false, mcp::tool_error(own.error())};
   if (*own) co_return co_await (*own)->call_tool_now(tool, arguments, meta, opts);
@@ -294,6 +299,8 @@ Task<Reply> Upstream::call_tool_now(std::string_view tool, const json::Value* ar
 
 Task<Reply> Upstream::request(std::string_view method, const json::Value& params, const CallOptions& opts) {
   InFlight counted(*this);
+  if (per_principal() && !child_)
+    if (auto instead = co_await authorize(opts, false)) co_return std::move(*instead);
   auto own = co_await for_client(opts);
   if (!own) co_return Reply::error(jsonrpc::kInternalError, own.error());
   if (*own) co_return co_await (*own)->request(method, params, opts);

@@ -31,6 +31,16 @@ struct Caller {
   /// The revision the client negotiated ("" unknown): a per_client
   /// connection with `protocol: auto` speaks the same era.
   std::string protocol;
+  /// The client's own OAuth token ("" without one): the subject an upstream
+  /// of grant token_exchange exchanges; never sent anywhere else.
+  std::string subject_token;
+};
+
+/// Who a call goes upstream as, where an upstream takes OAuth tokens: for
+/// the audit log (never a token).
+struct UpstreamIdentity {
+  std::string grant;     ///< client_credentials | authorization_code | token_exchange
+  std::string identity;  ///< "client <client_id>", or the principal
 };
 
 /// One call an origin made to an upstream server on a client's behalf (a
@@ -68,6 +78,10 @@ struct Reply {
 /// are relayed by coroutines of their own, in any order. Stripped before the
 /// client sees it.
 inline constexpr std::string_view kInputOrder = "mcpgw/inputOrder";
+/// `_meta` key of such a request: the inputRequests key a client of the
+/// stateless revision answers it under (so that a replayed call asking the
+/// same thing again finds the answer). Stripped before the client sees it.
+inline constexpr std::string_view kInputKey = "mcpgw/inputKey";
 
 /// The way back to the client a call is made for: what an upstream sends
 /// that client while the call runs (MCP's server-to-client requests and
@@ -92,6 +106,10 @@ class ClientChannel {
   virtual json::Document capabilities() const = 0;
   /// The least severe log level the client wants; "" for none.
   virtual std::string log_level() const = 0;
+  /// Whether request() can reach the client now: its call has a stream to
+  /// send on, or suspends (stateless revision, sagas). False for a client
+  /// that takes only a JSON response.
+  virtual bool can_ask() const { return true; }
 };
 
 struct CallOptions {
@@ -137,6 +155,12 @@ class ToolOrigin {
   /// isError results naming the origin, or a JSON-RPC error to relay.
   virtual Task<Reply> call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
                                 const CallOptions& opts) = 0;
+  /// Who a call of `caller` goes upstream as; nullopt where no OAuth token
+  /// is involved.
+  virtual std::optional<UpstreamIdentity> identity_for(const Caller* caller) const {
+    (void)caller;
+    return std::nullopt;
+  }
 };
 
 /// Asks the client of `opts` the `inputRequests` of `result` (an

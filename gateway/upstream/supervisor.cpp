@@ -15,6 +15,7 @@
 #include "mcp/resource_refs.hpp"
 #include "transport/http_connection.hpp"
 #include "transport/stdio_connection.hpp"
+#include "upstream/credential.hpp"
 #include "upstream/upstream.hpp"
 
 namespace mcpgw::upstream {
@@ -65,13 +66,13 @@ Result<std::shared_ptr<transport::Connection>> Upstream::connect() {
       note_trouble_locked(reason);
     }
     ready_.store(false);
-    if (client_session_.empty()) listener_.on_health(cfg_.name, false);
+    if (!child_) listener_.on_health(cfg_.name, false);
     spdlog::warn("upstream {}: {}", cfg_.name, reason);
     changed_.notify();
   };
   if (cfg_.transport == config::Server::Transport::Http) {
     transport::HttpTarget target{cfg_.name, cfg_.url, cfg_.headers, {cfg_.tls.ca_file, cfg_.tls.verify},
-                                 cfg_.max_response_bytes};
+                                 cfg_.max_response_bytes, oauth_ ? credential_for(oauth_, principal_) : nullptr};
     auto c = transport::HttpConnection::create(io_, std::move(target), std::move(h));
     if (!c) return Error{c.error()};
     return std::shared_ptr<transport::Connection>(std::move(*c));
@@ -328,7 +329,36 @@ Task<Result<std::shared_ptr<Listing>>> Upstream::list_all(transport::Connection&
   co_return l;
 }
 
+Task<> Upstream::serve_principals() {
+  {
+    std::lock_guard lk(mu_);
+    status_ = "connected per principal (grant " + std::string(oauth_->grant_name()) + ")";
+    state_ = State::Connected;
+    first_done_ = true;
+    ++attempts_;
+  }
+  ready_.store(true);
+  listener_.on_health(cfg_.name, true);
+  changed_.notify();
+  std::function<bool()> stopping = [this] { return stopping_; };
+  co_await wait_until(stopping);
+  ready_.store(false);
+}
+
+void Upstream::adopt(std::shared_ptr<const Listing> listing) {
+  {
+    std::lock_guard lk(mu_);
+    if (listing_ == listing) return;
+    listing_ = std::move(listing);
+  }
+  listener_.on_tools_changed(cfg_.name);
+}
+
 Task<> Upstream::supervise() {
+  if (per_principal() && !child_) {
+    co_await serve_principals();
+    co_return;
+  }
   auto backoff = 100ms;
   for (;;) {
     {
@@ -369,9 +399,12 @@ Task<> Upstream::supervise() {
         first_done_ = true;
       }
       ready_.store(true);
-      if (client_session_.empty()) listener_.on_health(cfg_.name, true);
+      if (!child_) listener_.on_health(cfg_.name, true);
+      // A principal's listing is its server's before anyone waiting for this
+      // connection is woken: their call looks its tool up there.
+      if (auto parent = parent_.lock(); parent && child_ && per_principal()) parent->adopt(Upstream::listing());
       changed_.notify();
-      if (modern() && client_session_.empty() && !listen_stop) {
+      if (modern() && !child_ && !listen_stop) {
         listen_stop = std::make_shared<CancelSignal>();
         auto listen = [self = shared_from_this(), conn, listen_stop]() -> Task<> {
           co_await self->listen_for_changes(conn, listen_stop);
@@ -379,15 +412,15 @@ Task<> Upstream::supervise() {
         asio::co_spawn(asio::make_strand(io_.executor()), std::move(listen), asio::detached);
       }
       // The catalog lists the shared connection's tools; a client's own
-      // connection serves calls only.
-      if (client_session_.empty()) listener_.on_tools_changed(cfg_.name);
+      // connection serves calls only, a principal's lists for its server.
+      if (!child_) listener_.on_tools_changed(cfg_.name);
       std::function<bool()> woken = [this] { return stopping_ || conn_dead_ || refresh_; };
       co_await wait_until(woken);
       std::lock_guard lk(mu_);
       if (stopping_ || conn_dead_) break;
     }
     ready_.store(false);
-    if (client_session_.empty()) listener_.on_health(cfg_.name, false);
+    if (!child_) listener_.on_health(cfg_.name, false);
     if (listen_stop) listen_stop->cancel();
     {
       std::lock_guard lk(mu_);
@@ -404,12 +437,15 @@ Task<> Upstream::supervise() {
     changed_.notify();
     if (!ok) spdlog::warn("upstream {}: {}", cfg_.name, ok.error());
     // Calls waiting for this server's tools learn that it did not come up.
-    if (settled_now && client_session_.empty()) listener_.on_tools_changed(cfg_.name);
+    if (settled_now && !child_) listener_.on_tools_changed(cfg_.name);
     // Callers may still hold the connection; closing it fails their calls
     // promptly instead of leaving them to time out.
     if (conn) co_await conn->shut();
     conn.reset();
     pid_.store(0);
+    // A principal's connection that cannot connect (its token went, the
+    // server refuses it) stops: its next call obtains a token and a new one.
+    if (child_ && per_principal() && !ok) break;
     if (Clock::now() - started > 10s) backoff = 100ms;
     bool again = co_await wait_backoff(backoff);
     if (!again) break;

@@ -31,61 +31,121 @@ bool client_request(std::string_view method) {
 
 }  // namespace
 
-Upstream::Upstream(config::Server cfg, transport::Io& io, Listener& listener, std::string client_session,
-                   std::string client_protocol, const json::Value* client_extensions)
+Upstream::Upstream(config::Server cfg, transport::Io& io, Listener& listener, std::shared_ptr<oauth::Client> oauth,
+                   std::optional<Owner> owner, std::weak_ptr<Upstream> parent, const json::Value* client_extensions)
     : cfg_(std::move(cfg)),
       io_(io),
       listener_(listener),
-      client_session_(std::move(client_session)),
-      client_protocol_(std::move(client_protocol)),
+      oauth_(std::move(oauth)),
+      child_(owner.has_value()),
+      client_session_(owner ? owner->session : std::string()),
+      client_protocol_(owner ? owner->protocol : std::string()),
+      principal_(owner ? owner->principal : std::string()),
+      parent_(std::move(parent)),
       breaker_(cfg_.circuit),
       limiter_(cfg_.max_concurrency) {
   if (client_extensions) client_extensions_.CopyFrom(*client_extensions, client_extensions_.GetAllocator());
-  if (client_session_.empty() && cfg_.transport == config::Server::Transport::Http && !cfg_.tls.verify)
+  if (!child_ && cfg_.transport == config::Server::Transport::Http && !cfg_.tls.verify)
     spdlog::warn("upstream {}: tls.verify is false: its certificate is not checked, so anyone on the way to {} can "
                  "read and change its traffic",
                  cfg_.name, cfg_.url);
 }
 
+std::string Upstream::owner_key(const CallOptions& opts) const {
+  if (child_) return {};
+  const Caller* c = opts.caller;
+  if (cfg_.session == config::Server::Session::PerClient && c && !c->session.empty()) return "s:" + c->session;
+  if (per_principal()) return "p:" + (c ? c->principal : std::string());
+  return {};
+}
+
 Task<Result<std::shared_ptr<Upstream>>> Upstream::for_client(const CallOptions& opts) {
-  if (cfg_.session != config::Server::Session::PerClient || !client_session_.empty() || !opts.caller ||
-      opts.caller->session.empty())
-    co_return std::shared_ptr<Upstream>();
-  std::shared_ptr<Upstream> u;
+  const std::string key = owner_key(opts);
+  if (key.empty()) co_return std::shared_ptr<Upstream>();
+  std::shared_ptr<Upstream> u, ended;
   {
     std::lock_guard lk(clients_mu_);
-    if (auto it = clients_.find(opts.caller->session); it != clients_.end()) {
+    auto it = clients_.find(key);
+    // A principal's connection gives up when it cannot connect (its token
+    // went): the next call makes a new one.
+    if (it != clients_.end() && it->second->supervising()) {
       u = it->second;
     } else {
+      if (it != clients_.end()) {
+        ended = std::move(it->second);
+        clients_.erase(it);
+      }
       if (clients_.size() >= kMaxClientConnections)
         co_return Error{"mcpgw: upstream '" + cfg_.name + "' has " + std::to_string(kMaxClientConnections) +
-                     " per-client connections already; try again when sessions have ended"};
+                        " per-client (or per-principal) connections already; try again when sessions have ended"};
+      Owner owner{key[0] == 's' ? opts.caller->session : std::string(), opts.caller ? opts.caller->protocol : "",
+                  opts.caller ? opts.caller->principal : ""};
       json::Document client_caps = opts.client ? opts.client->capabilities() : json::Document(rapidjson::kObjectType);
-      u = std::make_shared<Upstream>(cfg_, io_, listener_, opts.caller->session, opts.caller->protocol,
-                                     json::find(client_caps, "extensions"));
-      clients_.emplace(opts.caller->session, u);
+      u = std::make_shared<Upstream>(cfg_, io_, listener_, oauth_, std::move(owner), weak_from_this(),
+                                     key[0] == 's' ? json::find(client_caps, "extensions") : nullptr);
+      clients_.emplace(key, u);
       if (std::string level = log_level(); !level.empty()) u->set_log_level(std::move(level));
       u->start();
-      spdlog::info("upstream {}: connection for client session {} started", cfg_.name,
-                   opts.caller->session.substr(0, 8));
+      if (key[0] == 's')
+        spdlog::info("upstream {}: connection for client session {} started", cfg_.name, key.substr(2, 8));
+      else
+        spdlog::info("upstream {}: connection for principal {} started", cfg_.name,
+                     key.size() > 2 ? key.substr(2) : "-");
     }
   }
+  if (ended) ended->stop();
   // The first call of a session waits for its connection, within its deadline.
   co_await u->first_attempt(opts.deadline);
   co_return u;
+}
+
+Task<> Upstream::prepare(const CallOptions& opts) { co_await for_client(opts); }
+
+Task<bool> Upstream::settled(std::chrono::steady_clock::time_point deadline) {
+  if (status() == "connecting") co_await renew(nullptr, deadline);
+  co_return ready();
 }
 
 void Upstream::end_client(const std::string& session) {
   std::shared_ptr<Upstream> u;
   {
     std::lock_guard lk(clients_mu_);
-    auto it = clients_.find(session);
+    auto it = clients_.find("s:" + session);
     if (it == clients_.end()) return;
     u = std::move(it->second);
     clients_.erase(it);
   }
   u->stop();
   spdlog::info("upstream {}: connection for client session {} stopped", cfg_.name, session.substr(0, 8));
+}
+
+void Upstream::end_principal(const std::string& principal) {
+  std::vector<std::shared_ptr<Upstream>> ended;
+  {
+    std::lock_guard lk(clients_mu_);
+    for (auto it = clients_.begin(); it != clients_.end();) {
+      if (it->second->principal_ == principal) {
+        ended.push_back(std::move(it->second));
+        it = clients_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& u : ended) u->stop();
+  if (!ended.empty())
+    spdlog::info("upstream {}: {} connection(s) of principal {} stopped", cfg_.name, ended.size(),
+                 principal.empty() ? "-" : principal);
+}
+
+std::optional<UpstreamIdentity> Upstream::identity_for(const Caller* caller) const {
+  if (!oauth_) return std::nullopt;
+  return UpstreamIdentity{std::string(oauth_->grant_name()), oauth_->identity(caller ? caller->principal : "")};
+}
+
+bool Upstream::supervising() const {
+  std::lock_guard lk(mu_);
+  return supervising_ && !stopping_;
 }
 
 Upstream::~Upstream() { stop(); }

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "config/config.hpp"
+#include "oauth/client.hpp"
 #include "transport/connection.hpp"
 #include "transport/io.hpp"
 #include "upstream/breaker.hpp"
@@ -50,19 +51,31 @@ class Listener {
   virtual void on_circuit(const std::string& /*server*/, Breaker::State /*state*/) {}
 };
 
+/// Whom a connection of a server is for, when it is not the server's
+/// shared one: one client session (`session: per_client`) or one principal
+/// (an OAuth grant per principal); made by the server's own Upstream.
+struct Owner {
+  std::string session;    ///< per_client: the client session
+  std::string protocol;   ///< that client's revision (mirrored under `protocol: auto`)
+  std::string principal;  ///< whose OAuth token the connection sends
+};
+
 class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Upstream> {
  public:
   /// Where the connection stands: an attempt under way (the first or a
   /// reconnect), up, or down until the next attempt (status() says why).
   enum class State { Connecting, Connected, Down };
 
-  /// `io`: the loop the connections live on. `client_session` set: this is
-  /// the connection of one client session of a `session: per_client` server
-  /// (made by `for_client`), `client_protocol` the revision that client
-  /// speaks (mirrored under `protocol: auto`) and `client_extensions` its
+  /// `io`: the loop the connections live on. `oauth`: the server's OAuth
+  /// client (servers[].oauth), else null. `owner` set: this is the
+  /// connection of one client or principal (made by `for_client`), whose
+  /// listing goes to `parent` (a per-principal OAuth server has no shared
+  /// connection: its tools are those its principals' connections list);
+  /// `client_extensions`: a per-client connection's client's
   /// `capabilities.extensions` (mirrored).
-  Upstream(config::Server cfg, transport::Io& io, Listener& listener, std::string client_session = {},
-           std::string client_protocol = {}, const json::Value* client_extensions = nullptr);
+  Upstream(config::Server cfg, transport::Io& io, Listener& listener, std::shared_ptr<oauth::Client> oauth = nullptr,
+           std::optional<Owner> owner = std::nullopt, std::weak_ptr<Upstream> parent = {},
+           const json::Value* client_extensions = nullptr);
   ~Upstream() override;
   Upstream(const Upstream&) = delete;
   Upstream& operator=(const Upstream&) = delete;
@@ -89,12 +102,32 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   /// `session: per_client`: client session `session` ended; its own
   /// connection to the server is closed.
   void end_client(const std::string& session);
+  /// `principal`'s OAuth tokens were revoked: its connections are closed.
+  void end_principal(const std::string& principal);
+  /// The OAuth step of a call (servers whose grant is per principal): the
+  /// caller's token is at hand, or obtained (the principal's consent asked
+  /// in whatever form the client speaks, or an exchange). nullopt: the call
+  /// may go on; else what to answer instead (the consent link, an error
+  /// naming the provider and the step). `tool_call`: answer as a tool result.
+  Task<std::optional<Reply>> authorize(const CallOptions& opts, bool tool_call = true);
+  /// Waits (until `deadline`) for a connection attempt under way to end;
+  /// true when the server is connected then.
+  Task<bool> settled(std::chrono::steady_clock::time_point deadline);
+  /// The caller's own connection (per principal or per client), started and
+  /// tried once within the call's deadline, so that its listing is known.
+  Task<> prepare(const CallOptions& opts);
+  /// True when each principal goes upstream with a token of its own.
+  bool per_principal() const { return oauth_ && oauth_->per_principal(); }
+  std::optional<UpstreamIdentity> identity_for(const Caller* caller) const override;
 
   const config::Server& config() const { return cfg_; }
   const std::string& name() const override { return cfg_.name; }
   int welcome_priority() const override { return cfg_.welcome_priority; }
   bool has_tool(std::string_view tool) const override;
   bool ready() const { return ready_.load(); }
+  /// True while its supervisor runs (a principal's connection ends it
+  /// when it cannot connect).
+  bool supervising() const;
   /// "connected" or why not.
   std::string status() const;
   State state() const;
@@ -185,6 +218,15 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   /// server (OpenTelemetry's MCP conventions).
   void describe_client_span(mcp::Span& span, std::string_view method, const json::Value& params,
                             const transport::Response& r) const;
+  /// A per-principal server's own supervisor: no connection of its own,
+  /// ready at once, until stop().
+  Task<> serve_principals();
+  /// A principal's connection listed the server: that listing is the server's.
+  void adopt(std::shared_ptr<const Listing> listing);
+  /// Asks the caller's consent (authorization_code) and waits for it.
+  Task<std::optional<Reply>> consent(const CallOptions& opts, const std::string& principal, bool tool_call);
+  /// The key of the caller's own connection in clients_; "" = the shared one.
+  std::string owner_key(const CallOptions& opts) const;
   /// Sends `method` with progress and session-expiry handling.
   Task<transport::Response> send(std::string_view method, json::Document params, const CallOptions& opts,
                                  std::vector<std::pair<std::string, std::string>> headers = {});
@@ -217,11 +259,16 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   config::Server cfg_;
   transport::Io& io_;
   Listener& listener_;
+  const std::shared_ptr<oauth::Client> oauth_;
+  const bool child_;  ///< a connection for one client or principal
   const std::string client_session_;  ///< non-empty: a per-client connection
   const std::string client_protocol_;  ///< the revision of that connection's client
+  const std::string principal_;  ///< a child's principal (its OAuth identity)
+  const std::weak_ptr<Upstream> parent_;
   json::Document client_extensions_;   ///< the extensions that connection's client declared
   std::mutex clients_mu_;
-  std::map<std::string, std::shared_ptr<Upstream>> clients_;  ///< per_client: by client session
+  /// Connections per client session ("s:<id>") or per principal ("p:<name>").
+  std::map<std::string, std::shared_ptr<Upstream>> clients_;
   mutable std::mutex mu_;
   Event changed_;  ///< wakes the supervisor and whoever waits on the connection (renew, first_attempt)
   std::condition_variable stopped_;  ///< the supervisor ended (for stop() off the loop)

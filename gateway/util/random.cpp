@@ -12,13 +12,18 @@
 
 namespace mcpgw {
 
-std::string random_hex(std::size_t bytes) {
-  std::vector<unsigned char> buf(bytes);
+std::string random_bytes(std::size_t bytes) {
+  std::string buf(bytes, '\0');
   // Failure here means the system has no entropy source: nothing sensible can
   // continue, and handing out guessable session ids would be worse.
-  if (RAND_bytes(buf.data(), static_cast<int>(buf.size())) != 1)
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(buf.data()), static_cast<int>(buf.size())) != 1)
     throw std::runtime_error("RAND_bytes failed");
-  return hex(buf.data(), buf.size());
+  return buf;
+}
+
+std::string random_hex(std::size_t bytes) {
+  std::string buf = random_bytes(bytes);
+  return hex(reinterpret_cast<const unsigned char*>(buf.data()), buf.size());
 }
 
 std::string unique_hex(std::size_t bytes) {

@@ -3,6 +3,9 @@
 
 namespace mcpgw {
 
+/// `bytes` cryptographically random bytes (OpenSSL RAND_bytes).
+std::string random_bytes(std::size_t bytes);
+
 /// Hex string of `bytes` cryptographically random bytes (OpenSSL RAND_bytes).
 /// Used for session ids: 16 bytes give the 128 unguessable bits they need.
 std::string random_hex(std::size_t bytes);

@@ -932,6 +932,126 @@ TEST_CASE("config: telemetry.otlp") {
   CHECK(parse_error("telemetry: {jaeger: {}}\n") == "gw.yaml:1: telemetry.jaeger: unknown key \"jaeger\"");
 }
 
+TEST_CASE("config: servers[].oauth and upstream_oauth") {
+  const std::string crm = "servers:\n  - name: crm\n    transport: http\n    url: https://crm.example.com/mcp\n    oauth:\n";
+  Config none = parse_ok("servers: []\n");
+  CHECK(none.upstream_oauth == UpstreamOAuth{});
+  CHECK(parse_ok("servers:\n  - {name: a, transport: http, url: \"http://127.0.0.1:1/mcp\"}\n").servers[0].oauth == std::nullopt);
+
+  Config cc = parse_ok(crm + "      grant: client_credentials\n      client_id: mcpgw\n      client_secret: ${S}\n"
+                             "      scopes: [crm.read, crm.write]\n      issuer: https://idp.example.com\n"
+                             "      token_endpoint: https://idp.example.com/token\n",
+                       env_of({{"S", "shh"}}));
+  REQUIRE(cc.servers[0].oauth.has_value());
+  const ServerOAuth& o = *cc.servers[0].oauth;
+  CHECK(o.grant == ServerOAuth::Grant::ClientCredentials);
+  CHECK(o.client_id == "mcpgw");
+  CHECK(o.client_secret == "shh");
+  CHECK(o.private_key_file.empty());
+  CHECK(o.scopes == std::vector<std::string>{"crm.read", "crm.write"});
+  CHECK(o.issuer == "https://idp.example.com");
+  CHECK(o.token_endpoint == "https://idp.example.com/token");
+  CHECK(o.authorization_endpoint.empty());
+
+  auto jwt = parse_ok(crm + "      grant: client_credentials\n      client_id: mcpgw\n      private_key_file: keys/gw.pem\n");
+  CHECK(jwt.servers[0].oauth->private_key_file == here("keys/gw.pem"));
+  CHECK(jwt.servers[0].oauth->issuer.empty());  // discovered
+
+  // authorization_code: a pre-registered client, a CIMD, or neither (dynamic registration).
+  auto code = parse_ok(crm + "      grant: authorization_code\n      client_id: gw\n"
+                             "      authorization_endpoint: https://idp/authorize\n");
+  CHECK(code.servers[0].oauth->grant == ServerOAuth::Grant::AuthorizationCode);
+  CHECK(code.servers[0].oauth->authorization_endpoint == "https://idp/authorize");
+  auto cimd = parse_ok(crm + "      grant: authorization_code\n      client_id_metadata_url: https://gw.example.com/oauth/client.json\n");
+  CHECK(cimd.servers[0].oauth->client_id.empty());
+  CHECK(cimd.servers[0].oauth->client_id_metadata_url == "https://gw.example.com/oauth/client.json");
+  CHECK(parse_ok(crm + "      grant: authorization_code\n").servers[0].oauth->client_id.empty());
+
+  const std::string with_auth = "auth:\n  oauth: {issuer: \"https://idp/\", audience: \"https://gw/mcp\", jwks_file: k.json}\n";
+  auto tx = parse_ok(with_auth + crm + "      grant: token_exchange\n      client_id: gw\n      client_secret: s\n");
+  CHECK(tx.servers[0].oauth->grant == ServerOAuth::Grant::TokenExchange);
+
+  Config u = parse_ok("upstream_oauth:\n  redirect_url: https://gw.example.com/oauth/callback\n  store: tokens.bin\n"
+                      "  key: ${K}\n",
+                      env_of({{"K", "k1"}}));
+  CHECK(u.upstream_oauth.redirect_url == "https://gw.example.com/oauth/callback");
+  CHECK(u.upstream_oauth.store == here("tokens.bin"));
+  CHECK(u.upstream_oauth.key == "k1");
+  // The key defaults to cluster.secret.
+  CHECK(parse_ok("cluster: {secret: cs}\nupstream_oauth: {store: t.bin}\n" + crm + "      grant: authorization_code\n")
+            .upstream_oauth.key.empty());
+  CHECK(parse_ok("upstream_oauth: {redirect_url: \"\", store: \"\"}\n").upstream_oauth == UpstreamOAuth{});
+}
+
+TEST_CASE("config: bad oauth settings name the key") {
+  const std::string crm = "servers:\n  - name: crm\n    transport: http\n    url: https://crm.example.com/mcp\n    oauth:\n";
+  CHECK(parse_error("servers:\n  - name: a\n    command: run\n    oauth: {grant: client_credentials}\n") ==
+        "gw.yaml:4: servers[0].oauth: oauth applies to transport: http servers");
+  CHECK(parse_error("servers:\n  - name: a\n    transport: http\n    url: https://a/mcp\n    headers: {authorization: x}\n"
+                    "    oauth: {grant: client_credentials, client_id: c, client_secret: s}\n") ==
+        "gw.yaml:6: servers[0].oauth: oauth and a static Authorization header exclude each other (the gateway sets "
+        "Authorization)");
+  CHECK(parse_error("servers:\n  - name: a\n    transport: http\n    url: http://crm.internal/mcp\n"
+                    "    oauth: {grant: authorization_code}\n") ==
+        "gw.yaml:5: servers[0].oauth: an upstream with oauth needs an https:// url (a token must not travel in clear "
+        "text); plain http only for a loopback host, got \"http://crm.internal/mcp\"");
+  CHECK(parse_ok("servers:\n  - name: a\n    transport: http\n    url: http://127.0.0.1:9/mcp\n"
+                 "    oauth: {grant: authorization_code}\n").servers[0].oauth.has_value());
+  CHECK(parse_error(crm + "      client_id: c\n") == "gw.yaml:6: servers[0].oauth.grant: required key is missing");
+  CHECK(parse_error(crm + "      grant: password\n") ==
+        "gw.yaml:6: servers[0].oauth.grant: expected client_credentials | authorization_code | token_exchange, got "
+        "\"password\"");
+  CHECK(parse_error(crm + "      grant: client_credentials\n      client_secret: s\n") ==
+        "gw.yaml:6: servers[0].oauth.client_id: required key is missing");
+  CHECK(parse_error(crm + "      grant: client_credentials\n      client_id: c\n") ==
+        "gw.yaml:6: servers[0].oauth: grant client_credentials needs the gateway's own credentials: client_secret or "
+        "private_key_file");
+  CHECK(parse_error(crm + "      grant: client_credentials\n      client_id: c\n      client_secret: s\n"
+                          "      private_key_file: k.pem\n") ==
+        "gw.yaml:9: servers[0].oauth.private_key_file: give client_secret or private_key_file (private_key_jwt), not "
+        "both");
+  CHECK(parse_error(crm + "      grant: authorization_code\n      client_secret: s\n") ==
+        "gw.yaml:7: servers[0].oauth.client_secret: a client secret or key needs the client_id it belongs to");
+  CHECK(parse_error(crm + "      grant: client_credentials\n      client_id: c\n      client_secret: s\n"
+                          "      client_id_metadata_url: https://gw/c.json\n") ==
+        "gw.yaml:9: servers[0].oauth.client_id_metadata_url: client_id_metadata_url applies to grant authorization_code");
+  CHECK(parse_error(crm + "      grant: authorization_code\n      client_id: c\n      client_id_metadata_url: https://gw/c.json\n") ==
+        "gw.yaml:8: servers[0].oauth.client_id_metadata_url: give client_id or client_id_metadata_url (which is the "
+        "client_id), not both");
+  CHECK(parse_error(crm + "      grant: authorization_code\n      client_id_metadata_url: http://127.0.0.1/c.json\n") ==
+        "gw.yaml:7: servers[0].oauth.client_id_metadata_url: expected an https:// URL, got \"http://127.0.0.1/c.json\"");
+  CHECK(parse_error(crm + "      grant: authorization_code\n      client_id_metadata_url: https://gw.example.com/\n") ==
+        "gw.yaml:7: servers[0].oauth.client_id_metadata_url: expected an https:// URL with a path (where the gateway "
+        "serves the document), got \"https://gw.example.com/\"");
+  CHECK(parse_error(crm + "      grant: client_credentials\n      client_id: c\n      client_secret: s\n"
+                          "      authorization_endpoint: https://idp/auth\n") ==
+        "gw.yaml:9: servers[0].oauth.authorization_endpoint: authorization_endpoint applies to grant authorization_code");
+  CHECK(parse_error(crm + "      grant: token_exchange\n      client_id: c\n      client_secret: s\n") ==
+        "gw.yaml:6: servers[0].oauth.grant: token_exchange exchanges the client's own OAuth token: auth.oauth must be "
+        "set");
+  CHECK(parse_error(crm + "      grant: authorization_code\n      issuer: http://idp.example.com\n") ==
+        "gw.yaml:7: servers[0].oauth.issuer: plain http is allowed only for a loopback host; use https, got "
+        "\"http://idp.example.com\"");
+  CHECK(parse_error(crm + "      grant: authorization_code\n      scopes: [\"a b\"]\n") ==
+        "gw.yaml:7: servers[0].oauth.scopes[0]: expected one scope (no spaces), got \"a b\"");
+  CHECK(parse_error(crm + "      grant: authorization_code\n      client: c\n") ==
+        "gw.yaml:7: servers[0].oauth.client: unknown key \"client\" (did you mean \"client_id\"?)");
+  CHECK(parse_error("upstream_oauth: {redirect_url: \"http://gw.example.com/oauth/callback\"}\n") ==
+        "gw.yaml:1: upstream_oauth.redirect_url: plain http is allowed only for a loopback host; use https, got "
+        "\"http://gw.example.com/oauth/callback\"");
+  CHECK(parse_error("upstream_oauth: {stor: x}\n") ==
+        "gw.yaml:1: upstream_oauth.stor: unknown key \"stor\" (did you mean \"store\"?)");
+  CHECK(parse_error("cluster: {redis: \"redis://r\", secret: s}\nupstream_oauth: {store: t.bin}\n") ==
+        "gw.yaml:2: upstream_oauth: store: tokens are kept in Redis when cluster.redis is set; remove "
+        "upstream_oauth.store");
+  CHECK(parse_error("upstream_oauth: {store: t.bin}\n" + crm + "      grant: authorization_code\n") ==
+        "gw.yaml:1: upstream_oauth: the tokens of grant authorization_code are kept encrypted in upstream_oauth.store: "
+        "set upstream_oauth.key or cluster.secret");
+  CHECK(parse_error("cluster: {redis: \"redis://r\"}\n" + crm + "      grant: authorization_code\n") ==
+        "gw.yaml:7: servers[0].oauth: the tokens of grant authorization_code are kept encrypted in Redis "
+        "(cluster.redis): set upstream_oauth.key or cluster.secret");
+}
+
 TEST_CASE("config: apps.tag_views") {
   CHECK(parse_ok("servers: []\n").apps.tag_views);
   CHECK_FALSE(parse_ok("apps:\n  tag_views: false\n").apps.tag_views);

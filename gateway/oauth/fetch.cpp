@@ -1,0 +1,56 @@
+#include "oauth/fetch.hpp"
+
+#include <boost/asio/this_coro.hpp>
+
+#include "oauth/wire.hpp"
+
+namespace mcpgw::oauth {
+
+Fetcher::Fetcher(transport::Io& io, transport::TlsOptions tls) : io_(io), tls_(std::move(tls)) {}
+
+Result<std::shared_ptr<transport::HttpClient>> Fetcher::client_for(const std::string& url) {
+  auto parsed = transport::Url::parse(url);
+  if (!parsed) return Error{parsed.error()};
+  std::string origin = origin_of(url);
+  std::lock_guard lk(mu_);
+  if (auto it = clients_.find(origin); it != clients_.end()) return it->second;
+  auto made = transport::HttpClient::create(io_, *parsed, tls_);
+  if (!made) return Error{made.error()};
+  clients_.emplace(origin, *made);
+  return *made;
+}
+
+Task<Result<HttpAnswer>> Fetcher::send(std::string method, const std::string& url, transport::Headers headers,
+                                       std::string body, Clock::time_point deadline, CancelSignal* cancel) {
+  auto client = client_for(url);
+  if (!client) co_return Error{client.error()};
+  // The pool is per origin; this request's path and query ride on a copy.
+  auto target = transport::Url::parse(url);
+  transport::HttpRequest req{std::move(method), std::move(headers), std::move(body), target->target};
+  auto abort = transport::Abort::start(co_await asio::this_coro::executor, deadline, cancel);
+  HttpAnswer answer;
+  bool too_large = false;
+  auto result = co_await (*client)->exchange(
+      req, *abort, [&](const transport::HttpHead& h) {
+        answer.head = h;
+        return true;
+      },
+      [&](std::string_view data) {
+        if (answer.body.size() + data.size() > kMaxBody) {
+          too_large = true;
+          return false;
+        }
+        answer.body.append(data);
+        return true;
+      });
+  auto why = abort->why();
+  abort->disarm();
+  if (why == transport::Abort::Why::Timeout) co_return Error{url + ": no answer in time"};
+  if (why == transport::Abort::Why::Cancelled) co_return Error{url + ": cancelled"};
+  if (too_large) co_return Error{url + ": answered more than " + std::to_string(kMaxBody) + " bytes"};
+  if (!result.error.empty()) co_return Error{url + ": " + result.error};
+  answer.status = result.head.status;
+  co_return answer;
+}
+
+}  // namespace mcpgw::oauth

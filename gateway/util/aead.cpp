@@ -1,0 +1,80 @@
+#include "util/aead.hpp"
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+
+#include <cstring>
+
+namespace mcpgw {
+namespace {
+
+using CipherCtx = std::unique_ptr<EVP_CIPHER_CTX, decltype(&EVP_CIPHER_CTX_free)>;
+
+/// This thread's cipher context. Scratch space only: every use begins with
+/// a full init (cipher, key, nonce), so nothing carries from one box to the
+/// next; allocating one per box cost a third of the time.
+EVP_CIPHER_CTX* scratch() {
+  thread_local CipherCtx ctx(EVP_CIPHER_CTX_new(), EVP_CIPHER_CTX_free);
+  return ctx.get();
+}
+
+/// The fetched cipher, or OpenSSL's built-in one should the fetch have failed.
+const EVP_CIPHER* cipher(const std::shared_ptr<void>& fetched) {
+  return fetched ? static_cast<const EVP_CIPHER*>(fetched.get()) : EVP_aes_256_gcm();
+}
+
+const unsigned char* bytes(std::string_view s) { return reinterpret_cast<const unsigned char*>(s.data()); }
+
+}  // namespace
+
+Aead::Aead(std::string_view purpose, const std::vector<std::string>& secrets)
+    : cipher_(EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr),
+              [](void* c) { EVP_CIPHER_free(static_cast<EVP_CIPHER*>(c)); }) {
+  for (const auto& s : secrets) {
+    std::string input = std::string(purpose) + "\n" + s;
+    Key key{};
+    SHA256(bytes(input), input.size(), key.data());
+    keys_.push_back(key);
+  }
+}
+
+Result<std::string> Aead::seal(std::string_view plain, std::string_view aad) const {
+  std::string box(kNonce + plain.size() + kTag, '\0');
+  auto* out = reinterpret_cast<unsigned char*>(box.data());
+  if (RAND_bytes(out, kNonce) != 1) return Error{"no random bytes for a nonce"};
+  EVP_CIPHER_CTX* ctx = scratch();
+  int len = 0;
+  bool ok = ctx && !keys_.empty() &&
+            EVP_EncryptInit_ex(ctx, cipher(cipher_), nullptr, keys_.front().data(), out) == 1 &&
+            EVP_EncryptUpdate(ctx, nullptr, &len, bytes(aad), static_cast<int>(aad.size())) == 1 &&
+            EVP_EncryptUpdate(ctx, out + kNonce, &len, bytes(plain), static_cast<int>(plain.size())) == 1 &&
+            EVP_EncryptFinal_ex(ctx, out + kNonce + len, &len) == 1 &&
+            EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, kTag, out + kNonce + plain.size()) == 1;
+  if (!ok) return Error{"AES-256-GCM sealing failed"};
+  return box;
+}
+
+std::optional<std::string> Aead::open(std::string_view box, std::string_view aad) const {
+  if (box.size() < kNonce + kTag) return std::nullopt;
+  const unsigned char* in = bytes(box);
+  std::size_t n = box.size() - kNonce - kTag;
+  std::string plain(n, '\0');
+  auto* out = reinterpret_cast<unsigned char*>(plain.data());
+  EVP_CIPHER_CTX* ctx = scratch();
+  if (!ctx) return std::nullopt;
+  for (const auto& key : keys_) {
+    int len = 0;
+    std::array<unsigned char, kTag> tag{};
+    std::memcpy(tag.data(), in + kNonce + n, kTag);
+    if (EVP_DecryptInit_ex(ctx, cipher(cipher_), nullptr, key.data(), in) == 1 &&
+        EVP_DecryptUpdate(ctx, nullptr, &len, bytes(aad), static_cast<int>(aad.size())) == 1 &&
+        EVP_DecryptUpdate(ctx, out, &len, in + kNonce, static_cast<int>(n)) == 1 &&
+        EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, kTag, tag.data()) == 1 &&
+        EVP_DecryptFinal_ex(ctx, out + len, &len) == 1)
+      return plain;
+  }
+  return std::nullopt;
+}
+
+}  // namespace mcpgw

@@ -1,0 +1,42 @@
+#pragma once
+// AES-256-GCM with keys derived from secrets: what sealed session ids,
+// sealed OAuth flow states and the tokens at rest are made with. A box is
+// nonce[12] | ciphertext | tag[16]; the nonce is fresh and random for each
+// seal, and `aad` binds a box to its use (a box made for one purpose does
+// not open as another).
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/result.hpp"
+
+namespace mcpgw {
+
+/// Seals with the first of its keys and opens with any of them, so a
+/// secret can be rotated without losing what the old one sealed.
+class Aead {
+ public:
+  static constexpr std::size_t kNonce = 12;
+  static constexpr std::size_t kTag = 16;
+  using Key = std::array<unsigned char, 32>;
+
+  /// Keys are SHA-256(`purpose` "\n" secret): the same secret used for
+  /// another purpose gives another key. `secrets` must not be empty.
+  Aead(std::string_view purpose, const std::vector<std::string>& secrets);
+
+  /// The box of `plain`; an error only when OpenSSL fails.
+  Result<std::string> seal(std::string_view plain, std::string_view aad) const;
+  /// The plaintext of `box`, when one of the keys opens it with `aad`.
+  std::optional<std::string> open(std::string_view box, std::string_view aad) const;
+
+ private:
+  std::vector<Key> keys_;
+  /// AES-256-GCM, fetched once: OpenSSL 3 looks an implicit cipher up on
+  /// every use, which costs more than the encryption.
+  std::shared_ptr<void> cipher_;
+};
+
+}  // namespace mcpgw
