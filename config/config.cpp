@@ -213,6 +213,15 @@ Sagas read_sagas(const Value& v) {
   return s;
 }
 
+Tasks read_tasks(const Value& v) {
+  Tasks t;
+  Fields f = v.fields({"gateway", "max_per_principal", "max_result_bytes"});
+  f.read("gateway", t.gateway);
+  f.read("max_per_principal", t.max_per_principal, 1);
+  if (auto bytes = f.get("max_result_bytes")) t.max_result_bytes = static_cast<std::size_t>(bytes->integer(1));
+  return t;
+}
+
 /// Splits `redis://[:password@]host[:port][/db]` into `c`.
 void read_redis_url(const Value& v, Cluster& c) {
   c.redis = v.text();
@@ -390,7 +399,7 @@ Config read_config(const Value& root, const std::string& source) {
   if (!root.is_map()) root.fail("expected a mapping of settings at the top level, got " + root.found());
   Fields f = root.fields({"listen", "admin", "auth", "limits", "naming", "filters", "modes", "default_mode", "chain",
                           "welcome", "sagas", "audit", "servers", "plugins", "instructions", "shutdown_grace_ms",
-                          "discovery", "cluster"});
+                          "discovery", "cluster", "tasks"});
   Config c;
   c.source = source;
   // Read in dependency order, not file order: modes before the references to
@@ -417,6 +426,7 @@ Config read_config(const Value& root, const std::string& source) {
   if (auto v = f.get("sagas")) c.sagas = read_sagas(*v);
   if (auto v = f.get("audit")) c.audit = read_audit(*v);
   if (auto v = f.get("cluster")) c.cluster = read_cluster(*v);
+  if (auto v = f.get("tasks")) c.tasks = read_tasks(*v);
   if (auto v = f.get("servers")) {
     std::map<std::string, int> first_line;
     for (const Value& item : v->items()) c.servers.push_back(read_server(item, c.naming, first_line));

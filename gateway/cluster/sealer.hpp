@@ -6,14 +6,13 @@
 //
 // Format: "m1" base64url(nonce[12] | ciphertext | tag[16]); the plaintext is
 // the SealedSession's fields, length-prefixed.
-#include <array>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "cluster/aead.hpp"
 #include "transport/shared_sessions.hpp"
 #include "util/result.hpp"
 
@@ -38,11 +37,8 @@ class Sealer {
   std::int64_t ttl_s() const { return ttl_s_; }
 
  private:
-  std::vector<std::array<unsigned char, 32>> keys_;
+  Aead aead_;
   std::int64_t ttl_s_;
-  /// AES-256-GCM, fetched once: OpenSSL 3 looks an implicit cipher up on
-  /// every use, which costs more than the encryption.
-  std::shared_ptr<void> cipher_;
 };
 
 /// Hex SHA-256 of `id`, shortened: how Redis and the replicas' messages
