@@ -25,8 +25,12 @@ using namespace std::chrono_literals;
 constexpr int kMaxPages = 1000;
 
 /// What the gateway's clients can do, in the union: a request a calling
-/// client did not declare gets an error from the gateway instead.
-constexpr std::string_view kClientCaps = R"({"sampling":{},"elicitation":{"form":{},"url":{}},"roots":{}})";
+/// client did not declare gets an error from the gateway instead (and a
+/// task-augmented one goes as an ordinary request to a client that runs
+/// no tasks).
+constexpr std::string_view kClientCaps =
+    R"({"sampling":{},"elicitation":{"form":{},"url":{}},"roots":{},)"
+    R"("tasks":{"list":{},"cancel":{},"requests":{"sampling":{"createMessage":{}},"elicitation":{"create":{}}}}})";
 
 }  // namespace
 
