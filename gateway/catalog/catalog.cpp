@@ -51,6 +51,23 @@ std::string patched(const json::Value& def, const char* key, const std::string& 
   return json::write(d);
 }
 
+/// `def` renamed (and re-described) like patched(), listed as a tool the
+/// gateway runs as a task on request.
+std::string gateway_task_definition(const json::Value& def, const std::string& name, const std::string* description) {
+  json::Document d;
+  d.CopyFrom(def, d.GetAllocator());
+  auto& a = d.GetAllocator();
+  json::set(d, "name", json::str(name, a), a);
+  if (description) json::set(d, "description", json::str(*description, a), a);
+  json::Value* execution = json::find(d, "execution");
+  if (!execution || !execution->IsObject()) {
+    json::set(d, "execution", json::Value(rapidjson::kObjectType), a);
+    execution = json::find(d, "execution");
+  }
+  json::set(*execution, "taskSupport", json::Value("optional", a), a);
+  return json::write(d);
+}
+
 /// Picks each mode's welcome tool per welcome.strategy (seed 001: one per
 /// session; which one is ours to decide, so it is configurable).
 void select_welcome(const config::Config& cfg, const std::vector<std::shared_ptr<upstream::Upstream>>& upstreams,
@@ -199,7 +216,9 @@ class ToolAdder {
     e.origin = origin;
     e.composite = composite;
     e.upstream_name = uname;
-    e.definition = patched(def, "name", name, description);
+    e.task_support = mcp::task_support(def);
+    e.gateway_task = cfg_.tasks.gateway && e.task_support == mcp::TaskSupport::Forbidden;
+    e.definition = e.gateway_task ? gateway_task_definition(def, name, description) : patched(def, "name", name, description);
     e.slices = std::move(slices);
     if (const auto* meta = json::find(def, "_meta")) {
       const auto* w = json::find(*meta, "welcomeTool");

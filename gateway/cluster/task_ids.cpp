@@ -30,7 +30,6 @@ Result<std::string> TaskIds::seal(const TaskRef& r) const {
       .text(r.server)
       .text(r.upstream_id)
       .text(r.upstream_session)
-      .text(r.client_session)
       .u64(static_cast<std::uint64_t>(r.created_ms))
       .u64(static_cast<std::uint64_t>(r.expires_ms));
   auto box = aead_.seal(w.plain(), true);
@@ -52,7 +51,6 @@ std::optional<TaskRef> TaskIds::open(std::string_view id) const {
   r.server = rd.text();
   r.upstream_id = rd.text();
   r.upstream_session = rd.text();
-  r.client_session = rd.text();
   r.created_ms = static_cast<std::int64_t>(rd.u64());
   r.expires_ms = static_cast<std::int64_t>(rd.u64());
   if (!rd.done() || (kind != 1 && kind != 2)) return std::nullopt;

@@ -25,7 +25,6 @@ struct TaskRef {
   std::string server;            ///< the upstream server (Upstream)
   std::string upstream_id;       ///< the upstream's task id; a gateway task's own key
   std::string upstream_session;  ///< the HTTP upstream session that created it, "" if none
-  std::string client_session;    ///< the creating client session (per_client servers' connections)
   std::int64_t created_ms = 0;   ///< unix milliseconds
   std::int64_t expires_ms = 0;   ///< unix milliseconds; 0 = no expiry known
   bool operator==(const TaskRef&) const = default;

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "mcp/protocol.hpp"
+#include "mcp/tasks.hpp"
 #include "server/methods.hpp"
 
 namespace mcpgw::server {
@@ -27,9 +28,21 @@ json::Value server_info(json::Allocator& a) {
   return info;
 }
 
-json::Value capabilities(json::Allocator& a) {
+/// Tasks, as each generation declares them: 2025-11-25 in the base
+/// protocol, 2026-07-28 as the extension (SEP-2663), never both at once.
+constexpr std::string_view kTasks2025 = R"({"list":{},"cancel":{},"requests":{"tools":{"call":{}}}})";
+
+json::Value capabilities(json::Allocator& a, bool stateless) {
   auto caps = json::parse(kServerCapabilities);
-  return json::Value(*caps, a);
+  json::Value out(*caps, a);
+  if (stateless) {
+    json::Value extensions(rapidjson::kObjectType);
+    extensions.AddMember(json::ref(mcp::kTasksExtension), json::Value(rapidjson::kObjectType), a);
+    out.AddMember("extensions", extensions, a);
+  } else {
+    out.AddMember("tasks", json::Value(*json::parse(kTasks2025), a), a);
+  }
+  return out;
 }
 
 /// Calls the welcome tool of `s`'s mode; its text, or "" (none, failed).
@@ -85,7 +98,7 @@ Task<Answer> initialize(Services& sv, Request& r) {
   json::Document result(rapidjson::kObjectType);
   auto& a = result.GetAllocator();
   result.AddMember("protocolVersion", json::str(version, a), a);
-  result.AddMember("capabilities", capabilities(a), a);
+  result.AddMember("capabilities", capabilities(a, false), a);
   result.AddMember("serverInfo", server_info(a), a);
   co_await add_instructions(sv, s, result);
   spdlog::info("session {}: initialized by {} (protocol {}, mode {})", s.id().substr(0, 8),
@@ -100,7 +113,7 @@ Task<Answer> discover(Services& sv, Request& r) {
   for (auto v : mcp::kStatelessVersions) versions.PushBack(json::ref(v), a);
   for (auto v : mcp::kSessionVersions) versions.PushBack(json::ref(v), a);
   result.AddMember("supportedVersions", versions, a);
-  result.AddMember("capabilities", capabilities(a), a);
+  result.AddMember("capabilities", capabilities(a, true), a);
   co_await add_instructions(sv, *r.session, result);
   json::Value meta(rapidjson::kObjectType);
   meta.AddMember(json::ref(mcp::kMetaServerInfo), server_info(a), a);

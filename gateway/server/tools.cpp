@@ -9,6 +9,7 @@
 #include <charconv>
 
 #include "chain/chain.hpp"
+#include "server/tasks.hpp"
 #include "server/tool_search.hpp"
 
 namespace mcpgw::server {
@@ -124,15 +125,26 @@ Task<Answer> call_tool(Services& sv, Request& r) {
       !why.empty())
     co_return Answer::error(mcp::kHeaderMismatch, "Header mismatch: " + why);
 
+  // Whether the call becomes a task is decided before anything runs: a
+  // refusal (capability, limit) reaches no upstream.
+  auto planned = plan_task(sv, r, *tool);
+  if (auto* refused = std::get_if<Answer>(&planned)) co_return std::move(*refused);
+  TaskPlan plan = std::move(std::get<TaskPlan>(planned));
+
   auto arguments = std::make_shared<json::Document>();
   if (args) arguments->CopyFrom(*args, arguments->GetAllocator());
-  Work work = tool_work(sv, *r.session, snap, *mode, *tool, arguments, upstream_meta(json::find(*p, "_meta")));
-  co_return co_await execute(sv, r, "tools/call " + tool->name, args, std::move(work));
+  auto task = plan.kind == TaskPlan::Kind::Upstream ? std::make_shared<const json::Document>(json::clone(plan.task))
+                                                     : nullptr;
+  Work work =
+      tool_work(sv, *r.session, snap, *mode, *tool, arguments, upstream_meta(json::find(*p, "_meta")), std::move(task));
+  if (plan.kind == TaskPlan::Kind::None)
+    co_return co_await execute(sv, r, "tools/call " + tool->name, args, std::move(work));
+  co_return co_await run_as_task(sv, r, std::move(plan), *tool, args, std::move(work));
 }
 
 Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog::Snapshot> snap, std::size_t mode,
                const catalog::ExposedTool& tool, std::shared_ptr<json::Document> arguments,
-               std::shared_ptr<json::Document> meta) {
+               std::shared_ptr<json::Document> meta, std::shared_ptr<const json::Document> task) {
   // The client's trace goes on (a fresh one when it sent none); the
   // traceparent it sent is not forwarded as is: each upstream request
   // carries a child span of it.
@@ -143,7 +155,7 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
     if (meta->ObjectEmpty()) meta.reset();
   }
   mcp::TraceContext trace = sent ? *sent : mcp::TraceContext::fresh();
-  return [metrics = &sv.metrics, audit = &sv.audit, snap, mode, tool = &tool, arguments, meta,
+  return [metrics = &sv.metrics, audit = &sv.audit, snap, mode, tool = &tool, arguments, meta, task,
           cfg = sv.settings.config(), caller = caller_of(s), session = s.id(),
           trace = std::move(trace)](std::shared_ptr<ClientCall> client, CancelSignal& cancel,
                                     Progress* progress) -> Task<upstream::Reply> {
@@ -176,6 +188,7 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
       if (progress) opts.on_progress = [progress](json::Value& params) { progress->forward(params); };
       opts.trace = span;
       const int at_hop = hop;
+      if (task && at_hop == 0) opts.task = &*task;
       opts.on_upstream_call = [&, at_hop](const upstream::UpstreamCall& u) {
         metrics->tool_call(u.server, u.known_tool ? u.tool : "other", "plugin", u.outcome, u.ms / 1000);
         record("plugin_call", u.server, u.tool, u.arguments, u.outcome, u.ms, at_hop);

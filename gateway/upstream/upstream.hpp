@@ -89,6 +89,8 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   Breaker::State circuit() const { return breaker_.state(); }
   /// Tool calls waiting for a max_concurrency slot.
   int calls_waiting() const { return limiter_.waiting(); }
+  /// The server speaks the stateless revision (2026-07-28) now.
+  bool speaks_stateless() const { return modern(); }
 
   /// Calls tool `tool` (upstream name). Never throws and never hangs past
   /// the deadline: failures become isError results naming this server.
