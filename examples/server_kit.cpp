@@ -165,6 +165,10 @@ Outcome Server::handle(const jsonrpc::Message& msg, detail::Session* session, de
     }
   }
   if (completion_ && method == "completion/complete") return complete(params);
+  if (auto it = methods_.find(method); it != methods_.end()) {
+    json::Document caps = session ? session->client_capabilities() : json::clone(stateless->capabilities);
+    return it->second(MethodRequest{params, caps, stateless != nullptr});
+  }
   return RpcError{jsonrpc::kMethodNotFound, "Method not found: " + std::string(method)};
 }
 
@@ -203,6 +207,11 @@ json::Value Server::capabilities(json::Allocator& a) const {
   }
   if (completion_) caps.AddMember("completions", json::Value(rapidjson::kObjectType), a);
   if (logging_) caps.AddMember("logging", json::Value(rapidjson::kObjectType), a);
+  if (!extensions_.empty()) {
+    json::Value extensions(rapidjson::kObjectType);
+    for (const auto& id : extensions_) extensions.AddMember(json::str(id, a), json::Value(rapidjson::kObjectType), a);
+    caps.AddMember("extensions", extensions, a);
+  }
   return caps;
 }
 

@@ -149,6 +149,8 @@ class CallContext {
   /// "elicitation", "roots"): in its initialize request, or in the
   /// request's `_meta["io.modelcontextprotocol/clientCapabilities"]`.
   bool client_supports(std::string_view name) const;
+  /// True when the client declared extension `id` (capabilities.extensions).
+  bool client_declares(std::string_view id) const;
   /// Asks the client `method` with `params` and returns its answer: the
   /// result, or an RpcError saying why there is none: -32021 (with
   /// `data.requiredCapabilities`) when the client did not declare the
@@ -199,10 +201,20 @@ struct ToolSpec {
   JsonText input_schema = R"({"type":"object","properties":{},"additionalProperties":false})";
   JsonText output_schema{};
   JsonText annotations{};
-  JsonText meta{};  ///< The tool's `_meta`.
+  JsonText meta{};       ///< The tool's `_meta`.
+  JsonText execution{};  ///< The tool's `execution` (e.g. its taskSupport).
   ToolHandler handler{};
   ContextToolHandler context_handler{};
 };
+
+/// What a method the server adds (Server::add_method) knows of its request.
+struct MethodRequest {
+  const json::Value* params = nullptr;     ///< may be null
+  const json::Value& client_capabilities;  ///< initialize's, or the request's own (stateless)
+  bool stateless = false;                  ///< a 2026-07-28 request
+};
+/// Answers a method the server adds; may run on any thread.
+using MethodHandler = std::function<Outcome(const MethodRequest& request)>;
 
 /// Reads a fixed resource: returns a ReadResourceResult ({contents: [...]}).
 using ResourceReader = std::function<Outcome(std::string_view uri)>;
@@ -326,6 +338,11 @@ class Server {
   /// Accepts `logging/setLevel` (advertising `logging`); CallContext::log then
   /// honours the session's level.
   void enable_logging() { logging_ = true; }
+  /// Answers request `method`, which the kit does not know (an extension's
+  /// methods), with `handler`, in both eras.
+  void add_method(std::string method, MethodHandler handler) { methods_[std::move(method)] = std::move(handler); }
+  /// Advertises extension `id` in `capabilities.extensions` (settings `{}`).
+  void add_extension(std::string id) { extensions_.push_back(std::move(id)); }
   /// Accepts `resources/subscribe` and `resources/unsubscribe`, and the
   /// `resourceSubscriptions` filter of subscriptions/listen (advertising
   /// `resources.subscribe`). Over HTTP a session's GET stream then carries
@@ -463,6 +480,8 @@ class Server {
   CompletionHandler completion_;
   bool logging_ = false;
   bool subscriptions_ = false;
+  std::map<std::string, MethodHandler, std::less<>> methods_;
+  std::vector<std::string> extensions_;
   std::size_t page_size_ = 0;
   std::function<void(std::stop_token)> background_;
   bool stdio_ = false;
