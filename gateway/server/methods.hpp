@@ -22,6 +22,7 @@
 #include "server/sessions.hpp"
 #include "server/subscriptions.hpp"
 #include "server/task_registry.hpp"
+#include "server/task_share.hpp"
 #include "transport/downstream.hpp"
 
 namespace mcpgw::server {
@@ -91,8 +92,10 @@ struct Services {
   Audit& audit;
   /// The I/O loop (suspendable calls start on strands of their own there).
   asio::any_io_executor io;
-  /// The tasks created through this process (README, "Tasks").
+  /// The tasks created through this process (README, "Tasks"), and what
+  /// the replicas share of them.
   TaskRegistry& tasks;
+  TaskShare& task_share;
   /// The configured upstream of that name, or null.
   std::function<std::shared_ptr<upstream::Upstream>(std::string_view)> upstream;
   /// The replicas' shared state; null for a process alone (no

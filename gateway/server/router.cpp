@@ -26,8 +26,8 @@ Router::Router(std::shared_ptr<const config::Config> cfg, catalog::Catalog& cata
           catalog, [this](std::function<void()> task) { return post(std::move(task)); }, io_),
       audit_(settings_.config()->audit, metrics_),
       tasks_(settings_.config()->cluster.secrets),
-      services_{settings_,      catalog_, metrics_, sessions_, subscriptions_, engine_, forwarded_ids_,
-                audit_,         io_,      tasks_,   hooks_.upstream} {}
+      services_{settings_, catalog_, metrics_, sessions_,   subscriptions_, engine_,
+                forwarded_ids_, audit_, io_,     tasks_,      task_share_,    hooks_.upstream} {}
 
 Router::~Router() { drain(); }
 

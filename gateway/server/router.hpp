@@ -111,6 +111,7 @@ class Router final : public transport::Handler {
   std::atomic<std::uint64_t> forwarded_ids_{1};
   Audit audit_;
   TaskRegistry tasks_;
+  TaskShare task_share_{tasks_};
   Services services_;
 };
 

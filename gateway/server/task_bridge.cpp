@@ -82,6 +82,41 @@ Answer update_bridged(Services& sv, const TaskTarget& t, const json::Value& resp
   return task_ack();
 }
 
+Task<json::Document> ask_client_once(ClientCall& client, const json::Value* input_requests, std::set<std::string>& asked,
+                                     const std::string& id, Clock::time_point deadline, CancelSignal& cancel) {
+  json::Document answers(rapidjson::kObjectType);
+  auto& a = answers.GetAllocator();
+  if (!input_requests || !input_requests->IsObject()) co_return answers;
+  for (const auto& q : input_requests->GetObject()) {
+    std::string key(q.name.GetString(), q.name.GetStringLength());
+    auto method = json::get_string(q.value, "method");
+    if (!method || !asked.insert(key).second) continue;
+    const json::Value* p = json::find(q.value, "params");
+    json::Document params = p && p->IsObject() ? json::clone(*p) : json::Document(rapidjson::kObjectType);
+    mcp::set_related_task(params, id, params.GetAllocator());
+    upstream::Reply got = co_await client.request(*method, &params, deadline, cancel);
+    json::Value answer(rapidjson::kObjectType);
+    if (got.rpc_error) answer.AddMember("error", json::Value(got.body, a), a);
+    else answer.CopyFrom(got.body, a);
+    json::set(answers, key, std::move(answer), a);
+  }
+  co_return answers;
+}
+
+Answer outcome_of(const json::Value& detailed, mcp::TaskStatus status, const std::string& id) {
+  if (status == mcp::TaskStatus::Cancelled)
+    return Answer::error(jsonrpc::kInternalError, "mcpgw: the task was cancelled");
+  const json::Value* error = json::find(detailed, "error");
+  if (status == mcp::TaskStatus::Failed || error) {
+    if (error && error->IsObject()) return Answer::relay(upstream::Reply{true, json::clone(*error)});
+    return Answer::error(jsonrpc::kInternalError, "mcpgw: the task failed");
+  }
+  const json::Value* result = json::find(detailed, "result");
+  json::Document out = result && result->IsObject() ? json::clone(*result) : json::Document(rapidjson::kObjectType);
+  mcp::set_related_task(out, id, out.GetAllocator());
+  return Answer::result(std::move(out));
+}
+
 Task<Answer> result_bridged(Services& sv, Request& r, const TaskTarget& t) {
   auto client = std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, nullptr);
   struct CloseAtEnd {
@@ -98,51 +133,19 @@ Task<Answer> result_bridged(Services& sv, Request& r, const TaskTarget& t) {
     if (!st)
       co_return Answer::error(jsonrpc::kInternalError, "mcpgw: upstream '" + t.ref.server +
                                                            "' answered tasks/get with something that is not a task");
-    switch (st->status) {
-      case mcp::TaskStatus::Completed: {
-        const json::Value* result = json::find(now.body, "result");
-        json::Document out = result && result->IsObject() ? json::clone(*result) : json::Document(rapidjson::kObjectType);
-        mcp::set_related_task(out, t.id, out.GetAllocator());
-        co_return Answer::result(std::move(out));
+    if (mcp::is_terminal(st->status)) co_return outcome_of(now.body, st->status, t.id);
+    if (st->status == mcp::TaskStatus::InputRequired) {
+      // Each question once, on this request's stream, tied to the task;
+      // the answers go back with tasks/update.
+      json::Document answers =
+          co_await ask_client_once(*client, json::find(now.body, "inputRequests"), asked, t.id, deadline, cancel);
+      if (!answers.ObjectEmpty()) {
+        json::Document extra(rapidjson::kObjectType);
+        json::set(extra, "inputResponses", json::Value(answers, extra.GetAllocator()), extra.GetAllocator());
+        upstream::Reply ack = co_await ask_upstream(r, t, "tasks/update", std::move(extra));
+        if (ack.rpc_error) co_return Answer::relay(std::move(ack));
+        continue;
       }
-      case mcp::TaskStatus::Failed: {
-        const json::Value* error = json::find(now.body, "error");
-        if (error && error->IsObject()) co_return Answer::relay(upstream::Reply{true, json::clone(*error)});
-        co_return Answer::error(jsonrpc::kInternalError, st->status_message.empty() ? "the task failed" : st->status_message);
-      }
-      case mcp::TaskStatus::Cancelled:
-        co_return Answer::error(jsonrpc::kInternalError, "mcpgw: the task was cancelled");
-      case mcp::TaskStatus::InputRequired: {
-        // Each question once, on this request's stream, tied to the task;
-        // the answers go back with tasks/update.
-        json::Document answers(rapidjson::kObjectType);
-        auto& a = answers.GetAllocator();
-        const json::Value* requests = json::find(now.body, "inputRequests");
-        if (requests && requests->IsObject())
-          for (const auto& q : requests->GetObject()) {
-            std::string key(q.name.GetString(), q.name.GetStringLength());
-            auto method = json::get_string(q.value, "method");
-            if (!method || !asked.insert(key).second) continue;
-            const json::Value* p = json::find(q.value, "params");
-            json::Document params = p && p->IsObject() ? json::clone(*p) : json::Document(rapidjson::kObjectType);
-            mcp::set_related_task(params, t.id, params.GetAllocator());
-            upstream::Reply got = co_await client->request(*method, &params, deadline, cancel);
-            json::Value answer(rapidjson::kObjectType);
-            if (got.rpc_error) answer.AddMember("error", json::Value(got.body, a), a);
-            else answer.CopyFrom(got.body, a);
-            json::set(answers, key, std::move(answer), a);
-          }
-        if (!answers.ObjectEmpty()) {
-          json::Document extra(rapidjson::kObjectType);
-          json::set(extra, "inputResponses", json::Value(answers, extra.GetAllocator()), extra.GetAllocator());
-          upstream::Reply ack = co_await ask_upstream(r, t, "tasks/update", std::move(extra));
-          if (ack.rpc_error) co_return Answer::relay(std::move(ack));
-          continue;
-        }
-        break;
-      }
-      case mcp::TaskStatus::Working:
-        break;
     }
     Event tick;
     auto pause = std::chrono::milliseconds(std::clamp<std::int64_t>(st->poll_ms.value_or(kPollMs), kMinPollMs, kMaxPollMs));

@@ -61,11 +61,13 @@ Task<Answer> start_gateway_task(Services& sv, Request& r, TaskPlan& plan, std::o
   if (!added) co_return Answer::error(jsonrpc::kInternalError, "mcpgw: cannot create the task: " + added.error());
   std::shared_ptr<TaskRecord> record = *added;
   std::weak_ptr<TaskRecord> weak = record;
+  // Every change: its time, the creating session told, the replicas too.
   run->watch([&sv, weak] {
     auto rec = weak.lock();
     if (!rec) return;
     rec->updated_ms = unix_ms();
     notify_status(sv, *rec, run_state(*rec, false));
+    sv.task_share.put(*rec);
   });
   // The client is asked through the task (its inbox), never on the stream
   // of the request that created it, which is answered at once.
@@ -79,6 +81,9 @@ Task<Answer> start_gateway_task(Services& sv, Request& r, TaskPlan& plan, std::o
                               co_return co_await work(client, cancel, nullptr);
                             });
   if (!started) co_return Answer::error(jsonrpc::kInternalError, "mcpgw is shutting down");
+  if (auto shared = co_await sv.task_share.put_new(*record); !shared)
+    spdlog::warn("task {}: other replicas cannot answer for it: Redis did not take it: {}", record->id.substr(0, 16),
+                 shared.error());
   spdlog::info("task {} created by principal={} session={}: the gateway runs it", record->id.substr(0, 16),
                record->ref.principal.empty() ? "-" : record->ref.principal, r.session->id().substr(0, 8));
   co_return Answer::result(create_result(r, run_state(*record, r.context.stateless)));
@@ -163,6 +168,7 @@ Task<Answer> run_as_task(Services& sv, Request& r, TaskPlan plan, const catalog:
   if (created->ttl_ms) ref.expires_ms = ref.created_ms + *created->ttl_ms;
   auto added = sv.tasks.add(std::move(plan.slot), std::move(ref), r.context.stateless ? "" : r.session->id(), nullptr);
   if (!added) co_return Answer::error(jsonrpc::kInternalError, "mcpgw: cannot name the upstream's task: " + added.error());
+  sv.task_share.list(**added);
   mcp::TaskState state = *created;
   state.task_id = (*added)->id;
   json::Document out = create_result(r, state);

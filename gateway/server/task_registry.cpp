@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "cluster/sealer.hpp"
+
 namespace mcpgw::server {
 namespace {
 
@@ -75,6 +77,7 @@ Result<std::shared_ptr<TaskRecord>> TaskRegistry::add(Slot slot, cluster::TaskRe
   auto id = id_of(ref);
   if (!id) return Error{id.error()};
   record->id = std::move(*id);
+  record->digest = cluster::digest_of(record->id);
   record->ref = std::move(ref);
   record->session = std::move(session);
   record->run = std::move(run);
@@ -85,6 +88,7 @@ Result<std::shared_ptr<TaskRecord>> TaskRegistry::add(Slot slot, cluster::TaskRe
   // The slot's count becomes the record's.
   slot.registry_ = nullptr;
   by_id_[record->id] = record;
+  by_digest_[record->digest] = record->id;
   if (r.kind == cluster::TaskRef::Kind::Upstream) by_upstream_[upstream_key(r.server, r.upstream_id)] = record->id;
   return record;
 }
@@ -133,6 +137,14 @@ std::shared_ptr<TaskRun> TaskRegistry::run_of(TaskRecord& rec, const std::functi
   return rec.run;
 }
 
+std::shared_ptr<TaskRecord> TaskRegistry::by_digest(const std::string& digest) {
+  std::lock_guard lk(mu_);
+  auto it = by_digest_.find(digest);
+  if (it == by_digest_.end()) return nullptr;
+  auto r = by_id_.find(it->second);
+  return r == by_id_.end() ? nullptr : r->second;
+}
+
 std::shared_ptr<TaskRecord> TaskRegistry::by_upstream(const std::string& server, const std::string& upstream_id) {
   std::lock_guard lk(mu_);
   auto it = by_upstream_.find(upstream_key(server, upstream_id));
@@ -167,6 +179,7 @@ void TaskRegistry::sweep(std::int64_t now_ms) {
     if (r->ref.kind == cluster::TaskRef::Kind::Upstream)
       by_upstream_.erase(upstream_key(r->ref.server, r->ref.upstream_id));
     if (auto h = held_.find(r->ref.principal); h != held_.end() && --h->second <= 0) held_.erase(h);
+    by_digest_.erase(r->digest);
     it = by_id_.erase(it);
   }
 }

@@ -22,7 +22,8 @@ namespace mcpgw::server {
 
 /// A task created through this process.
 struct TaskRecord {
-  std::string id;  ///< the gateway's id, as clients see it
+  std::string id;      ///< the gateway's id, as clients see it
+  std::string digest;  ///< how the cluster names it (cluster::digest_of)
   cluster::TaskRef ref;
   /// The session that created it ("" for a stateless request): status
   /// notifications go there.
@@ -89,6 +90,8 @@ class TaskRegistry {
   /// The call run for `rec`, made by `make` (under the registry's lock:
   /// it must not call back) when there is none yet.
   std::shared_ptr<TaskRun> run_of(TaskRecord& rec, const std::function<std::shared_ptr<TaskRun>()>& make);
+  /// The task named `digest` (TaskRecord::digest), if made here.
+  std::shared_ptr<TaskRecord> by_digest(const std::string& digest);
   /// The task of `server` the upstream calls `upstream_id`, if made here.
   std::shared_ptr<TaskRecord> by_upstream(const std::string& server, const std::string& upstream_id);
   /// Stops every call run for a task (shutdown).
@@ -106,6 +109,7 @@ class TaskRegistry {
   std::shared_ptr<const cluster::TaskIds> ids_;
   std::map<std::string, std::shared_ptr<TaskRecord>> by_id_;
   std::map<std::string, std::string> by_upstream_;  ///< server "\n" upstream id -> id
+  std::map<std::string, std::string> by_digest_;    ///< digest -> id
   std::map<std::string, int> held_;                 ///< principal -> records and open slots
 };
 

@@ -44,9 +44,15 @@ upstream::Reply TaskRun::result() const {
 }
 
 void TaskRun::cancel() {
-  cancelled_.store(true);
+  if (cancelled_.exchange(true)) return;
   if (parked_) parked_->cancel.cancel();
   inbox_->abandon();
+  std::function<void()> fn;
+  {
+    std::lock_guard lk(mu_);
+    fn = watcher_;
+  }
+  if (fn) fn();
 }
 
 void TaskRun::watch(std::function<void()> fn) {

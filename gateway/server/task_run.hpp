@@ -39,7 +39,7 @@ class TaskRun : public std::enable_shared_from_this<TaskRun> {
   /// True once cancel() was called.
   bool cancelled() const { return cancelled_.load(); }
   /// Calls `fn` (any thread, no lock held) whenever the run asks, is
-  /// answered or ends.
+  /// answered, is cancelled or ends.
   void watch(std::function<void()> fn);
   /// Waits until the run ends or `cancel` fires.
   Task<> wait(CancelSignal& cancel);

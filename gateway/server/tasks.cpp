@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <set>
 
 #include "server/client_call.hpp"
 #include "server/tasks.hpp"
@@ -99,6 +100,35 @@ Task<Answer> gateway_result(Services& sv, Request& r, const TaskTarget& t) {
   co_return outcome_2025(*t.local);
 }
 
+/// tasks/result of a task the gateway runs on another replica: follows its
+/// state in Redis, handing its questions to the client on the way (the
+/// answers go to the running replica), until it ends.
+Task<Answer> remote_result(Services& sv, Request& r, const TaskTarget& t) {
+  auto client = std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, nullptr);
+  struct CloseAtEnd {
+    ClientCall& c;
+    ~CloseAtEnd() { c.close(); }
+  } close_at_end{*client};
+  CancelSignal& cancel = r.exchange->cancel_signal();
+  const auto deadline = task_deadline(t);
+  std::set<std::string> asked;
+  while (!cancel.cancelled() && Clock::now() < deadline) {
+    auto shared = co_await sv.task_share.get(t.id);
+    if (!shared) co_return refusal(TaskRefusal::NotFound);
+    auto st = mcp::read_task(*shared);
+    if (!st) co_return refusal(TaskRefusal::NotFound);
+    if (mcp::is_terminal(st->status)) co_return outcome_of(*shared, st->status, t.id);
+    json::Document answers =
+        co_await ask_client_once(*client, json::find(*shared, "inputRequests"), asked, t.id, deadline, cancel);
+    if (!answers.ObjectEmpty()) sv.task_share.answer(t.id, answers);
+    // Redis says when it changes; a second bounds a missed message.
+    co_await sv.task_share.changed(t.id, std::min(deadline, Clock::now() + std::chrono::seconds(1)), cancel);
+  }
+  co_return Answer::error(jsonrpc::kInternalError, cancel.cancelled()
+                                                       ? "mcpgw: the request was cancelled; the task goes on"
+                                                       : "mcpgw: the task did not end before it expired");
+}
+
 /// Where a principal's upstream task stands, for tasks/list: one
 /// tasks/list per upstream session of the session revisions, a tasks/get
 /// each for the stateless ones.
@@ -156,9 +186,9 @@ std::variant<TaskTarget, Answer> task_target(Services& sv, Request& r) {
   auto& o = std::get<TaskRegistry::Opened>(opened);
   TaskTarget t{std::string(*id), std::move(o.ref), std::move(o.local), nullptr};
   if (t.ref.kind == Kind::Gateway) {
-    // Its state lives where it runs.
-    if (!t.local || !t.local->run) return refusal(TaskRefusal::NotFound);
-    return t;
+    // Its state lives where it runs, and in Redis for the other replicas.
+    if ((t.local && t.local->run) || sv.task_share.on()) return t;
+    return refusal(TaskRefusal::NotFound);
   }
   t.upstream = sv.upstream(t.ref.server);
   if (!t.upstream) return refusal(TaskRefusal::NotFound);
@@ -219,14 +249,10 @@ Task<Answer> get_task(Services& sv, Request& r) {
   const TaskTarget& t = std::get<TaskTarget>(target);
   const bool modern = r.context.stateless;
   if (t.ref.kind == Kind::Gateway) {
-    mcp::TaskState st = run_state(*t.local, modern);
-    json::Document out = state_document(st, modern);
-    if (modern && st.status == mcp::TaskStatus::InputRequired)
-      json::set(out, "inputRequests", input_requests(t.local->run->inbox()->pending(), out.GetAllocator()),
-                out.GetAllocator());
-    else if (modern && (st.status == mcp::TaskStatus::Completed || st.status == mcp::TaskStatus::Failed))
-      add_outcome(out, t.local->run->result());
-    co_return Answer::result(std::move(out));
+    if (t.local) co_return Answer::result(modern ? shared_state(*t.local) : state_document(run_state(*t.local, false), false));
+    auto shared = co_await sv.task_share.get(t.id);
+    if (!shared) co_return refusal(TaskRefusal::NotFound);
+    co_return Answer::result(modern ? std::move(*shared) : state_document(state_2025(*shared), false));
   }
   if (modern && !t.upstream->speaks_stateless()) co_return co_await get_bridged(sv, r, t);
   upstream::Reply reply = co_await ask_upstream(r, t, "tasks/get", json::Document(rapidjson::kObjectType));
@@ -250,7 +276,8 @@ Task<Answer> task_result(Services& sv, Request& r) {
   auto target = task_target(sv, r);
   if (auto* refused = std::get_if<Answer>(&target)) co_return std::move(*refused);
   const TaskTarget& t = std::get<TaskTarget>(target);
-  if (t.ref.kind == Kind::Gateway) co_return co_await gateway_result(sv, r, t);
+  if (t.ref.kind == Kind::Gateway)
+    co_return t.local ? co_await gateway_result(sv, r, t) : co_await remote_result(sv, r, t);
   if (t.upstream->speaks_stateless()) co_return co_await result_bridged(sv, r, t);
   // The upstream blocks until the task ends, asking what it must on this
   // request's stream: those requests go to the client, tied to the task.
@@ -265,10 +292,29 @@ Task<Answer> task_result(Services& sv, Request& r) {
 }
 
 Task<Answer> list_tasks(Services& sv, Request& r) {
-  auto records = sv.tasks.of(r.session->context().principal);
+  const std::string& principal = r.session->context().principal;
+  auto records = sv.tasks.of(principal);
   json::Document out(rapidjson::kObjectType);
   auto& a = out.GetAllocator();
   json::Value tasks(rapidjson::kArrayType);
+  // Tasks made through other replicas: named in Redis; what they are, their
+  // sealed ids say.
+  std::set<std::string> here;
+  for (const auto& rec : records) here.insert(rec->id);
+  for (const auto& id : co_await sv.task_share.ids_of(principal)) {
+    if (here.count(id)) continue;
+    auto opened = sv.tasks.open(id, principal);
+    auto* o = std::get_if<TaskRegistry::Opened>(&opened);
+    if (!o) continue;
+    if (o->ref.kind == Kind::Upstream) {
+      auto rec = std::make_shared<TaskRecord>();
+      rec->id = id;
+      rec->ref = std::move(o->ref);
+      records.push_back(std::move(rec));
+    } else if (auto shared = co_await sv.task_share.get(id)) {
+      tasks.PushBack(json::Value(state_document(state_2025(*shared), false), a), a);
+    }
+  }
   for (const auto& rec : records)
     if (rec->ref.kind == Kind::Gateway && rec->run)
       tasks.PushBack(json::Value(state_document(run_state(*rec, false), false), a), a);
@@ -291,12 +337,21 @@ Task<Answer> cancel_task(Services& sv, Request& r) {
                          "Cannot cancel task in terminal status: " + std::string(mcp::status_name(s)));
   };
   if (t.ref.kind == Kind::Gateway) {
-    if (auto done = finished(run_state(*t.local, modern).status)) co_return std::move(*done);
-    t.local->run->cancel();
-    t.local->updated_ms = unix_ms();
-    mcp::TaskState st = run_state(*t.local, modern);
-    notify_status(sv, *t.local, st);
+    mcp::TaskState st;
+    if (t.local) {
+      st = run_state(*t.local, modern);
+    } else {
+      auto shared = co_await sv.task_share.get(t.id);
+      if (!shared) co_return refusal(TaskRefusal::NotFound);
+      st = state_2025(*shared);
+    }
+    if (auto done = finished(st.status)) co_return std::move(*done);
+    // Stopped here, or by the replica that runs it.
+    if (t.local) t.local->run->cancel();
+    else sv.task_share.cancel(t.id);
     spdlog::info("task {} cancelled by the client", t.id.substr(0, 16));
+    st.status = mcp::TaskStatus::Cancelled;
+    st.status_message = "cancelled by the client";
     co_return modern ? task_ack() : Answer::result(state_document(st, false));
   }
   if (!modern && !t.upstream->speaks_stateless()) {
@@ -330,7 +385,8 @@ Task<Answer> update_task(Services& sv, Request& r) {
   // Answers to questions not (or no longer) outstanding are ignored, as
   // the extension asks.
   if (t.ref.kind == Kind::Gateway) {
-    t.local->run->inbox()->answer(given);
+    if (t.local) t.local->run->inbox()->answer(given);
+    else sv.task_share.answer(t.id, given);
     co_return task_ack();
   }
   if (!t.upstream->speaks_stateless()) co_return update_bridged(sv, t, given);

@@ -3,6 +3,7 @@
 // tools/call becomes a task (task_calls.cpp) and the tasks/* methods
 // (tasks.cpp; a client of one generation over an upstream of the other in
 // task_bridge.cpp).
+#include <set>
 #include <variant>
 
 #include "mcp/tasks.hpp"
@@ -95,6 +96,18 @@ std::chrono::steady_clock::time_point task_deadline(const TaskTarget& t);
 void add_outcome(json::Document& detailed, const upstream::Reply& outcome);
 /// The empty acknowledgement of tasks/update and tasks/cancel (2026-07-28).
 Answer task_ack();
+
+/// Hands the questions of `input_requests` (a DetailedTask's map) that are
+/// not in `asked` to the client of `client` on its request's stream, tied
+/// to task `id`, and returns the client's answers by key (an answer it
+/// could not give as `{"error": {...}}`); adds their keys to `asked`.
+Task<json::Document> ask_client_once(ClientCall& client, const json::Value* input_requests, std::set<std::string>& asked,
+                                     const std::string& id, std::chrono::steady_clock::time_point deadline,
+                                     CancelSignal& cancel);
+/// What tasks/result gives a 2025-11-25 client for a finished task shown as
+/// 2026-07-28 DetailedTask `detailed`: its result tied to task `id`, or its
+/// JSON-RPC error.
+Answer outcome_of(const json::Value& detailed, mcp::TaskStatus status, const std::string& id);
 
 /// tasks/get of a 2026-07-28 client for a task of a 2025-11-25 upstream:
 /// results inlined, and the questions the task asks (which that upstream
