@@ -276,8 +276,10 @@ Task<Answer> task_result(Services& sv, Request& r) {
   auto target = task_target(sv, r);
   if (auto* refused = std::get_if<Answer>(&target)) co_return std::move(*refused);
   const TaskTarget& t = std::get<TaskTarget>(target);
-  if (t.ref.kind == Kind::Gateway)
-    co_return t.local ? co_await gateway_result(sv, r, t) : co_await remote_result(sv, r, t);
+  // Not `t.local ? co_await ... : co_await ...`: GCC 12 destroys the result
+  // of such an expression twice.
+  if (t.ref.kind == Kind::Gateway && t.local) co_return co_await gateway_result(sv, r, t);
+  if (t.ref.kind == Kind::Gateway) co_return co_await remote_result(sv, r, t);
   if (t.upstream->speaks_stateless()) co_return co_await result_bridged(sv, r, t);
   // The upstream blocks until the task ends, asking what it must on this
   // request's stream: those requests go to the client, tied to the task.
@@ -301,7 +303,8 @@ Task<Answer> list_tasks(Services& sv, Request& r) {
   // sealed ids say.
   std::set<std::string> here;
   for (const auto& rec : records) here.insert(rec->id);
-  for (const auto& id : co_await sv.task_share.ids_of(principal)) {
+  std::vector<std::string> shared_ids = co_await sv.task_share.ids_of(principal);
+  for (const auto& id : shared_ids) {
     if (here.count(id)) continue;
     auto opened = sv.tasks.open(id, principal);
     auto* o = std::get_if<TaskRegistry::Opened>(&opened);
@@ -318,7 +321,8 @@ Task<Answer> list_tasks(Services& sv, Request& r) {
   for (const auto& rec : records)
     if (rec->ref.kind == Kind::Gateway && rec->run)
       tasks.PushBack(json::Value(state_document(run_state(*rec, false), false), a), a);
-  for (auto& d : co_await upstream_listing(sv, r, records)) tasks.PushBack(json::Value(d, a), a);
+  std::vector<json::Document> listed = co_await upstream_listing(sv, r, records);
+  for (auto& d : listed) tasks.PushBack(json::Value(d, a), a);
   out.AddMember("tasks", tasks, a);
   co_return Answer::result(std::move(out));
 }
