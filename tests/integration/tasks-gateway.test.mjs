@@ -48,6 +48,7 @@ const confirm = async () => ({ action: 'accept', content: { confirm: true } });
 
 let gw;
 let plain;
+let limited;
 let auditFile;
 const alice = { Authorization: 'Bearer tok-alice' };
 const bob = { Authorization: 'Bearer tok-bob' };
@@ -60,26 +61,19 @@ before(async () => {
     { name: 'toolbox', transport: 'stdio', command: TOOLBOX },
     { name: 'bank', transport: 'stdio', command: BANK, args: ['--transfer-tool', 'transfer_money'] },
   ];
-  gw = await startGateway(
-    {
-      auth: { bearer_tokens: [{ token: 'tok-alice', name: 'alice' }, { token: 'tok-bob', name: 'bob' }] },
-      audit: { path: auditFile },
-      tasks: { gateway: true, max_per_principal: 4, max_result_bytes: 2000 },
-      servers,
-    },
-    { dir },
-  );
+  const auth = { bearer_tokens: [{ token: 'tok-alice', name: 'alice' }, { token: 'tok-bob', name: 'bob' }] };
+  gw = await startGateway({ auth, audit: { path: auditFile }, tasks: { gateway: true }, servers }, { dir });
   plain = await startGateway({ servers });
+  limited = await startGateway({ auth, tasks: { gateway: true, max_per_principal: 4, max_result_bytes: 2000 }, servers });
 });
 
 after(async () => {
-  await gw?.proc.stop();
-  await plain?.proc.stop();
+  for (const g of [gw, plain, limited]) await g?.proc.stop();
 });
 
-/** The gateway's metric `name` with labels `want`, summed. */
-async function metric(name, want) {
-  const res = await httpGet(`${gw.base}/metrics`);
+/** Gateway `g`'s metric `name` with labels `want`, summed. */
+async function metric(name, want, g = gw) {
+  const res = await httpGet(`${g.base}/metrics`);
   return sample(parseMetrics(res.text), name, want);
 }
 
@@ -240,19 +234,20 @@ describe('limits', () => {
   test(
     'tasks.max_per_principal: past it -32000 names the limit and the upstream is not called; others are not affected',
     withDiagnostics(async () => {
-      const c = modernClient(gw.url, { headers: { Authorization: 'Bearer tok-bob' } });
+      const c = modernClient(limited.url, { headers: bob });
       const made = [];
-      // Bob's earlier tests left none: four long calls fill his quota.
+      // Four long calls fill bob's quota.
       for (let i = 0; i < 4; i++) made.push(await c.result('tools/call', { name: 'toolbox:sleep', arguments: { ms: 30000 } }));
-      await pollUntil(async () => (await metric('mcpgw_tool_calls_in_flight', { server: 'toolbox' })) >= 4, { what: 'four calls upstream' });
+      const inFlight = () => metric('mcpgw_tool_calls_in_flight', { server: 'toolbox' }, limited);
+      await pollUntil(async () => (await inFlight()) === 4, { what: 'four calls upstream' });
       const over = await c.send('tools/call', { name: 'toolbox:sleep', arguments: { ms: 30000 } });
       assert.equal(over.message.error?.code, -32000, JSON.stringify(over));
       assert.equal(over.message.error.message, 'Too many tasks: tasks.max_per_principal (4) reached for principal "bob"');
       assert.equal(over.message.error.data.limit, 'max_per_principal');
       assert.ok(over.message.error.data.retryAfterMs > 0);
-      assert.equal(await metric('mcpgw_tool_calls_in_flight', { server: 'toolbox' }), 4);
+      assert.equal(await inFlight(), 4);
       // Alice is not bob.
-      const a = modernClient(gw.url, { headers: alice });
+      const a = modernClient(limited.url, { headers: alice });
       const hers = await a.result('tools/call', { name: 'toolbox:echo', arguments: { text: 'fine' } });
       assert.equal(hers.resultType, 'task');
       for (const t of made) await c.result('tasks/cancel', { taskId: t.taskId });
@@ -263,7 +258,7 @@ describe('limits', () => {
     'tasks.max_result_bytes: a larger result ends the task as failed, naming the limit',
     withDiagnostics(async () => {
       const why = /^mcpgw: the task's result is \d+ bytes, over tasks\.max_result_bytes \(2000\)$/;
-      const c = modernClient(gw.url, { headers: alice });
+      const c = modernClient(limited.url, { headers: alice });
       const big = await c.result('tools/call', { name: 'toolbox:big', arguments: { bytes: 5000 } });
       const failed = await c.until(big.taskId, terminal);
       assert.equal(failed.status, 'failed');
@@ -271,7 +266,7 @@ describe('limits', () => {
       assert.match(failed.error.message, why);
       assert.equal(failed.result, undefined);
 
-      const { client } = await sdkClient(gw.url, { token: 'tok-alice' });
+      const { client } = await sdkClient(limited.url, { token: 'tok-alice' });
       try {
         const created = await client.request(
           { method: 'tools/call', params: { name: 'toolbox:big', arguments: { bytes: 5000 }, task: {} } },
