@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "config/keys.hpp"
+
 namespace mcpgw::config {
 namespace {
 
@@ -32,8 +34,7 @@ std::string url_of(const Value& v, bool https_only) {
 
 OAuth read_oauth(const Value& v, const std::function<bool(const std::string&)>& known_mode) {
   OAuth o;
-  Fields f = v.fields({"issuer", "audience", "jwks_url", "jwks_file", "authorization_servers", "required_scopes",
-                       "scope_modes", "principal_claim", "leeway_s"});
+  Fields f = v.fields(keys::kOAuth);
   o.issuer = f.required("issuer").non_empty_text();
   Value audience = f.required("audience");
   o.audience = url_of(audience, false);
@@ -82,7 +83,7 @@ OAuth read_oauth(const Value& v, const std::function<bool(const std::string&)>& 
 
 Limits read_limits(const Value& v) {
   Limits l;
-  Fields f = v.fields({"calls_per_s", "burst", "max_in_flight_per_session", "max_sessions"});
+  Fields f = v.fields(keys::kLimits);
   f.read("calls_per_s", l.calls_per_s, 0);
   f.read("burst", l.burst, 0);
   f.read("max_in_flight_per_session", l.max_in_flight_per_session, 0);
@@ -93,7 +94,7 @@ Limits read_limits(const Value& v) {
 
 Admin read_admin(const Value& v) {
   Admin a;
-  Fields f = v.fields({"host", "port"});
+  Fields f = v.fields(keys::kAdmin);
   if (auto host = f.get("host")) a.host = host->non_empty_text();
   f.read("port", a.port, 0, 65535);
   return a;

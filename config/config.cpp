@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "config/access.hpp"
+#include "config/keys.hpp"
 #include "config/paths.hpp"
 #include "config/yaml_value.hpp"
 
@@ -54,7 +55,7 @@ void read_filters(const Fields& f, Filters& out) {
 
 Filters read_filters(const Value& v) {
   Filters out;
-  read_filters(v.fields({"include_slices", "exclude_slices", "include_tools", "exclude_tools"}), out);
+  read_filters(v.fields(keys::kFilters), out);
   return out;
 }
 
@@ -62,8 +63,7 @@ using ModeCheck = std::function<bool(const std::string&)>;
 
 Listen read_listen(const Value& v, bool auth_enabled) {
   Listen l;
-  Fields f = v.fields({"host", "port", "path", "allowed_origins", "allowed_hosts", "max_body_bytes",
-                       "heartbeat_ms", "page_size", "session_idle_s", "tls", "reuse_port"});
+  Fields f = v.fields(keys::kListen);
   if (auto host = f.get("host")) {
     l.host = host->non_empty_text();
     if (!auth_enabled && !is_loopback(l.host)) host->fail("serving a non-loopback address requires auth");
@@ -83,7 +83,7 @@ Listen read_listen(const Value& v, bool auth_enabled) {
   f.read("page_size", l.page_size, 1);
   f.read("session_idle_s", l.session_idle_s, 0);
   if (auto tls = f.get("tls"); tls && !tls->is_null()) {
-    Fields t = tls->fields({"cert_file", "key_file"});
+    Fields t = tls->fields(keys::kListenTls);
     Value cert = t.required("cert_file"), key = t.required("key_file");
     cert.non_empty_text();
     key.non_empty_text();
@@ -96,7 +96,7 @@ Listen read_listen(const Value& v, bool auth_enabled) {
 
 Auth read_auth(const Value& v, const ModeCheck& known_mode) {
   Auth a;
-  Fields fields = v.fields({"bearer_tokens", "oauth"});
+  Fields fields = v.fields(keys::kAuth);
   if (auto oauth = fields.get("oauth"); oauth && !oauth->is_null()) {
     a.oauth = read_oauth(*oauth, known_mode);
     a.enabled = true;
@@ -107,7 +107,7 @@ Auth read_auth(const Value& v, const ModeCheck& known_mode) {
   // An empty list would lock every client out; say so rather than guess.
   if (items.empty()) tokens->fail("expected at least one token (remove \"auth\" to turn authentication off)");
   for (std::size_t i = 0; i < items.size(); ++i) {
-    Fields f = items[i].fields({"token", "name", "modes"});
+    Fields f = items[i].fields(keys::kBearerToken);
     BearerToken t;
     Value token = f.required("token");
     t.token = token.non_empty_text();
@@ -131,7 +131,7 @@ Auth read_auth(const Value& v, const ModeCheck& known_mode) {
 
 Naming read_naming(const Value& v) {
   Naming n;
-  Fields f = v.fields({"separator", "description_prefix", "max_length"});
+  Fields f = v.fields(keys::kNaming);
   if (auto sep = f.get("separator")) n.separator = sep->non_empty_text();
   f.read("description_prefix", n.description_prefix);
   if (auto len = f.get("max_length")) {
@@ -153,8 +153,7 @@ std::vector<Mode> read_modes(const Value& v) {
   for (const Entry& e : v.entries()) {
     if (!is_identifier(e.name)) e.key.fail("expected a mode name of [A-Za-z0-9_-]+, got " + quote(e.name));
     if (e.name == "all") e.key.fail("a mode may not be named \"all\" (it means every tool)");
-    Fields f = e.value.fields(
-        {"description", "include_slices", "exclude_slices", "include_tools", "exclude_tools", "discovery"});
+    Fields f = e.value.fields(keys::kMode);
     Mode m;
     m.name = e.name;
     f.read("description", m.description);
@@ -167,7 +166,7 @@ std::vector<Mode> read_modes(const Value& v) {
 
 Chain read_chain(const Value& v) {
   Chain c;
-  Fields f = v.fields({"resolve", "max_depth", "merge"});
+  Fields f = v.fields(keys::kChain);
   f.read("resolve", c.resolve);
   f.read("max_depth", c.max_depth, 1);
   if (auto m = f.get("merge"))
@@ -175,10 +174,17 @@ Chain read_chain(const Value& v) {
   return c;
 }
 
+Apps read_apps(const Value& v) {
+  Apps apps;
+  Fields f = v.fields(keys::kApps);
+  f.read("tag_views", apps.tag_views);
+  return apps;
+}
+
 Welcome read_welcome(const Value& v) {
   using S = Welcome::Strategy;
   Welcome w;
-  Fields f = v.fields({"strategy", "tool", "arguments", "timeout_ms"});
+  Fields f = v.fields(keys::kWelcome);
   if (auto strategy = f.get("strategy")) {
     w.strategy = strategy->one_of<S>(
         {{"first", S::First}, {"priority", S::Priority}, {"tool", S::Tool}, {"none", S::None}});
@@ -199,7 +205,7 @@ Welcome read_welcome(const Value& v) {
 
 Sagas read_sagas(const Value& v) {
   Sagas s;
-  Fields f = v.fields({"secret", "ttl_s"});
+  Fields f = v.fields(keys::kSagas);
   if (auto secret = f.get("secret")) {
     if (secret->is_map()) secret->fail("expected a string or a list of strings, got a mapping");
     // Empty entries are dropped so that `[${NEW}, ${OLD:-}]` works before
@@ -215,7 +221,7 @@ Sagas read_sagas(const Value& v) {
 
 Tasks read_tasks(const Value& v) {
   Tasks t;
-  Fields f = v.fields({"gateway", "max_per_principal", "max_result_bytes"});
+  Fields f = v.fields(keys::kTasks);
   f.read("gateway", t.gateway);
   f.read("max_per_principal", t.max_per_principal, 1);
   if (auto bytes = f.get("max_result_bytes")) t.max_result_bytes = static_cast<std::size_t>(bytes->integer(1));
@@ -271,7 +277,7 @@ void read_redis_url(const Value& v, Cluster& c) {
 
 Cluster read_cluster(const Value& v) {
   Cluster c;
-  Fields f = v.fields({"redis", "secret", "session_ttl_s"});
+  Fields f = v.fields(keys::kCluster);
   if (auto redis = f.get("redis")) read_redis_url(*redis, c);
   if (auto secret = f.get("secret")) {
     if (secret->is_map()) secret->fail("expected a string or a list of strings, got a mapping");
@@ -287,10 +293,7 @@ Cluster read_cluster(const Value& v) {
 Server read_server(const Value& v, const Naming& naming, std::map<std::string, int>& first_line) {
   using T = Server::Transport;
   Server s;
-  Fields f = v.fields({"name", "transport", "command", "args", "env", "cwd", "url", "headers",
-                       "forward_headers", "proxy_tools", "prefix", "slices", "filters", "welcome_priority",
-                       "timeout_ms", "session", "required", "tls", "max_response_bytes", "protocol",
-                       "max_concurrency", "circuit"});
+  Fields f = v.fields(keys::kServer);
   Value name = f.required("name");
   s.name = name.text();
   if (!is_identifier(s.name)) name.fail("expected a server name of [A-Za-z0-9_-]+, got " + quote(s.name));
@@ -331,7 +334,7 @@ Server read_server(const Value& v, const Naming& naming, std::map<std::string, i
   }
   if (auto tls = f.get("tls"); tls && !tls->is_null()) {
     if (s.transport != T::Http) tls->fail("tls applies to transport: http servers");
-    Fields t = tls->fields({"ca_file", "verify"});
+    Fields t = tls->fields(keys::kServerTls);
     t.read_path("ca_file", s.tls.ca_file);
     t.read("verify", s.tls.verify);
   }
@@ -360,7 +363,7 @@ Server read_server(const Value& v, const Naming& naming, std::map<std::string, i
   }
   f.read("max_concurrency", s.max_concurrency, 0);
   if (auto circuit = f.get("circuit"); circuit && !circuit->is_null()) {
-    Fields c = circuit->fields({"failures", "open_ms"});
+    Fields c = circuit->fields(keys::kCircuit);
     c.read("failures", s.circuit.failures, 0);
     c.read("open_ms", s.circuit.open_ms, 1);
   }
@@ -369,7 +372,7 @@ Server read_server(const Value& v, const Naming& naming, std::map<std::string, i
 
 Audit read_audit(const Value& v) {
   Audit a;
-  Fields f = v.fields({"path", "arguments"});
+  Fields f = v.fields(keys::kAudit);
   if (auto path = f.get("path")) {
     std::string text = path->text();
     // "-" is stderr, not a file of that name.
@@ -385,7 +388,7 @@ Audit read_audit(const Value& v) {
 
 Plugin read_plugin(const Value& v) {
   Plugin p;
-  Fields f = v.fields({"path", "config"});
+  Fields f = v.fields(keys::kPlugin);
   p.path = f.required("path").program();
   if (auto config = f.get("config"); config && !config->is_null()) {
     if (!config->is_map()) config->fail("expected a mapping (handed to the plugin as a JSON object), got " + config->found());
@@ -397,9 +400,7 @@ Plugin read_plugin(const Value& v) {
 Config read_config(const Value& root, const std::string& source) {
   if (root.is_null()) root.fail("the file is empty (expected a mapping of settings)");
   if (!root.is_map()) root.fail("expected a mapping of settings at the top level, got " + root.found());
-  Fields f = root.fields({"listen", "admin", "auth", "limits", "naming", "filters", "modes", "default_mode", "chain",
-                          "welcome", "sagas", "audit", "servers", "plugins", "instructions", "shutdown_grace_ms",
-                          "discovery", "cluster", "tasks"});
+  Fields f = root.fields(keys::kTop);
   Config c;
   c.source = source;
   // Read in dependency order, not file order: modes before the references to
@@ -422,6 +423,7 @@ Config read_config(const Value& root, const std::string& source) {
   if (auto v = f.get("naming")) c.naming = read_naming(*v);
   if (auto v = f.get("filters")) c.filters = read_filters(*v);
   if (auto v = f.get("chain")) c.chain = read_chain(*v);
+  if (auto v = f.get("apps")) c.apps = read_apps(*v);
   if (auto v = f.get("welcome")) c.welcome = read_welcome(*v);
   if (auto v = f.get("sagas")) c.sagas = read_sagas(*v);
   if (auto v = f.get("audit")) c.audit = read_audit(*v);

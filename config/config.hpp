@@ -126,6 +126,16 @@ struct Chain {
   enum class Merge { All, Last } merge = Merge::All;
 };
 
+/// `apps:` — MCP Apps (the `io.modelcontextprotocol/ui` extension).
+struct Apps {
+  /// Serve each view (`ui://` HTML) of a prefixed server with a small
+  /// script, first in its <head>, that names the server on the tools/call
+  /// and resources/read requests the view sends its host, so its bare-name
+  /// calls reach that server.
+  bool tag_views = true;
+  bool operator==(const Apps&) const = default;
+};
+
 struct Welcome {
   enum class Strategy { First, Priority, Tool, None } strategy = Strategy::First;
   std::string tool;
@@ -138,7 +148,7 @@ struct Sagas {
   int ttl_s = 900;
 };
 
-/// `cluster`: several replicas behind a load balancer (README, "Scale-out").
+/// `cluster`: several replicas behind a load balancer (docs/operations.md, "Scale-out").
 struct Cluster {
   /// `redis://[:password@]host[:port][/db]`; empty = this process alone.
   std::string redis;
@@ -249,6 +259,7 @@ struct Config {
   /// `discovery:`, the default of every mode (and of mode "all").
   Discovery discovery = Discovery::All;
   Chain chain;
+  Apps apps;
   Welcome welcome;
   Sagas sagas;
   Audit audit;

@@ -139,7 +139,7 @@ void Value::write_json(JsonWriter& w) const {
 }
 
 
-Fields Value::fields(std::initializer_list<std::string_view> known) const { return Fields(*this, known); }
+Fields Value::fields(std::span<const std::string_view> known) const { return Fields(*this, known); }
 
 /// Where the second YAML document of `text` starts (1-based line; 0 = there
 /// is none) and how many documents there are. A document after the first

@@ -15,7 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <initializer_list>
+#include <span>
 #include <memory>
 #include <optional>
 #include <string>
@@ -164,8 +164,9 @@ class Value {
 
   std::vector<std::pair<std::string, std::string>> string_map() const;
 
-  /// A mapping with a fixed set of keys; anything else is reported.
-  Fields fields(std::initializer_list<std::string_view> known) const;
+  /// A mapping with a fixed set of keys (one of config/keys.hpp); anything
+  /// else is reported.
+  Fields fields(std::span<const std::string_view> known) const;
 
   /// Compact JSON text of this node.
   std::string json() const {
@@ -247,7 +248,7 @@ struct Entry {
 /// The keys of a fixed-schema mapping, checked against the known ones.
 class Fields {
  public:
-  Fields(const Value& map, std::initializer_list<std::string_view> known) : map_(map) {
+  Fields(const Value& map, std::span<const std::string_view> known) : map_(map) {
     if (map.is_null()) return;
     if (!map.is_map()) map.fail("expected a mapping, got " + map.found());
     for (const auto& kv : map.node_) {

@@ -59,8 +59,8 @@ class TaskStore {
     return mcp::task_2026(state(stored), true);
   }
 
-  ex::Outcome get(const ex::MethodRequest& r) {
-    return with_task(r, [&](FixtureTask& t) -> ex::Outcome {
+  ex::Outcome get(const json::Value* params, bool stateless) {
+    return with_task(params, stateless, [&](FixtureTask& t) -> ex::Outcome {
       mcp::TaskState st = state(t);
       json::Document out = mcp::task_2026(st, false);
       auto& a = out.GetAllocator();
@@ -78,11 +78,11 @@ class TaskStore {
     });
   }
 
-  ex::Outcome update(const ex::MethodRequest& r) {
-    const json::Value* responses = r.params ? json::find(*r.params, "inputResponses") : nullptr;
+  ex::Outcome update(const json::Value* params, bool stateless) {
+    const json::Value* responses = params ? json::find(*params, "inputResponses") : nullptr;
     if (!responses || !responses->IsObject())
       return ex::RpcError{jsonrpc::kInvalidParams, "Invalid params: inputResponses must be an object"};
-    return with_task(r, [&](FixtureTask& t) -> ex::Outcome {
+    return with_task(params, stateless, [&](FixtureTask& t) -> ex::Outcome {
       // Answers to questions not outstanding are ignored (SEP-2663).
       for (const auto& m : responses->GetObject()) {
         std::string key(m.name.GetString(), m.name.GetStringLength());
@@ -95,8 +95,8 @@ class TaskStore {
     });
   }
 
-  ex::Outcome cancel(const ex::MethodRequest& r) {
-    return with_task(r, [&](FixtureTask& t) -> ex::Outcome {
+  ex::Outcome cancel(const json::Value* params, bool stateless) {
+    return with_task(params, stateless, [&](FixtureTask& t) -> ex::Outcome {
       // Acknowledged however it stands; only a running task is stopped.
       if (!mcp::is_terminal(state(t).status)) {
         t.cancelled = true;
@@ -108,10 +108,13 @@ class TaskStore {
 
  private:
   template <typename Fn>
-  ex::Outcome with_task(const ex::MethodRequest& r, Fn fn) {
-    if (!r.stateless || !mcp::declares_tasks_extension(r.client_capabilities))
+  ex::Outcome with_task(const json::Value* params, bool stateless, Fn fn) {
+    // A 2026-07-28 request carries the client's capabilities in its _meta.
+    const json::Value* meta = params ? json::find(*params, "_meta") : nullptr;
+    const json::Value* caps = meta ? json::find(*meta, mcp::kMetaCapabilities) : nullptr;
+    if (!stateless || !caps || !mcp::declares_tasks_extension(*caps))
       return needs_extension("tasks/* need the io.modelcontextprotocol/tasks extension");
-    auto id = r.params ? json::get_string(*r.params, "taskId") : std::nullopt;
+    auto id = params ? json::get_string(*params, "taskId") : std::nullopt;
     if (!id) return ex::RpcError{jsonrpc::kInvalidParams, "Invalid params: taskId must be a string"};
     std::lock_guard lock(mutex_);
     sweep();
@@ -183,10 +186,10 @@ std::int64_t seconds_of(const json::Value& args) {
 
 void add_task_tools(ex::Server& server) {
   auto store = std::make_shared<TaskStore>();
-  server.add_extension(std::string(mcp::kTasksExtension));
-  server.add_method("tasks/get", [store](const ex::MethodRequest& r) { return store->get(r); });
-  server.add_method("tasks/update", [store](const ex::MethodRequest& r) { return store->update(r); });
-  server.add_method("tasks/cancel", [store](const ex::MethodRequest& r) { return store->cancel(r); });
+  server.set_extension(std::string(mcp::kTasksExtension), "{}");
+  server.add_method("tasks/get", [store](const json::Value* p, bool stateless) { return store->get(p, stateless); });
+  server.add_method("tasks/update", [store](const json::Value* p, bool stateless) { return store->update(p, stateless); });
+  server.add_method("tasks/cancel", [store](const json::Value* p, bool stateless) { return store->cancel(p, stateless); });
   auto tasks = [](ex::CallContext& ctx) { return ctx.stateless() && ctx.client_declares(mcp::kTasksExtension); };
   using W = FixtureTask::Work;
 

@@ -10,6 +10,7 @@
 #include <exception>
 #include <iomanip>
 #include <iostream>
+#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -165,11 +166,25 @@ Outcome Server::handle(const jsonrpc::Message& msg, detail::Session* session, de
     }
   }
   if (completion_ && method == "completion/complete") return complete(params);
-  if (auto it = methods_.find(method); it != methods_.end()) {
-    json::Document caps = session ? session->client_capabilities() : json::clone(stateless->capabilities);
-    return it->second(MethodRequest{params, caps, stateless != nullptr});
-  }
+  if (auto m = methods_.find(method); m != methods_.end()) return m->second(params, stateless != nullptr);
   return RpcError{jsonrpc::kMethodNotFound, "Method not found: " + std::string(method)};
+}
+
+void Server::set_extension(std::string id, JsonText settings) {
+  auto parsed = json::parse(settings.text());
+  if (!parsed || !parsed->IsObject())
+    throw std::invalid_argument("extension " + id + ": settings must be a JSON object");
+  extensions_.emplace_back(std::move(id), settings.text());
+}
+
+void Server::add_method(std::string method, MethodHandler handler) {
+  static const std::set<std::string_view> kOwn = {
+      "initialize", "ping", "server/discover", "tools/list", "tools/call", "resources/list", "resources/read",
+      "resources/templates/list", "resources/subscribe", "resources/unsubscribe", "prompts/list", "prompts/get",
+      "completion/complete", "logging/setLevel", "subscriptions/listen"};
+  if (kOwn.count(method) || methods_.count(method) || !handler)
+    throw std::invalid_argument("add_method: " + method + " is answered already, or has no handler");
+  methods_.emplace(std::move(method), std::move(handler));
 }
 
 bool Server::talks_during_call(const jsonrpc::Message& msg) const {
@@ -208,9 +223,9 @@ json::Value Server::capabilities(json::Allocator& a) const {
   if (completion_) caps.AddMember("completions", json::Value(rapidjson::kObjectType), a);
   if (logging_) caps.AddMember("logging", json::Value(rapidjson::kObjectType), a);
   if (!extensions_.empty()) {
-    json::Value extensions(rapidjson::kObjectType);
-    for (const auto& id : extensions_) extensions.AddMember(json::str(id, a), json::Value(rapidjson::kObjectType), a);
-    caps.AddMember("extensions", extensions, a);
+    json::Value ext(rapidjson::kObjectType);
+    for (const auto& [id, settings] : extensions_) ext.AddMember(json::str(id, a), json::Value(*json::parse(settings), a), a);
+    caps.AddMember("extensions", ext, a);
   }
   return caps;
 }

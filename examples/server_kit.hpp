@@ -207,15 +207,6 @@ struct ToolSpec {
   ContextToolHandler context_handler{};
 };
 
-/// What a method the server adds (Server::add_method) knows of its request.
-struct MethodRequest {
-  const json::Value* params = nullptr;     ///< may be null
-  const json::Value& client_capabilities;  ///< initialize's, or the request's own (stateless)
-  bool stateless = false;                  ///< a 2026-07-28 request
-};
-/// Answers a method the server adds; may run on any thread.
-using MethodHandler = std::function<Outcome(const MethodRequest& request)>;
-
 /// Reads a fixed resource: returns a ReadResourceResult ({contents: [...]}).
 using ResourceReader = std::function<Outcome(std::string_view uri)>;
 
@@ -247,6 +238,10 @@ struct ResourceTemplateSpec {
   std::string mime_type{};
   TemplateReader read{};
 };
+
+/// Answers an extension's request: `params` may be null; `stateless` tells
+/// the era, for results whose shape depends on it.
+using MethodHandler = std::function<Outcome(const json::Value* params, bool stateless)>;
 
 /// One argument of a prompt, as `prompts/list` shows it.
 struct PromptArgument {
@@ -333,16 +328,18 @@ class Server {
   /// Replaces the prompt of the same name, like replace_tool (announcing
   /// notifications/prompts/list_changed).
   void replace_prompt(PromptSpec spec);
+  /// Declares extension `id` (SEP-2133) with `settings` under
+  /// capabilities.extensions; a JSON object.
+  void set_extension(std::string id, JsonText settings);
+  /// Answers request `method` (an extension's) in both eras with
+  /// `handler(params, stateless)`; throws std::invalid_argument for a method
+  /// the kit answers itself or one added before.
+  void add_method(std::string method, MethodHandler handler);
   /// Answers `completion/complete` (advertising `completions`).
   void set_completion_handler(CompletionHandler handler);
   /// Accepts `logging/setLevel` (advertising `logging`); CallContext::log then
   /// honours the session's level.
   void enable_logging() { logging_ = true; }
-  /// Answers request `method`, which the kit does not know (an extension's
-  /// methods), with `handler`, in both eras.
-  void add_method(std::string method, MethodHandler handler) { methods_[std::move(method)] = std::move(handler); }
-  /// Advertises extension `id` in `capabilities.extensions` (settings `{}`).
-  void add_extension(std::string id) { extensions_.push_back(std::move(id)); }
   /// Accepts `resources/subscribe` and `resources/unsubscribe`, and the
   /// `resourceSubscriptions` filter of subscriptions/listen (advertising
   /// `resources.subscribe`). Over HTTP a session's GET stream then carries
@@ -478,10 +475,11 @@ class Server {
   std::vector<Resource> resources_;
   std::vector<ResourceTemplate> templates_;
   CompletionHandler completion_;
+  /// Extension id -> settings (serialised object), in declaration order.
+  std::vector<std::pair<std::string, std::string>> extensions_;
+  std::map<std::string, MethodHandler, std::less<>> methods_;
   bool logging_ = false;
   bool subscriptions_ = false;
-  std::map<std::string, MethodHandler, std::less<>> methods_;
-  std::vector<std::string> extensions_;
   std::size_t page_size_ = 0;
   std::function<void(std::stop_token)> background_;
   bool stdio_ = false;

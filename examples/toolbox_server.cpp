@@ -103,9 +103,10 @@ void add_tools(ex::Server& server) {
   server.add_tool({
       .name = "rpc_error",
       .title = "RPC Error",
-      .description = "Answers with a JSON-RPC error (-32000) instead of a result.",
-      .handler = [](const json::Value&) -> ex::ToolOutcome {
-        return ex::RpcError{-32000, "deliberate failure"};
+      .description = "Answers with a JSON-RPC error (`code`, default -32000) instead of a result.",
+      .input_schema = R"({"type":"object","properties":{"code":{"type":"integer"}}})",
+      .handler = [](const json::Value& args) -> ex::ToolOutcome {
+        return ex::RpcError{static_cast<int>(ex::get_int(args, "code").value_or(-32000)), "deliberate failure"};
       },
   });
   server.add_tool({

@@ -5,15 +5,13 @@
 #include <algorithm>
 
 #include "catalog/filter.hpp"
+#include "catalog/hops_schema.hpp"
 #include "catalog/naming.hpp"
 #include "catalog/tool_search.hpp"
+#include "mcp/resource_refs.hpp"
 
 namespace mcpgw::catalog {
 namespace {
-
-// Resource URIs of a prefixed server are exposed as "<server>+<uri>": still a
-// URI (the server name joins the scheme), readable, and reversible.
-constexpr char kUriJoin = '+';
 
 /// Matches `uri` against an RFC 6570 template using only what resource
 /// templates use in practice: literals, {var} (no '/'), {+var} / {#var}
@@ -51,21 +49,86 @@ std::string patched(const json::Value& def, const char* key, const std::string& 
   return json::write(d);
 }
 
-/// `def` renamed (and re-described) like patched(), listed as a tool the
-/// gateway runs as a task on request.
-std::string gateway_task_definition(const json::Value& def, const std::string& name, const std::string* description) {
+/// A tool's definition as listed: its exposed name and description, the
+/// references to its server's resources exposed (`ref_server` non-empty),
+/// with chains resolved, `mcpgw/hops` declared in its outputSchema, and
+/// `execution.taskSupport: "optional"` when the gateway runs it as a task.
+std::string tool_definition(const json::Value& def, const std::string& name, const std::string* description,
+                            std::string_view ref_server, bool hops, bool gateway_task) {
   json::Document d;
   d.CopyFrom(def, d.GetAllocator());
   auto& a = d.GetAllocator();
   json::set(d, "name", json::str(name, a), a);
   if (description) json::set(d, "description", json::str(*description, a), a);
-  json::Value* execution = json::find(d, "execution");
-  if (!execution || !execution->IsObject()) {
-    json::set(d, "execution", json::Value(rapidjson::kObjectType), a);
-    execution = json::find(d, "execution");
+  if (!ref_server.empty()) mcp::expose_tool_refs(ref_server, d, a);
+  if (hops)
+    if (json::Value* schema = json::find(d, "outputSchema")) declare_hops(*schema, a);
+  if (gateway_task) {
+    json::Value* execution = json::find(d, "execution");
+    if (!execution || !execution->IsObject()) {
+      json::set(d, "execution", json::Value(rapidjson::kObjectType), a);
+      execution = json::find(d, "execution");
+    }
+    json::set(*execution, "taskSupport", json::Value("optional", a), a);
   }
-  json::set(*execution, "taskSupport", json::Value("optional", a), a);
   return json::write(d);
+}
+
+/// Adds the skill entries of `up` to the snapshot, their URIs exposed.
+void add_skills(const std::shared_ptr<upstream::Upstream>& up, const upstream::Listing& listing, Snapshot& snap) {
+  if (!listing.has_skills) return;
+  snap.skill_servers.push_back(up);
+  const bool prefix = up->config().prefix;
+  for (const auto& k : listing.skills.GetArray()) {
+    std::string uri(json::get_string(k, "uri").value_or(""));
+    json::Document entry;
+    entry.CopyFrom(k, entry.GetAllocator());
+    if (prefix) mcp::expose_skill_entry(up->name(), entry, entry.GetAllocator());
+    std::string exposed(json::get_string(entry, "uri").value_or(""));
+    if (snap.skill_index.count(exposed)) {
+      snap.warnings.push_back("skill " + exposed + " of server " + up->name() + " is also given by server " +
+                              snap.skills[snap.skill_index[exposed]].origin->name() + "; keeping the first");
+      continue;
+    }
+    snap.skill_index.emplace(exposed, snap.skills.size());
+    snap.raw_skill_index[uri].push_back(snap.skills.size());
+    snap.skills.push_back({exposed, up, uri, json::write(entry)});
+  }
+}
+
+/// Adds what `listing`'s server declares under capabilities.extensions to
+/// `out`, the gateway's own: an extension any upstream offers is offered,
+/// settings merged (a `true` flag from any server stays true). A server
+/// whose tools open views offers MCP Apps even without declaring it.
+void add_extensions(const upstream::Listing& listing, json::Document& out) {
+  auto& a = out.GetAllocator();
+  if (listing.extensions.IsObject())
+    for (const auto& e : listing.extensions.GetObject()) {
+      if (!e.value.IsObject()) continue;
+      std::string_view id(e.name.GetString(), e.name.GetStringLength());
+      json::Value* have = json::find(out, id);
+      if (!have) {
+        out.AddMember(json::str(id, a), json::Value(rapidjson::kObjectType), a);
+        have = json::find(out, id);
+      }
+      for (const auto& setting : e.value.GetObject()) {
+        std::string_view key(setting.name.GetString(), setting.name.GetStringLength());
+        const json::Value* old = json::find(*have, key);
+        if (!old || (setting.value.IsTrue() && !old->IsTrue())) json::set(*have, key, json::Value(setting.value, a), a);
+      }
+    }
+  if (json::find(out, mcp::kUiExtension)) return;
+  for (const auto& t : listing.tools.GetArray()) {
+    const json::Value* meta = json::find(t, "_meta");
+    if (meta && (json::find(*meta, "ui") || json::find(*meta, "ui/resourceUri"))) {
+      json::Value settings(rapidjson::kObjectType);
+      json::Value types(rapidjson::kArrayType);
+      types.PushBack(json::ref(mcp::kAppMimeType), a);
+      settings.AddMember("mimeTypes", types, a);
+      out.AddMember(json::ref(mcp::kUiExtension), settings, a);
+      return;
+    }
+  }
 }
 
 /// Picks each mode's welcome tool per welcome.strategy (seed 001: one per
@@ -156,16 +219,44 @@ std::optional<Route> Snapshot::route_prompt(std::string_view name) const {
 std::optional<Route> Snapshot::route_resource(std::string_view uri) const {
   if (auto it = resource_index.find(std::string(uri)); it != resource_index.end())
     return Route{resources[it->second].origin, resources[it->second].upstream_key};
-  if (auto join = uri.find(kUriJoin); join != std::string_view::npos) {
-    if (auto s = servers.find(std::string(uri.substr(0, join))); s != servers.end())
-      return Route{s->second, std::string(uri.substr(join + 1))};
+  if (auto split = mcp::split_exposed_uri(uri)) {
+    if (auto s = servers.find(std::string(split->server)); s != servers.end())
+      return Route{s->second, std::move(split->uri)};
   }
-  if (auto it = raw_resource_index.find(std::string(uri)); it != raw_resource_index.end())
-    return Route{resources[it->second].origin, resources[it->second].upstream_key};
+  if (auto it = raw_resource_index.find(std::string(uri)); it != raw_resource_index.end() && it->second.size() == 1)
+    return Route{resources[it->second[0]].origin, resources[it->second[0]].upstream_key};
   // A URI made from a template of a server without prefix reaches that
   // server as is.
   for (const auto& t : templates)
     if (t.key == t.upstream_key && template_matches(t.key, uri)) return Route{t.origin, std::string(uri)};
+  return std::nullopt;
+}
+
+std::string Snapshot::unroutable_reason(std::string_view uri) const {
+  if (auto it = raw_resource_index.find(std::string(uri)); it != raw_resource_index.end() && it->second.size() > 1) {
+    std::string names;
+    for (std::size_t i : it->second) names += (names.empty() ? "" : ", ") + resources[i].key;
+    return "Resource " + std::string(uri) + " is ambiguous: several servers list it; read one of " + names;
+  }
+  if (mcp::keeps_scheme(uri)) {
+    if (auto split = mcp::split_exposed_uri(uri); split && !servers.count(std::string(split->server)))
+      return "Resource not found: " + std::string(uri) + " (no server is named \"" + std::string(split->server) +
+             "\"; a server's " + std::string(uri.substr(0, uri.find(':'))) + ":// resources are exposed as " +
+             std::string(uri.substr(0, uri.find(':'))) + "://<server>/<path>)";
+  }
+  return "Resource not found: " + std::string(uri);
+}
+
+std::optional<Route> Snapshot::route_skill(std::string_view uri) const {
+  if (auto it = skill_index.find(std::string(uri)); it != skill_index.end())
+    return Route{skills[it->second].origin, skills[it->second].upstream_key};
+  if (auto split = mcp::split_exposed_uri(uri)) {
+    if (auto s = servers.find(std::string(split->server)); s != servers.end())
+      return Route{s->second, std::move(split->uri)};
+  }
+  if (auto it = raw_skill_index.find(std::string(uri)); it != raw_skill_index.end() && it->second.size() == 1)
+    return Route{skills[it->second[0]].origin, skills[it->second[0]].upstream_key};
+  if (skill_servers.size() == 1 && !skill_servers[0]->config().prefix) return Route{skill_servers[0], std::string(uri)};
   return std::nullopt;
 }
 
@@ -177,7 +268,7 @@ std::optional<Route> Snapshot::route_template(std::string_view uri_template) con
 
 std::string Snapshot::expose_uri(const upstream::Upstream& server, std::string_view uri) const {
   if (!server.config().prefix) return std::string(uri);
-  return server.name() + kUriJoin + std::string(uri);
+  return mcp::expose_uri(server.name(), uri);
 }
 
 namespace {
@@ -194,7 +285,8 @@ class ToolAdder {
   /// origin in messages.
   void add(const std::shared_ptr<upstream::ToolOrigin>& origin, bool composite, const json::Value& def,
            const std::string& uname, const std::string& full, const config::Filters& filters, bool server_filters,
-           std::vector<std::string> slices, const std::string* description, const std::string& who) {
+           std::vector<std::string> slices, const std::string* description, const std::string& who,
+           std::string_view ref_server = {}) {
     std::string name = shorten(full, cfg_.naming.max_length);
     // Filters are written with full names: a shortened one's hash suffix
     // cannot be known when writing the file.
@@ -218,7 +310,7 @@ class ToolAdder {
     e.upstream_name = uname;
     e.task_support = mcp::task_support(def);
     e.gateway_task = cfg_.tasks.gateway && e.task_support == mcp::TaskSupport::Forbidden;
-    e.definition = e.gateway_task ? gateway_task_definition(def, name, description) : patched(def, "name", name, description);
+    e.definition = tool_definition(def, name, description, ref_server, cfg_.chain.resolve, e.gateway_task);
     e.slices = std::move(slices);
     if (const auto* meta = json::find(def, "_meta")) {
       const auto* w = json::find(*meta, "welcomeTool");
@@ -230,6 +322,7 @@ class ToolAdder {
     e.in_mode.push_back(true);
     for (const auto& m : cfg_.modes)
       e.in_mode.push_back(passes(m.filters, full, {}, e.slices) || (full != name && passes(m.filters, name, {}, e.slices)));
+    if (!composite) snap_.upstream_tool_index[uname].push_back(snap_.tools.size());
     snap_.tool_index.emplace(name, snap_.tools.size());
     snap_.tools.push_back(std::move(e));
     documents_.push_back(document_of(def, name));
@@ -280,6 +373,7 @@ std::shared_ptr<const Snapshot> build(const config::Config& cfg,
   snap->generation = generation;
   for (const auto& m : cfg.modes) snap->modes.push_back(m.name);
   ToolAdder tools(cfg, *snap);
+  json::Document extensions(rapidjson::kObjectType);
 
   // Composite tools keep the names their plugin gives them (no prefix, no
   // description prefix) and obey the global filters and the modes.
@@ -293,6 +387,7 @@ std::shared_ptr<const Snapshot> build(const config::Config& cfg,
   for (const auto& up : upstreams) {
     const auto& sc = up->config();
     auto listing = up->listing();
+    if (!up->settled()) snap->pending.push_back({up, sc.prefix ? sc.name + cfg.naming.separator : ""});
     if (sc.prefix) snap->servers.emplace(sc.name, up);
     const config::Filters& filters = sc.filters ? *sc.filters : cfg.filters;
 
@@ -301,7 +396,8 @@ std::shared_ptr<const Snapshot> build(const config::Config& cfg,
         std::string uname(json::get_string(t, "name").value_or(""));
         std::string desc = exposed_description(cfg.naming, sc.name, json::get_string(t, "description").value_or(""));
         tools.add(up, false, t, uname, exposed_name(cfg.naming, sc.name, uname, sc.prefix), filters,
-                  sc.filters.has_value(), slices_of(&sc, uname, t), &desc, "server " + sc.name + " (" + uname + ")");
+                  sc.filters.has_value(), slices_of(&sc, uname, t), &desc, "server " + sc.name + " (" + uname + ")",
+                  sc.prefix ? std::string_view(sc.name) : std::string_view());
       }
     }
 
@@ -328,9 +424,8 @@ std::shared_ptr<const Snapshot> build(const config::Config& cfg,
       std::size_t i = snap->resources.size();
       snap->resource_index.emplace(exposed, i);
       // A raw URI listed by two servers is ambiguous: route it by neither.
-      if (auto [it, fresh] = snap->raw_resource_index.emplace(uri, i);
-          !fresh && it->second != SIZE_MAX && snap->resources[it->second].origin != up)
-        it->second = SIZE_MAX;
+      auto& listed_by = snap->raw_resource_index[uri];
+      if (listed_by.empty() || snap->resources[listed_by[0]].origin != up) listed_by.push_back(i);
       snap->resources.push_back({exposed, up, uri, patched(r, "uri", exposed)});
     }
     for (const auto& t : listing->resource_templates.GetArray()) {
@@ -340,10 +435,11 @@ std::shared_ptr<const Snapshot> build(const config::Config& cfg,
       snap->template_index.emplace(exposed, snap->templates.size());
       snap->templates.push_back({exposed, up, tmpl, patched(t, "uriTemplate", exposed)});
     }
+    add_skills(up, *listing, *snap);
     snap->resources_subscribable |= listing->can_subscribe;
+    add_extensions(*listing, extensions);
   }
-  for (auto it = snap->raw_resource_index.begin(); it != snap->raw_resource_index.end();)
-    it = it->second == SIZE_MAX ? snap->raw_resource_index.erase(it) : std::next(it);
+  snap->extensions = json::write(extensions);
 
   apply_discovery(cfg, *snap);
   snap->index = std::make_shared<const search::Index>(tools.take_documents());
@@ -381,8 +477,28 @@ std::shared_ptr<const Snapshot> Catalog::snapshot() const {
 }
 
 void Catalog::publish(std::shared_ptr<const Snapshot> s) {
-  std::lock_guard lk(mu_);
-  current_ = std::move(s);
+  {
+    std::lock_guard lk(mu_);
+    current_ = std::move(s);
+  }
+  published_.notify();
+}
+
+Task<bool> Catalog::wait_newer(std::uint64_t seen, std::chrono::steady_clock::time_point deadline,
+                               CancelSignal* cancel) {
+  for (;;) {
+    const auto at = published_.generation();
+    if (snapshot()->generation > seen) co_return true;
+    if (cancel && cancel->cancelled()) co_return false;
+    if (!co_await published_.wait(at, deadline, cancel)) co_return false;
+  }
+}
+
+std::vector<std::shared_ptr<upstream::Upstream>> Snapshot::pending_for(std::string_view name) const {
+  std::vector<std::shared_ptr<upstream::Upstream>> out;
+  for (const auto& p : pending)
+    if (name.substr(0, p.prefix.size()) == p.prefix) out.push_back(p.server);
+  return out;
 }
 
 }  // namespace mcpgw::catalog

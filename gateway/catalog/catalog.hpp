@@ -50,14 +50,25 @@ struct Route {
   std::string upstream_key;
 };
 
+/// A server whose first connection attempt had not ended when a snapshot
+/// was built: its tools may be missing from it yet.
+struct Pending {
+  std::shared_ptr<upstream::Upstream> server;
+  std::string prefix;  ///< what its exposed names start with; "" = any name (prefix: false)
+};
+
 /// A consistent view of the catalog; never changes once published.
 struct Snapshot {
   std::uint64_t generation = 0;
   /// "all" first, then the configured modes in file order.
   std::vector<std::string> modes{"all"};
   std::vector<ExposedTool> tools;            ///< every tool that passes the filters
+  std::vector<Pending> pending;              ///< servers still connecting for the first time
   std::vector<std::vector<std::size_t>> mode_tools;  ///< visible tools per mode
   std::vector<ExposedEntry> prompts, resources, templates;
+  /// Skill entries (SEP-2640) of every upstream that offers Skills: key the
+  /// exposed SKILL.md URI, definition the entry with its URIs exposed.
+  std::vector<ExposedEntry> skills;
   /// The welcome tool of each mode (index into `tools`), and why it was
   /// chosen or why there is none.
   std::vector<std::optional<std::size_t>> welcome_by_mode;
@@ -71,21 +82,43 @@ struct Snapshot {
   std::optional<std::size_t> mode_index(std::string_view mode) const;
   /// The tool `name` if it exists and is visible in mode `mode`.
   const ExposedTool* find_tool(std::string_view name, std::size_t mode) const;
+  /// The servers of `pending` that may list a tool or prompt exposed as `name`.
+  std::vector<std::shared_ptr<upstream::Upstream>> pending_for(std::string_view name) const;
   /// The upstream and upstream name of exposed prompt `name`.
   std::optional<Route> route_prompt(std::string_view name) const;
   /// The upstream and upstream URI of a resource URI a client sends: an
   /// exposed URI, `<server>+<uri>`, an upstream URI listed by exactly one
   /// server, or one matching a resource template.
   std::optional<Route> route_resource(std::string_view uri) const;
+  /// Why `uri` has no route, for the client: ambiguous (naming the exposed
+  /// URIs to read instead), a `ui://`/`skill://` URI naming no server, or
+  /// simply not found.
+  std::string unroutable_reason(std::string_view uri) const;
   /// Exposed URI for upstream URI `uri` of `server` (for notifications).
   std::string expose_uri(const upstream::Upstream& server, std::string_view uri) const;
+  /// The upstream and upstream URI of a skill URI a client sends (a
+  /// SKILL.md or a directory): its exposed form, a raw SKILL.md URI one
+  /// server lists, or any URI when one server alone offers Skills.
+  std::optional<Route> route_skill(std::string_view uri) const;
   /// The upstream and upstream template of an exposed uriTemplate.
   std::optional<Route> route_template(std::string_view uri_template) const;
 
-  std::unordered_map<std::string, std::size_t> tool_index, prompt_index, resource_index, template_index;
-  std::unordered_map<std::string, std::size_t> raw_resource_index;  ///< upstream URI -> resource, when unique
+  std::unordered_map<std::string, std::size_t> tool_index, prompt_index, resource_index, template_index, skill_index;
+  /// Raw SKILL.md URI -> the skills listing it, one per server.
+  std::unordered_map<std::string, std::vector<std::size_t>> raw_skill_index;
+  /// The upstreams that offer Skills, in config order.
+  std::vector<std::shared_ptr<upstream::Upstream>> skill_servers;
+  /// Upstream tool name -> the servers' tools of that name (a view calls
+  /// its server's tools by these names).
+  std::unordered_map<std::string, std::vector<std::size_t>> upstream_tool_index;
+  /// Upstream URI -> the resources listing it, one per server (routed only
+  /// when one server lists it).
+  std::unordered_map<std::string, std::vector<std::size_t>> raw_resource_index;
   std::unordered_map<std::string, std::shared_ptr<upstream::Upstream>> servers;  ///< prefixed servers by name
   bool resources_subscribable = false;
+  /// The gateway's `capabilities.extensions`: what its upstreams offer
+  /// (serialised object).
+  std::string extensions = "{}";
   /// By `modes` index: the mode has `discovery: search` (its tools/list is
   /// the meta tools of catalog/tool_search.hpp).
   std::vector<bool> search_modes;
@@ -113,9 +146,13 @@ class Catalog {
   std::shared_ptr<const Snapshot> snapshot() const;
   void publish(std::shared_ptr<const Snapshot> s);
   std::uint64_t next_generation() { return ++generation_; }
+  /// Waits until a snapshot newer than generation `seen` is published, or
+  /// `deadline`, or `cancel` (may be null); false at the deadline. Run on a strand.
+  Task<bool> wait_newer(std::uint64_t seen, std::chrono::steady_clock::time_point deadline, CancelSignal* cancel);
 
  private:
   mutable std::mutex mu_;
+  Event published_;
   std::shared_ptr<const Snapshot> current_ = std::make_shared<Snapshot>();
   std::atomic<std::uint64_t> generation_{0};
 };

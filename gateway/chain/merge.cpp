@@ -129,7 +129,8 @@ json::Document merge(const std::vector<Call>& calls, const Refusal* refusal,
       // A client that shows only structuredContent would hide the other
       // calls' text: carry it inside, where the schema allows one more key.
       const bool alone = !show_all && *chosen == calls.size() - 1;
-      if (!alone && sc.IsObject() && !sc.HasMember(kHopsKey) && admits_extra_property(*output_schema, kHopsKey)) {
+      const bool room = admits_extra_property(*output_schema, kHopsKey) || catalog::declares_hops(*output_schema);
+      if (!alone && sc.IsObject() && !json::find(sc, kHopsKey) && room) {
         json::Value with_hops(sc, a);
         with_hops.AddMember(json::str(kHopsKey, a), hops, a);
         if (conforms(*output_schema, with_hops)) sc = std::move(with_hops);

@@ -1,5 +1,5 @@
 #pragma once
-// The one result a client gets for a nextTool chain (README "nextTool
+// The one result a client gets for a nextTool chain (docs/protocol.md "nextTool
 // chains"). Clients differ in what they show the model: some show
 // `content`, Claude Code and Codex show only `structuredContent` when it is
 // there, and the official SDK clients reject a `structuredContent` that does
@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "catalog/hops_schema.hpp"
 #include "config/config.hpp"
 #include "jsonrpc/json.hpp"
 
@@ -31,12 +32,13 @@ struct Refusal {
 
 /// The key under which a conforming `structuredContent` carries the text of
 /// every call the content shows, for clients that show only
-/// `structuredContent` (added only where the called tool's schema admits it).
-inline constexpr const char* kHopsKey = "mcpgw/hops";
+/// `structuredContent` (added only where the called tool's schema admits it:
+/// an open schema, or one whose listing declares the key).
+using catalog::kHopsKey;
 
 /// Merges `calls` (the client's own first; at least one) and the refusal
 /// that ended the chain early, if any, into one result. `output_schema` is
-/// the called tool's `outputSchema`, or null.
+/// the called tool's `outputSchema` as listed, or null.
 json::Document merge(const std::vector<Call>& calls, const Refusal* refusal,
                      const json::Value* output_schema, config::Chain::Merge mode);
 

@@ -167,7 +167,7 @@ void Cluster::end(const std::string& id, std::function<void(Result<void>)> done)
   std::string digest = digest_of(id);
   std::int64_t expires = expiry_of(id);
   if (!cmd_) {
-    // No Redis: the end holds on this replica only (README, "Scale-out").
+    // No Redis: the end holds on this replica only (docs/operations.md, "Scale-out").
     mark_ended(digest, expires);
     done({});
     return;

@@ -1,5 +1,5 @@
 #pragma once
-// The replicas' shared state (README, "Scale-out"). Sealed session ids let
+// The replicas' shared state (docs/operations.md, "Scale-out"). Sealed session ids let
 // any replica serve any session with nothing shared; Redis, when
 // configured, holds what must hold across replicas: ended sessions (a
 // sorted set every replica mirrors in memory, so checking an id costs no

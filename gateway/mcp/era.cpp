@@ -241,7 +241,8 @@ void stamp_result(json::Value& result, std::string_view method, std::string_view
   if (!result.IsObject()) return;
   if (!json::find(result, "resultType")) result.AddMember("resultType", "complete", a);
   bool cacheable = method == "server/discover" || method == "tools/list" || method == "prompts/list" ||
-                   method == "resources/list" || method == "resources/templates/list" || method == "resources/read";
+                   method == "resources/list" || method == "resources/templates/list" || method == "resources/read" ||
+                   method == "skills/list" || method == "skills/get";
   if (!cacheable || json::get_string(result, "resultType") != "complete") return;
   // Lists change whenever an upstream's do; clients learn of it through
   // subscriptions/listen, so nothing is promised fresh for any time.

@@ -163,7 +163,7 @@ class Engine {
   std::shared_ptr<Running> running_ = std::make_shared<Running>();
   mutable std::mutex mu_;  // guards parked_ and resumed_
   std::map<std::string, std::shared_ptr<Parked>> parked_;
-  /// Ids of the saga tokens resumed, until they expire (README, "Sagas").
+  /// Ids of the saga tokens resumed, until they expire (docs/protocol.md, "Sagas").
   std::map<std::string, std::int64_t> resumed_;
 };
 

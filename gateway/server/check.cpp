@@ -40,7 +40,8 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out, const std::op
     return it != by_name.end() && it->second.transport == config::Server::Transport::Stdio ? &it->second : nullptr;
   };
   Gateway gw(std::move(cfg));
-  gw.start_upstreams();  // a failure shows as errors in the snapshot
+  gw.start_upstreams();
+  gw.await_upstreams();  // a failure shows as errors in the snapshot
   auto snap = gw.snapshot();
   auto ups = gw.upstreams();
   auto plugins = gw.plugins();

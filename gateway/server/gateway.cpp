@@ -2,6 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/strand.hpp>
+
 #include <algorithm>
 #include <chrono>
 
@@ -80,18 +84,36 @@ std::vector<std::shared_ptr<upstream::Upstream>> Gateway::upstreams() const {
   return upstreams_;
 }
 
-Result<void> Gateway::start_upstreams() {
+namespace {
+
+/// How long start-up or a reload waits for an upstream's first attempt:
+/// initialize and every tools/list page each get the server's timeout; a
+/// generous bound keeps a dead upstream from holding it forever.
+std::chrono::milliseconds first_attempt_bound(const upstream::Upstream& u) {
+  return std::chrono::milliseconds(std::min(u.config().timeout_ms, 10000) * 3);
+}
+
+}  // namespace
+
+void Gateway::start_upstreams() {
   load_plugins(*config());
-  auto ups = upstreams();
-  for (auto& u : ups) u->start();
-  for (auto& u : ups) {
-    // initialize and every tools/list page each get the server's timeout;
-    // a generous bound keeps a dead upstream from holding the start forever.
-    u->wait_first_attempt(std::chrono::milliseconds(std::min(u->config().timeout_ms, 10000) * 3));
-  }
+  for (auto& u : upstreams()) u->start();
   on_tools_changed("");
+}
+
+Result<void> Gateway::await_upstreams() {
+  auto ups = upstreams();
+  for (auto& u : ups) u->wait_first_attempt(first_attempt_bound(*u));
+  on_tools_changed("");
+  auto connected = std::count_if(ups.begin(), ups.end(), [](const auto& u) { return u->ready(); });
+  spdlog::info("start-up: every upstream tried once ({} of {} connected)", connected, ups.size());
   auto snap = catalog_.snapshot();
   for (const auto& w : catalog::name_warnings(*snap)) spdlog::warn("naming: {}", w);
+  {
+    // Stopped meanwhile, the upstreams may not have listed their tools.
+    std::lock_guard lk(serve_mu_);
+    if (stopping_) return {};
+  }
   if (!snap->errors.empty()) return Error{snap->errors.front()};
   return {};
 }
@@ -116,8 +138,9 @@ void Gateway::on_tools_changed(const std::string& server) {
   bool resources = !same(old->resources, next->resources) || !same(old->templates, next->templates);
   bool prompts = !same(old->prompts, next->prompts);
   // After start-up a collision cannot stop the gateway: the first tool of
-  // the name stays, the operator is told.
-  if (old->errors != next->errors)
+  // the name stays, the operator is told. (A welcome.tool of a server still
+  // connecting is not missing yet.)
+  if (old->errors != next->errors && next->pending.empty())
     for (const auto& e : next->errors) spdlog::error("catalog: {}", e);
   if (old->warnings != next->warnings)
     for (const auto& w : next->warnings) spdlog::warn("catalog: {}", w);
@@ -129,7 +152,11 @@ void Gateway::on_tools_changed(const std::string& server) {
   if (prompts) router_.list_changed("prompts");
 }
 
-void Gateway::on_health(const std::string& server, bool up) { metrics_.set_upstream_up(server, up); }
+void Gateway::on_health(const std::string& server, bool up) {
+  // A server a reload replaced reports its end too: the current one decides.
+  if (auto current = find_upstream(server)) up = current->ready();
+  metrics_.set_upstream_up(server, up);
+}
 
 void Gateway::on_circuit(const std::string& server, upstream::Breaker::State state) {
   using S = upstream::Breaker::State;
@@ -296,8 +323,32 @@ void Gateway::cut_upstreams() { stop_upstreams(); }
 
 void Gateway::stop_upstreams() {
   std::call_once(upstreams_stopped_, [this] {
+    std::vector<std::weak_ptr<upstream::Upstream>> retiring;
+    {
+      std::lock_guard lk(state_mu_);
+      retiring = retiring_;
+    }
+    for (auto& w : retiring)
+      if (auto u = w.lock()) u->stop();
     for (auto& u : upstreams()) u->stop();
   });
+}
+
+void Gateway::retire(std::shared_ptr<upstream::Upstream> u) {
+  auto grace = std::chrono::milliseconds(config()->shutdown_grace_ms);
+  {
+    std::lock_guard lk(state_mu_);
+    std::erase_if(retiring_, [](const auto& w) { return w.expired(); });
+    retiring_.push_back(u);
+  }
+  // Holds `u` (not the gateway) until it is over: the gateway may be gone.
+  asio::co_spawn(
+      asio::make_strand(io_.executor()),
+      [u, grace]() -> Task<> {
+        co_await u->drain(std::chrono::steady_clock::now() + grace);
+        u->stop();
+      },
+      asio::detached);
 }
 
 Result<void> Gateway::reload(const std::string& path) {
@@ -320,12 +371,19 @@ Result<void> Gateway::reload(const std::string& path) {
     }
   }
   if (!(next->cluster == prev->cluster)) spdlog::warn("reload: changes to cluster take effect after a restart");
+  // A changed server keeps its old upstream in the list until the new one
+  // is up: calls go on meanwhile, and none waits on a connection not there.
   std::vector<std::shared_ptr<upstream::Upstream>> kept, started, removed;
+  std::vector<std::pair<std::shared_ptr<upstream::Upstream>, std::shared_ptr<upstream::Upstream>>> replaced;
   auto old = upstreams();
   for (const auto& s : next->servers) {
     auto same = std::find_if(old.begin(), old.end(), [&](const auto& u) { return u->config() == s; });
+    auto named = std::find_if(old.begin(), old.end(), [&](const auto& u) { return u->name() == s.name; });
     if (same != old.end()) {
       kept.push_back(*same);
+    } else if (named != old.end()) {
+      kept.push_back(*named);
+      replaced.emplace_back(*named, std::make_shared<upstream::Upstream>(s, io_, *this));
     } else {
       kept.push_back(std::make_shared<upstream::Upstream>(s, io_, *this));
       started.push_back(kept.back());
@@ -343,13 +401,29 @@ Result<void> Gateway::reload(const std::string& path) {
   // when the last call on it returns (the snapshots in flight hold it).
   load_plugins(*next);
   for (auto& u : started) u->start();
-  // Calls already running on a removed upstream finish or fail on their own
-  // snapshot; stopping it fails the ones still waiting.
-  for (auto& u : removed) u->stop();
-  for (auto& u : started) u->wait_first_attempt(std::chrono::milliseconds(std::min(u->config().timeout_ms, 10000) * 3));
+  for (auto& [was, now] : replaced) now->start();
+  // Calls already running on a removed upstream finish on their own snapshot.
+  for (auto& u : removed) retire(u);
   on_tools_changed("reload");
-  spdlog::info("reloaded {}: {} upstreams kept, {} started, {} stopped", path, kept.size() - started.size(),
-               started.size(), removed.size());
+  if (!replaced.empty()) {
+    for (auto& [was, now] : replaced) {
+      now->wait_first_attempt(first_attempt_bound(*now));
+      now->inherit_listing(*was);
+    }
+    {
+      std::lock_guard lk(state_mu_);
+      for (auto& [was, now] : replaced) std::replace(upstreams_.begin(), upstreams_.end(), was, now);
+    }
+    on_tools_changed("reload");
+    for (auto& [was, now] : replaced) {
+      if (!now->ready()) spdlog::warn("reload: upstream {} with its new settings: {}", now->name(), now->status());
+      retire(was);
+    }
+  }
+  // A replaced server counts as one started and one stopped.
+  spdlog::info("reloaded {}: {} upstreams kept, {} started, {} stopped", path,
+               kept.size() - started.size() - replaced.size(), started.size() + replaced.size(),
+               removed.size() + replaced.size());
   return {};
 }
 

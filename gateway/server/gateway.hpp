@@ -25,12 +25,15 @@ class Gateway final : public upstream::Listener {
   explicit Gateway(config::Config cfg, unsigned io_threads = 0);
   ~Gateway() override;
 
-  /// Loads the plugins, starts every upstream and waits (bounded by their
-  /// timeouts) until each has connected or failed once, so the first client
-  /// sees a full catalog. A plugin that fails to load is logged and left
-  /// out. Fails when the catalog is invalid (two upstream tools under one
-  /// exposed name).
-  Result<void> start_upstreams();
+  /// Loads the plugins, starts every upstream connecting in the background
+  /// and publishes the catalog of what is there (the plugins' tools). A
+  /// plugin that fails to load is logged and left out.
+  void start_upstreams();
+  /// Waits (bounded by their timeouts) until every upstream has connected or
+  /// failed once, then checks the catalog: fails when it is invalid (two
+  /// upstream tools under one exposed name, a welcome.tool that does not
+  /// exist). Logs "start-up: every upstream tried once" when it is over.
+  Result<void> await_upstreams();
   /// Creates the HTTP server and binds its port (before the upstreams
   /// start, so a port in use fails fast); the error names the address.
   Result<void> bind_http();
@@ -45,9 +48,12 @@ class Gateway final : public upstream::Listener {
   /// end of the shutdown grace period).
   void cut_upstreams();
 
-  /// Re-reads `path` and applies it without dropping client sessions:
-  /// upstreams whose settings changed are restarted, removed ones stopped,
-  /// new ones started. On an invalid file nothing changes.
+  /// Re-reads `path` and applies it without dropping client sessions: new
+  /// upstreams start; an upstream whose settings changed gets a new
+  /// connection beside the old one, which keeps serving until the new one
+  /// is up (or failed once); a replaced or removed one is stopped once its
+  /// calls in flight have finished, within shutdown_grace_ms. On an
+  /// invalid file nothing changes.
   Result<void> reload(const std::string& path);
 
   void on_tools_changed(const std::string& server) override;
@@ -64,6 +70,9 @@ class Gateway final : public upstream::Listener {
 
  private:
   void stop_upstreams();
+  /// Stops `u` (replaced or removed by a reload) once its calls in flight
+  /// have finished, or shutdown_grace_ms has passed; in the background.
+  void retire(std::shared_ptr<upstream::Upstream> u);
   /// Loads `cfg`'s plugins, keeping the loaded ones whose entry is unchanged.
   void load_plugins(const config::Config& cfg);
   /// The keys of `cfg`'s sagas section (a per-process one when it has none).
@@ -83,6 +92,8 @@ class Gateway final : public upstream::Listener {
   mutable std::mutex state_mu_;  // guards cfg_, upstreams_, plugins_ and plugin_errors_
   std::shared_ptr<const config::Config> cfg_;
   std::vector<std::shared_ptr<upstream::Upstream>> upstreams_;
+  /// Upstreams a reload took out of upstreams_ that may still finish calls.
+  std::vector<std::weak_ptr<upstream::Upstream>> retiring_;
   std::shared_ptr<plugin::Host> plugin_host_;
   std::vector<std::shared_ptr<plugin::Plugin>> plugins_;
   std::vector<std::string> plugin_errors_;

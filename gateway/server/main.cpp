@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <iostream>
@@ -153,9 +154,28 @@ int main(int argc, char** argv) {
     }
   }
   SignalThread signals(gw, config_path, grace);
-  if (auto started = gw.start_upstreams(); !started) {
-    spdlog::error("{}: {}", config_path, started.error());
-    return 2;
+  gw.start_upstreams();
+  auto invalid = [&](const std::string& why) { spdlog::error("{}: {}", config_path, why); };
+  if (stdio) {
+    // A stdio client lists the tools once, right after initialize, and has
+    // no readiness probe: it is served once every upstream has had its try.
+    if (auto checked = gw.await_upstreams(); !checked) {
+      invalid(checked.error());
+      return 2;
+    }
+    return gw.serve_stdio(mode);
   }
-  return stdio ? gw.serve_stdio(mode) : gw.serve_http();
+  // HTTP serves from the first moment (/healthz, connected servers' calls);
+  // what needs every upstream's tools is checked once they have had their try.
+  std::atomic<bool> refused{false};
+  std::thread start_check([&] {
+    if (auto checked = gw.await_upstreams(); !checked) {
+      invalid(checked.error());
+      refused = true;
+      gw.stop();
+    }
+  });
+  int code = gw.serve_http();
+  start_check.join();
+  return refused ? 2 : code;
 }

@@ -158,7 +158,7 @@ const Method* find_method(std::string_view name);
 NotificationHandler find_notification(std::string_view name);
 
 // The handlers, by topic (lifecycle.cpp, tools.cpp, sagas.cpp,
-// resources.cpp, prompts.cpp, subscriptions.cpp).
+// resources.cpp, prompts.cpp, skills.cpp, subscriptions.cpp).
 Task<Answer> initialize(Services& sv, Request& r);
 Task<Answer> discover(Services& sv, Request& r);
 Answer ping(Services& sv, Request& r);
@@ -177,6 +177,9 @@ Answer unsubscribe(Services& sv, Request& r);
 Answer list_prompts(Services& sv, Request& r);
 Task<Answer> get_prompt(Services& sv, Request& r);
 Task<Answer> complete(Services& sv, Request& r);
+Answer list_skills(Services& sv, Request& r);
+Task<Answer> get_skill(Services& sv, Request& r);
+Task<Answer> read_directory(Services& sv, Request& r);
 void listen(Services& sv, Request& r);
 Task<Answer> get_task(Services& sv, Request& r);
 Task<Answer> task_result(Services& sv, Request& r);

@@ -93,7 +93,8 @@ T& child(std::mutex& mu, Map& cache, const std::string& key, prometheus::Family<
 const std::set<std::string_view> kKnownMethods = {
     "initialize", "ping", "tools/list", "tools/call", "resources/list", "resources/read",
     "resources/templates/list", "prompts/list", "prompts/get", "completion/complete",
-    "logging/setLevel", "notifications/initialized", "notifications/cancelled", "response"};
+    "logging/setLevel", "notifications/initialized", "notifications/cancelled", "response",
+    "skills/list", "skills/get", "resources/directory/read"};
 }  // namespace
 
 Metrics::Metrics() : impl_(std::make_unique<Impl>()) {}

@@ -1,5 +1,6 @@
 // Handlers of prompts/* and completion/complete, routed to the upstream
 // that serves the prompt or resource.
+#include "mcp/resource_refs.hpp"
 #include "server/calls.hpp"
 
 namespace mcpgw::server {
@@ -23,7 +24,11 @@ Task<Answer> get_prompt(Services& sv, Request& r) {
   const json::Value* args = json::find(*r.params(), "arguments");
   Work work = [route = *route, p, caller = caller_of(*r.session)](
                   std::shared_ptr<ClientCall> client, CancelSignal& cancel, Progress*) -> Task<upstream::Reply> {
-    co_return co_await route.origin->request("prompts/get", *p, options_for(*route.origin, cancel, caller, client));
+    upstream::Reply reply =
+        co_await route.origin->request("prompts/get", *p, options_for(*route.origin, cancel, caller, client));
+    if (!reply.rpc_error && route.origin->config().prefix)
+      mcp::expose_messages(route.origin->name(), reply.body, reply.body.GetAllocator());
+    co_return reply;
   };
   co_return co_await execute(sv, r, "prompts/get " + std::string(*name), args, std::move(work));
 }

@@ -1,4 +1,4 @@
-// The router's side of a cluster (README, "Scale-out"): sessions another
+// The router's side of a cluster (docs/operations.md, "Scale-out"): sessions another
 // replica began, served here from their sealed ids; their log level and
 // resource subscriptions as the cluster holds them. The replica holding a
 // session's GET stream holds its upstream subscriptions, so the updates

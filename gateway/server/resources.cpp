@@ -1,5 +1,7 @@
 // Handlers of resources/*: lists, reads (routed to the upstream that
 // serves the URI) and a session's subscriptions.
+#include "mcp/resource_refs.hpp"
+#include "server/apps.hpp"
 #include "server/calls.hpp"
 
 namespace mcpgw::server {
@@ -53,27 +55,35 @@ Task<Answer> read_resource(Services& sv, Request& r) {
   auto uri = r.params() ? json::get_string(*r.params(), "uri") : std::nullopt;
   if (!uri) co_return Answer::invalid_params("uri must be a string");
   auto snap = sv.catalog.snapshot();
-  auto route = snap->route_resource(*uri);
+  std::optional<catalog::Route> route;
+  if (auto view = view_server(*snap, r.params())) {
+    auto routed = route_view_resource(*snap, *uri, *view);
+    if (auto* refused = std::get_if<Answer>(&routed)) co_return std::move(*refused);
+    route = std::move(std::get<catalog::Route>(routed));
+  } else {
+    route = snap->route_resource(*uri);
+  }
   if (!route) {
     json::Document data(rapidjson::kObjectType);
     data.AddMember("uri", json::str(*uri, data.GetAllocator()), data.GetAllocator());
-    co_return Answer::error(mcp::resource_not_found_code(r.context), "Resource not found: " + std::string(*uri), &data);
+    co_return Answer::error(mcp::resource_not_found_code(r.context), snap->unroutable_reason(*uri), &data);
   }
   auto p = std::make_shared<json::Document>();
   p->CopyFrom(*r.params(), p->GetAllocator());
   json::set(*p, "uri", json::str(route->upstream_key, p->GetAllocator()), p->GetAllocator());
   strip_client_state(*p);
-  Work work = [snap, route = *route, p, caller = caller_of(*r.session)](
+  if (json::Value* meta = json::find(*p, "_meta"); meta && meta->IsObject()) meta->RemoveMember(kViewServerKey.data());
+  const bool tag_views = sv.settings.config()->apps.tag_views;
+  Work work = [route = *route, p, tag_views, caller = caller_of(*r.session)](
                   std::shared_ptr<ClientCall> client, CancelSignal& cancel, Progress*) -> Task<upstream::Reply> {
     upstream::Reply reply =
         co_await route.origin->request("resources/read", *p, options_for(*route.origin, cancel, caller, client));
-    // Contents name the resource as the client knows it.
-    if (!reply.rpc_error) {
-      if (auto* contents = json::find(reply.body, "contents"); contents && contents->IsArray())
-        for (auto& c : contents->GetArray())
-          if (auto u = json::get_string(c, "uri"))
-            json::set(c, "uri", json::str(snap->expose_uri(*route.origin, *u), reply.body.GetAllocator()),
-                      reply.body.GetAllocator());
+    // Contents name the resource as the client knows it; a view names its
+    // server on the requests it sends.
+    if (!reply.rpc_error && route.origin->config().prefix) {
+      const std::string& server = route.origin->name();
+      mcp::expose_contents(server, reply.body, reply.body.GetAllocator());
+      if (tag_views) tag_view_contents(server, reply.body, reply.body.GetAllocator());
     }
     co_return reply;
   };

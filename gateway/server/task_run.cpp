@@ -40,7 +40,7 @@ void TaskRun::finish(upstream::Reply reply) {
 
 upstream::Reply TaskRun::result() const {
   std::lock_guard lk(mu_);
-  return upstream::Reply{result_.rpc_error, json::clone(result_.body), result_.session};
+  return upstream::Reply{result_.rpc_error, json::clone(result_.body), false, result_.session};
 }
 
 void TaskRun::cancel() {

@@ -101,7 +101,8 @@ Answer search_tools(const catalog::Snapshot& s, std::size_t mode, const json::Va
     auto def = json::parse(s.tools[h.doc].definition);
     if (!def) continue;
     json::Value t(rapidjson::kObjectType);
-    for (std::string_view key : {"name", "title", "description", "inputSchema", "annotations"})
+    // `_meta` as listed, so a host can render a found tool's view.
+    for (std::string_view key : {"name", "title", "description", "inputSchema", "annotations", "_meta"})
       if (const json::Value* v = json::find(*def, key))
         t.AddMember(json::str(key, a), json::Value(*v, a), a);
     text += "\n- " + s.tools[h.doc].name;

@@ -7,8 +7,11 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <variant>
 
 #include "chain/chain.hpp"
+#include "mcp/protocol.hpp"
+#include "server/apps.hpp"
 #include "server/tasks.hpp"
 #include "server/tool_search.hpp"
 
@@ -18,14 +21,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 /// The `_meta` of a client's request as an upstream may see it: without the
-/// stateless envelope (the upstream gets the gateway's own) and the
-/// progress token (the gateway's replaces it).
+/// stateless envelope (the upstream gets the gateway's own), the progress
+/// token (the gateway's replaces it) and the view tag (the gateway's own).
 std::shared_ptr<json::Document> upstream_meta(const json::Value* meta) {
   if (!meta || !meta->IsObject()) return nullptr;
   auto out = std::make_shared<json::Document>(rapidjson::kObjectType);
   for (const auto& m : meta->GetObject()) {
     std::string_view key(m.name.GetString(), m.name.GetStringLength());
-    if (key.rfind("io.modelcontextprotocol/", 0) == 0 || key == "progressToken") continue;
+    if (key.rfind("io.modelcontextprotocol/", 0) == 0 || key == "progressToken" || key == kViewServerKey) continue;
     out->AddMember(json::str(key, out->GetAllocator()), json::Value(m.value, out->GetAllocator()), out->GetAllocator());
   }
   return out->ObjectEmpty() ? nullptr : out;
@@ -70,6 +73,33 @@ std::string param_header_mismatch(const catalog::ExposedTool& tool, const json::
   return {};
 }
 
+/// A snapshot that lists `name` (visible in `mode`), once the servers still
+/// connecting for the first time that may list it are up, waited for within
+/// the call's deadline; or the isError naming a server it came too late
+/// from. The snapshot it returns may still not list `name`.
+Task<std::variant<std::shared_ptr<const catalog::Snapshot>, Answer>> after_connecting(
+    Services& sv, Request& r, std::shared_ptr<const catalog::Snapshot> snap, std::string_view name,
+    std::size_t mode) {
+  auto candidates = snap->pending_for(name);
+  if (candidates.empty()) co_return snap;
+  auto deadline = candidates.front()->deadline();
+  spdlog::debug("tools/call {} waits for upstream {} (connecting)", name, candidates.front()->name());
+  CancelSignal* cancel = r.exchange ? &r.exchange->cancel_signal() : nullptr;
+  while (!snap->find_tool(name, mode) && !snap->pending_for(name).empty()) {
+    if (!co_await sv.catalog.wait_newer(snap->generation, deadline, cancel)) break;
+    snap = sv.catalog.snapshot();
+  }
+  if (snap->find_tool(name, mode)) co_return snap;
+  for (const auto& u : candidates) {
+    if (u->ready()) continue;
+    std::string why = u->state() == upstream::Upstream::State::Connecting
+                          ? "is still connecting; tools/call " + std::string(name) + " waited for it until its deadline"
+                          : "is not connected (" + u->status() + ")";
+    co_return Answer::relay(upstream::Reply{false, mcp::tool_error("mcpgw: upstream '" + u->name() + "' " + why)});
+  }
+  co_return snap;
+}
+
 }  // namespace
 
 Answer list_tools(Services& sv, Request& r) {
@@ -100,11 +130,28 @@ Task<Answer> call_tool(Services& sv, Request& r) {
   const auto& target = std::get<ToolTarget>(meta);
   name = target.name;
   args = target.args;
-  // A tool hidden from this client's mode is as unknown as one that does not exist.
-  const catalog::ExposedTool* tool = mode ? snap->find_tool(*name, *mode) : nullptr;
+  // A tool hidden from this client's mode is as unknown as one that does not
+  // exist. A view's bare name is an alias: everything below is the same.
+  const catalog::ExposedTool* tool = nullptr;
+  if (mode) {
+    auto resolve = [&]() -> std::optional<Answer> {
+      auto resolved = resolve_tool(*snap, *mode, *name, view_server(*snap, p));
+      if (auto* refused = std::get_if<Answer>(&resolved)) return std::move(*refused);
+      tool = std::get<const catalog::ExposedTool*>(resolved);
+      return std::nullopt;
+    };
+    if (auto refused = resolve()) co_return std::move(*refused);
+    if (!tool) {
+      // Its server may not have listed it yet: the gateway serves while
+      // upstreams connect.
+      auto settled = co_await after_connecting(sv, r, snap, *name, *mode);
+      if (auto* answered = std::get_if<Answer>(&settled)) co_return std::move(*answered);
+      snap = std::get<std::shared_ptr<const catalog::Snapshot>>(std::move(settled));
+      if (auto refused = resolve()) co_return std::move(*refused);
+    }
+  }
   if (!tool) {
-    bool hidden = std::any_of(snap->tools.begin(), snap->tools.end(), [&](const auto& t) { return t.name == *name; });
-    if (hidden) {
+    if (names_some_tool(*snap, *name)) {
       upstream::Caller who = caller_of(*r.session);
       AuditRecord a;
       a.principal = who.principal;

@@ -40,8 +40,10 @@ struct RequestOptions {
 /// server's max_response_bytes (it was discarded; the connection goes on).
 /// SessionExpired: the server answered our session id with HTTP 400 or 404
 /// (it restarted). Unreachable: the server could not be connected to, so the
-/// request never reached it.
-enum class Failure { Timeout, Closed, Transport, Cancelled, SessionExpired, TooLarge, Unreachable };
+/// request never reached it. Interrupted: the connection broke after the
+/// request was sent and before its answer, so the server may have acted on
+/// it. Rejected: the server refused this request with an HTTP 4xx status.
+enum class Failure { Timeout, Closed, Transport, Cancelled, SessionExpired, TooLarge, Unreachable, Interrupted, Rejected };
 
 /// A request's outcome: the response message, or why there is none.
 struct Response {

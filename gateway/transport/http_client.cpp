@@ -171,7 +171,7 @@ namespace {
 struct Transfer {
   std::string error;
   HttpHead head;
-  bool got_some = false;  ///< any byte of a response arrived
+  bool written = false;   ///< some byte of the request left (it may have reached the server)
   bool complete = false;  ///< the response was read to its end
   bool keep_alive = false;
 };
@@ -187,6 +187,7 @@ asio::awaitable<void> transfer(S& stream, beast::flat_buffer& buffer, const Url&
   r.prepare_payload();
   r.keep_alive(true);
   auto [wec, wn] = co_await http::async_write(stream, r, kAwait);
+  t.written = wn > 0;
   if (wec) {
     t.error = "connection closed while sending the request (" + wec.message() + ")";
     co_return;
@@ -196,7 +197,6 @@ asio::awaitable<void> transfer(S& stream, beast::flat_buffer& buffer, const Url&
   p.body_limit(boost::none);
   p.header_limit(kMaxHead);
   auto [hec, hn] = co_await http::async_read_header(stream, buffer, p, kAwait);
-  t.got_some = p.got_some();
   if (hec) {
     t.error = "connection closed while reading the response (" + hec.message() + ")";
     co_return;
@@ -318,9 +318,10 @@ asio::awaitable<Result<std::unique_ptr<HttpClient::Stream>>> HttpClient::open(Ab
 asio::awaitable<HttpResult> HttpClient::exchange(const HttpRequest& req, Abort& abort, OnHead on_head,
                                                  OnData on_data) {
   HttpResult out;
-  for (int attempt = 0;; ++attempt) {
+  for (;;) {
     if (abort.why() != Abort::Why::None) {
       out.error = "aborted";
+      out.kind = HttpError::Aborted;
       co_return out;
     }
     auto s = take_idle();
@@ -329,6 +330,7 @@ asio::awaitable<HttpResult> HttpClient::exchange(const HttpRequest& req, Abort& 
       auto opened = co_await open(abort);
       if (!opened) {
         out.error = opened.error();
+        out.kind = abort.why() != Abort::Why::None ? HttpError::Aborted : HttpError::Unreachable;
         co_return out;
       }
       s = std::move(*opened);
@@ -344,13 +346,13 @@ asio::awaitable<HttpResult> HttpClient::exchange(const HttpRequest& req, Abort& 
         give_back(std::move(s));
       co_return out;
     }
-    // A kept-alive connection the server closed while idle: the request
-    // never reached it, so it goes again on a fresh connection, once.
-    if (reused && !t.got_some && attempt == 0 && abort.why() == Abort::Why::None) {
-      out.maybe_delivered = true;
-      continue;
-    }
+    // A pooled connection the server closed while idle, found out before a
+    // byte of the request left: it never reached the server, so another
+    // connection takes it. Once anything was written the server may be
+    // acting on it (and may have crashed doing so): never again.
+    if (reused && !t.written && abort.why() == Abort::Why::None) continue;
     out.error = std::move(t.error);
+    out.kind = HttpError::Broken;
     co_return out;
   }
 }

@@ -96,14 +96,19 @@ struct HttpHead {
   std::string get(std::string_view name) const;
 };
 
+/// Why an exchange failed, as far as the server is concerned.
+enum class HttpError {
+  None,         ///< the response came (maybe cut short by a callback)
+  Unreachable,  ///< resolving, connecting or the TLS handshake failed: nothing was sent
+  Aborted,      ///< the Abort fired before anything was sent
+  Broken,       ///< the connection broke once the request was (partly) written: the server may have it
+};
+
 /// How an exchange went.
 struct HttpResult {
   std::string error;  ///< empty = the response came (maybe cut short by a callback)
+  HttpError kind = HttpError::None;
   HttpHead head;
-  /// The request went out on a kept-alive connection that broke before any
-  /// answer, and `error` is that of the fresh connection tried next: the
-  /// server may have got the request (it may have crashed handling it).
-  bool maybe_delivered = false;
 };
 
 /// The connections to one origin, and the exchanges over them.
@@ -124,7 +129,8 @@ class HttpClient {
   /// strand; `abort` firing closes the socket in use, and the result's
   /// error then says so (the caller knows why from abort.why()). A
   /// connection is put back into the pool only when its response was read
-  /// to the end.
+  /// to the end. A request is never sent twice: only a pooled connection
+  /// found closed before any byte of it was written is swapped for another.
   asio::awaitable<HttpResult> exchange(const HttpRequest& req, Abort& abort, OnHead on_head, OnData on_data);
   /// Closes the idle connections.
   void clear();

@@ -49,12 +49,6 @@ Headers routing_headers(std::string_view method, const json::Value* params, cons
   return routing;
 }
 
-/// True when an exchange failed because the server could not be
-/// connected to, so the request never reached it.
-bool unreachable(const HttpResult& res) {
-  return !res.maybe_delivered && res.error.rfind("cannot connect", 0) == 0;
-}
-
 /// True when a JSON-RPC error body says the session is unknown or the
 /// server is not initialized (how servers word a stale session).
 bool names_session(const std::string& body) {
@@ -314,7 +308,10 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
     case Abort::Why::None: break;
   }
   if (res.head.status == 0)
-    co_return Response{std::nullopt, unreachable(res) ? Failure::Unreachable : Failure::Transport,
+    co_return Response{std::nullopt,
+                       res.kind == HttpError::Unreachable ? Failure::Unreachable
+                       : res.kind == HttpError::Broken    ? Failure::Interrupted
+                                                          : Failure::Transport,
                        client_->url().text() + ": " + res.error};
   int status = res.head.status;
   // A restarted server does not know our session: the spec says 404, the
@@ -349,11 +346,14 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
       if (answer) co_return Response{std::move(answer), Failure::Transport, {}};
     }
   }
-  std::string what = status >= 300   ? "HTTP " + std::to_string(status)
-                     : !res.error.empty() ? client_->url().text() + ": " + res.error
-                     : sse               ? "SSE stream ended without a response"
-                                         : "response was not the JSON-RPC answer";
-  co_return Response{std::nullopt, Failure::Transport, what};
+  if (status >= 400 && status < 500)
+    co_return Response{std::nullopt, Failure::Rejected, "HTTP " + std::to_string(status)};
+  if (status >= 300) co_return Response{std::nullopt, Failure::Transport, "HTTP " + std::to_string(status)};
+  if (!res.error.empty())
+    co_return Response{std::nullopt, res.kind == HttpError::Broken ? Failure::Interrupted : Failure::Transport,
+                       client_->url().text() + ": " + res.error};
+  co_return Response{std::nullopt, Failure::Transport,
+                     sse ? "SSE stream ended without a response" : "response was not the JSON-RPC answer"};
 }
 
 bool HttpConnection::notify(std::string_view method, const json::Value* params) {
@@ -432,6 +432,7 @@ asio::awaitable<void> HttpConnection::listen_loop() {
   auto self = shared_from_this();
   auto strand = co_await asio::this_coro::executor;
   auto backoff = 100ms;
+  bool streamed = false;  // the server has served this session a stream
   while (!closed_.load()) {
     auto abort = new_abort(strand, Clock::now() + kStreamSilence, nullptr);
     if (!abort) break;
@@ -456,8 +457,15 @@ asio::awaitable<void> HttpConnection::listen_loop() {
         });
     forget(abort);
     int status = res.head.status;
-    // 405: the server offers no stream (allowed by the spec); stop asking.
-    if (status == 405 || closed_.load()) break;
+    if (closed_.load()) break;
+    // A server without a GET route (405 as the spec says; 404 or 400 from a
+    // server that routes POST only) can push nothing outside a call, and
+    // its POSTs tell whether the session lives: stop asking.
+    if (status == 405 || (!streamed && (status == 404 || status == 400))) {
+      spdlog::info("upstream {}: offers no GET stream (HTTP {}): it can send messages only while a call runs",
+                   target_.name, status);
+      break;
+    }
     // The server is gone or forgot the session: the connection is dead, and
     // the upstream initializes a new one (it comes back by itself).
     bool has_session = false;
@@ -465,16 +473,19 @@ asio::awaitable<void> HttpConnection::listen_loop() {
       std::lock_guard lk(mu_);
       has_session = !session_id_.empty();
     }
-    // (A 400 is not taken as a lost session here: some servers answer a GET
-    // they do not offer with 400, and the next request tells anyway.)
+    // (A 400 on a stream that worked is not taken as a lost session: the
+    // next request tells.)
     std::string lost;
     if (status == 404 && has_session) lost = "its GET stream was refused (HTTP 404): the server forgot the session";
-    else if (status == 0 && unreachable(res)) lost = "its GET stream dropped: " + res.error;
+    else if (status == 0 && res.kind == HttpError::Unreachable) lost = "its GET stream dropped: " + res.error;
     if (!lost.empty()) {
       if (handlers_.on_close) handlers_.on_close(lost);
       break;
     }
-    if (status == 200) backoff = 100ms;
+    if (status == 200) {
+      streamed = true;
+      backoff = 100ms;
+    }
     auto pause = new_abort(strand, Clock::now() + backoff, nullptr);
     if (!pause) break;
     asio::steady_timer timer(strand, Clock::time_point::max());

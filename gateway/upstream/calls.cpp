@@ -8,6 +8,7 @@
 
 #include "mcp/era.hpp"
 #include "mcp/protocol.hpp"
+#include "mcp/resource_refs.hpp"
 #include "upstream/upstream.hpp"
 
 namespace mcpgw::upstream {
@@ -17,6 +18,16 @@ using Clock = std::chrono::steady_clock;
 
 /// Rounds of input_required a stateless server may ask for one call.
 constexpr int kMaxInputRounds = 16;
+
+/// Whether outcome `r` says the server is unhealthy (rather than that this
+/// one request was wrong, refused or given up on by its client).
+bool server_failed(const transport::Response& r) {
+  using F = transport::Failure;
+  if (!r.message) return r.failure != F::Cancelled && r.failure != F::TooLarge && r.failure != F::Rejected;
+  const json::Value* e = r.message->error();
+  const json::Value* code = e ? json::find(*e, "code") : nullptr;
+  return code && code->IsInt() && (code->GetInt() == jsonrpc::kInternalError || code->GetInt() == jsonrpc::kParseError);
+}
 
 }  // namespace
 
@@ -131,14 +142,16 @@ Task<transport::Response> Upstream::send(std::string_view method, json::Document
     o.on_related = [this, active](jsonrpc::Message& m) { route(m, active); };
   }
   transport::Response r;
+  bool unconnected = false;  // the failure is that there is no connection
   for (int attempt = 0; attempt < 2; ++attempt) {
     auto c = connection();
     if (!c) {
       // A connection attempt under way is waited for, once.
       bool renewed = false;
-      if (attempt == 0 && status() == "connecting") renewed = co_await renew(nullptr, opts.deadline);
+      if (attempt == 0 && state() == State::Connecting) renewed = co_await renew(nullptr, opts.deadline);
       if (renewed) continue;
       r = {std::nullopt, transport::Failure::Closed, "is not connected (" + status() + ")"};
+      unconnected = true;
       break;
     }
     r = co_await c->call(method, &p, o);
@@ -166,8 +179,7 @@ Task<transport::Response> Upstream::send(std::string_view method, json::Document
   }
   if (!r.message) {
     std::string why = failure_text(r);
-    bool plain = r.failure == transport::Failure::Timeout || r.failure == transport::Failure::Cancelled ||
-                 why.rfind("is not", 0) == 0;
+    bool plain = r.failure == transport::Failure::Timeout || r.failure == transport::Failure::Cancelled || unconnected;
     r.detail = "mcpgw: upstream '" + cfg_.name + "' " + (plain ? why : "failed: " + why);
   }
   co_return r;
@@ -199,6 +211,7 @@ void Upstream::circuit_changed(Breaker::State state) {
 
 Task<Reply> Upstream::call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
                                 const CallOptions& opts) {
+  InFlight counted(*this);
   // A per-client connection's calls were admitted by the server's own.
   if (!client_session_.empty()) co_return co_await call_tool_now(tool, arguments, meta, opts);
   std::string why;
@@ -215,7 +228,7 @@ Task<Reply> Upstream::call_tool(std::string_view tool, const json::Value* argume
   }
   Reply r = co_await call_tool_now(tool, arguments, meta, opts);
   if (opts.cancel && opts.cancel->cancelled()) breaker_.release(*ticket);
-  else if (auto changed = breaker_.record(*ticket, outcome_of(r, opts) == "ok")) circuit_changed(*changed);
+  else if (auto changed = breaker_.record(*ticket, !r.server_failed)) circuit_changed(*changed);
   co_return r;
 }
 
@@ -238,13 +251,17 @@ Task<Reply> Upstream::call_tool_now(std::string_view tool, const json::Value* ar
       if (json::get_string(t, "name") == tool) headers = mcp::param_headers(t, arguments);
   }
   auto r = co_await send_rounds("tools/call", p, opts, std::move(headers));
-  if (!r.message) co_return Reply{false, mcp::tool_error(r.detail)};
-  if (const auto* e = r.message->error()) co_return Reply{true, json::clone(*e)};
+  if (!r.message) co_return Reply{false, mcp::tool_error(r.detail), server_failed(r)};
+  if (const auto* e = r.message->error()) co_return Reply{true, json::clone(*e), server_failed(r)};
   const auto* res = r.message->result();
   if (!res || !res->IsObject())
     co_return Reply{false,
                     mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object")};
-  co_return Reply{false, own_result(*res), answering_session(opts)};
+  json::Document result = own_result(*res);
+  // References to this server's resources leave it in the form clients
+  // read them back by, whoever made the call (client, chain hop, plugin).
+  if (cfg_.prefix) mcp::expose_result_refs(cfg_.name, result, result.GetAllocator());
+  co_return Reply{false, std::move(result), false, answering_session(opts)};
 }
 
 std::string Upstream::answering_session(const CallOptions& opts) const {
@@ -254,6 +271,7 @@ std::string Upstream::answering_session(const CallOptions& opts) const {
 }
 
 Task<Reply> Upstream::request(std::string_view method, const json::Value& params, const CallOptions& opts) {
+  InFlight counted(*this);
   auto own = co_await for_client(opts);
   if (!own) co_return Reply::error(jsonrpc::kInternalError, own.error());
   if (*own) co_return co_await (*own)->request(method, params, opts);
@@ -265,7 +283,10 @@ Task<Reply> Upstream::request(std::string_view method, const json::Value& params
   if (!res || !res->IsObject())
     co_return Reply::error(jsonrpc::kInternalError,
                            "mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object");
-  co_return Reply{false, own_result(*res), answering_session(opts)};
+  json::Document result = own_result(*res);
+  // A task's CallToolResult (2025-11-25) leaves like a tools/call's.
+  if (cfg_.prefix && method == "tasks/result") mcp::expose_result_refs(cfg_.name, result, result.GetAllocator());
+  co_return Reply{false, std::move(result), false, answering_session(opts)};
 }
 
 }  // namespace mcpgw::upstream

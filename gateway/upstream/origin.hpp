@@ -46,15 +46,15 @@ struct UpstreamCall {
 /// What a call produced: the result object, or a JSON-RPC error object
 /// (`{code, message, data?}`) to relay to the client.
 struct Reply {
-  Reply() = default;
-  Reply(bool error, json::Document b, std::string s = {})
-      : rpc_error(error), body(std::move(b)), session(std::move(s)) {}
-
   bool rpc_error = false;
   json::Document body;
+  /// The server failed, not the call: no answer (a transport failure or a
+  /// timeout), an HTTP 5xx, a JSON-RPC internal or parse error. What a
+  /// circuit breaker counts; a tool's isError or -32602 is about the call.
+  bool server_failed = false;
   /// The upstream session that answered (an HTTP server of the session
   /// revisions; "" otherwise): a task it created lives in that session.
-  std::string session;
+  std::string session{};
 
   /// A JSON-RPC error reply `{code, message}`.
   static Reply error(int code, std::string_view message) {

@@ -12,6 +12,7 @@
 
 #include "mcp/era.hpp"
 #include "mcp/protocol.hpp"
+#include "mcp/resource_refs.hpp"
 #include "transport/http_connection.hpp"
 #include "transport/stdio_connection.hpp"
 #include "upstream/upstream.hpp"
@@ -27,12 +28,27 @@ constexpr int kMaxPages = 1000;
 /// What the gateway's clients can do, in the union: a request a calling
 /// client did not declare gets an error from the gateway instead (and a
 /// task-augmented one goes as an ordinary request to a client that runs
-/// no tasks).
+/// no tasks). The extensions are the ones the gateway passes through (it
+/// exposes their resources under the server's name), so app servers
+/// register their UI tools on a shared connection.
 constexpr std::string_view kClientCaps =
     R"({"sampling":{},"elicitation":{"form":{},"url":{}},"roots":{},)"
-    R"("tasks":{"list":{},"cancel":{},"requests":{"sampling":{"createMessage":{}},"elicitation":{"create":{}}}}})";
+    R"("tasks":{"list":{},"cancel":{},"requests":{"sampling":{"createMessage":{}},"elicitation":{"create":{}}}},)"
+    R"("extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]},)"
+    R"("io.modelcontextprotocol/skills":{}}})";
 
 }  // namespace
+
+json::Document Upstream::own_capabilities() const {
+  auto caps = json::parse(kClientCaps);
+  // A client's own connection declares the extensions that client declared.
+  if (!client_session_.empty()) {
+    caps->RemoveMember("extensions");
+    if (client_extensions_.IsObject() && !client_extensions_.ObjectEmpty())
+      caps->AddMember("extensions", json::Value(client_extensions_, caps->GetAllocator()), caps->GetAllocator());
+  }
+  return std::move(*caps);
+}
 
 Task<bool> Upstream::wait_backoff(std::chrono::milliseconds d) {
   std::function<bool()> stopping = [this] { return stopping_; };
@@ -48,6 +64,7 @@ Result<std::shared_ptr<transport::Connection>> Upstream::connect() {
       std::lock_guard lk(mu_);
       conn_dead_ = true;
       status_ = reason;
+      state_ = State::Down;
     }
     ready_.store(false);
     if (client_session_.empty()) listener_.on_health(cfg_.name, false);
@@ -171,8 +188,7 @@ Task<Result<void>> Upstream::initialize(transport::Connection& c) {
   json::Document p(rapidjson::kObjectType);
   auto& a = p.GetAllocator();
   p.AddMember("protocolVersion", json::str(version, a), a);
-  auto caps = json::parse(kClientCaps);
-  p.AddMember("capabilities", json::Value(*caps, a), a);
+  p.AddMember("capabilities", json::Value(own_capabilities(), a), a);
   json::Value info(rapidjson::kObjectType);
   info.AddMember("name", "mcpgw", a);
   info.AddMember("version", MCPGW_VERSION, a);
@@ -212,9 +228,9 @@ Task<Result<json::Document>> Upstream::drain(transport::Connection& c, const cha
   json::Document all(rapidjson::kArrayType);
   // Tools and prompts are keyed by name, resources by uri, templates by
   // uriTemplate: an entry without its key or a repeated one is dropped.
-  const char* id_key = std::string_view(key) == "resources"           ? "uri"
-                       : std::string_view(key) == "resourceTemplates" ? "uriTemplate"
-                                                                       : "name";
+  const char* id_key = std::string_view(key) == "resources" || std::string_view(key) == "skills" ? "uri"
+                       : std::string_view(key) == "resourceTemplates"                            ? "uriTemplate"
+                                                                                                  : "name";
   std::set<std::string> seen, cursors;
   std::string cursor;
   for (int page = 0; page < kMaxPages; ++page) {
@@ -263,6 +279,13 @@ Task<Result<std::shared_ptr<Listing>>> Upstream::list_all(transport::Connection&
   l->can_subscribe = res_caps && json::find(*res_caps, "subscribe") && (*res_caps)["subscribe"].IsTrue();
   l->has_prompts = json::find(caps, "prompts") != nullptr;
   l->has_completions = json::find(caps, "completions") != nullptr;
+  if (const auto* ext = json::find(caps, "extensions"); ext && ext->IsObject())
+    l->extensions.CopyFrom(*ext, l->extensions.GetAllocator());
+  if (const auto* skills = json::find(l->extensions, mcp::kSkillsExtension); skills && skills->IsObject()) {
+    l->has_skills = true;
+    const auto* dir = json::find(*skills, "directoryRead");
+    l->can_read_directories = dir && dir->IsTrue();
+  }
   // Servers that list tools without declaring the capability exist; ask
   // anyway and treat "method not found" as no tools.
   auto tools = co_await drain(c, "tools/list", "tools");
@@ -295,6 +318,13 @@ Task<Result<std::shared_ptr<Listing>>> Upstream::list_all(transport::Connection&
     if (!p) co_return Error{p.error()};
     l->prompts.Swap(*p);
   }
+  if (l->has_skills) {
+    // The manifests only (SEP-2640 forbids fetching skill files ahead of
+    // need). A broken listing costs the server its skills, not its tools.
+    auto k = co_await drain(c, "skills/list", "skills");
+    if (k) l->skills.Swap(*k);
+    else spdlog::warn("upstream {}: its skills are not listed: {}", cfg_.name, k.error());
+  }
   co_return l;
 }
 
@@ -306,6 +336,7 @@ Task<> Upstream::supervise() {
       if (stopping_) break;
       conn_dead_ = false;
       status_ = "connecting";
+      state_ = State::Connecting;
     }
     auto started = Clock::now();
     std::shared_ptr<transport::Connection> conn;
@@ -319,6 +350,7 @@ Task<> Upstream::supervise() {
       if (ok) co_await send_log_level(conn);
     }
     bool counted = false;  // this connection's attempt, once
+    bool settled_now = false;  // this attempt was the first to end
     while (ok) {
       auto listing = co_await list_all(*conn);
       if (!listing) {
@@ -330,6 +362,7 @@ Task<> Upstream::supervise() {
         conn_ = conn;
         listing_ = std::move(*listing);
         status_ = "connected";
+        state_ = State::Connected;
         refresh_ = false;
         if (!counted) ++attempts_;
         counted = true;
@@ -360,13 +393,17 @@ Task<> Upstream::supervise() {
       std::lock_guard lk(mu_);
       if (!ok) {
         status_ = ok.error();
+        state_ = State::Down;
         ++attempts_;
       }
       conn_.reset();
+      settled_now = !first_done_;
       first_done_ = true;
     }
     changed_.notify();
     if (!ok) spdlog::warn("upstream {}: {}", cfg_.name, ok.error());
+    // Calls waiting for this server's tools learn that it did not come up.
+    if (settled_now && client_session_.empty()) listener_.on_tools_changed(cfg_.name);
     // Callers may still hold the connection; closing it fails their calls
     // promptly instead of leaving them to time out.
     if (conn) co_await conn->shut();

@@ -2,6 +2,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <spdlog/spdlog.h>
 
@@ -61,7 +62,7 @@ std::optional<std::string> task_of(const jsonrpc::Message& m) {
 }  // namespace
 
 Upstream::Upstream(config::Server cfg, transport::Io& io, Listener& listener, std::string client_session,
-                   std::string client_protocol)
+                   std::string client_protocol, const json::Value* client_extensions)
     : cfg_(std::move(cfg)),
       io_(io),
       listener_(listener),
@@ -69,6 +70,7 @@ Upstream::Upstream(config::Server cfg, transport::Io& io, Listener& listener, st
       client_protocol_(std::move(client_protocol)),
       breaker_(cfg_.circuit),
       limiter_(cfg_.max_concurrency) {
+  if (client_extensions) client_extensions_.CopyFrom(*client_extensions, client_extensions_.GetAllocator());
   if (client_session_.empty() && cfg_.transport == config::Server::Transport::Http && !cfg_.tls.verify)
     spdlog::warn("upstream {}: tls.verify is false: its certificate is not checked, so anyone on the way to {} can "
                  "read and change its traffic",
@@ -88,7 +90,9 @@ Task<Result<std::shared_ptr<Upstream>>> Upstream::for_client(const CallOptions& 
       if (clients_.size() >= kMaxClientConnections)
         co_return Error{"mcpgw: upstream '" + cfg_.name + "' has " + std::to_string(kMaxClientConnections) +
                      " per-client connections already; try again when sessions have ended"};
-      u = std::make_shared<Upstream>(cfg_, io_, listener_, opts.caller->session, opts.caller->protocol);
+      json::Document client_caps = opts.client ? opts.client->capabilities() : json::Document(rapidjson::kObjectType);
+      u = std::make_shared<Upstream>(cfg_, io_, listener_, opts.caller->session, opts.caller->protocol,
+                                     json::find(client_caps, "extensions"));
       clients_.emplace(opts.caller->session, u);
       if (std::string level = log_level(); !level.empty()) u->set_log_level(std::move(level));
       u->start();
@@ -117,10 +121,13 @@ void Upstream::end_client(const std::string& session) {
 Upstream::~Upstream() { stop(); }
 
 std::string Upstream::failure_text(const transport::Response& r) const {
+  std::string detail = r.detail.empty() ? "no response" : r.detail;
   switch (r.failure) {
     case transport::Failure::Timeout: return "timed out after " + std::to_string(cfg_.timeout_ms) + " ms";
     case transport::Failure::Cancelled: return "call cancelled by the client";
-    default: return r.detail.empty() ? "no response" : r.detail;
+    case transport::Failure::Interrupted:
+      return detail + "; the request may have been carried out there and was not sent again";
+    default: return detail;
   }
 }
 
@@ -166,6 +173,8 @@ void Upstream::stop() {
     std::lock_guard lk(mu_);
     if (stopping_ && !supervising_) return;
     stopping_ = true;
+    status_ = "stopped";
+    state_ = State::Down;
   }
   changed_.notify();
   {
@@ -186,6 +195,18 @@ void Upstream::stop() {
   for (auto& [session, u] : clients) u->stop();
 }
 
+Upstream::InFlight::InFlight(Upstream& u) : u_(u) { ++u_.in_flight_; }
+
+Upstream::InFlight::~InFlight() {
+  if (--u_.in_flight_ == 0 && u_.draining_) u_.changed_.notify();
+}
+
+Task<> Upstream::drain(Clock::time_point deadline) {
+  draining_ = true;
+  std::function<bool()> idle = [this] { return in_flight_ == 0 || stopping_; };
+  co_await wait_until(idle, deadline);
+}
+
 bool Upstream::has_tool(std::string_view tool) const {
   auto l = listing();
   for (const auto& t : l->tools.GetArray())
@@ -198,9 +219,25 @@ std::string Upstream::status() const {
   return status_;
 }
 
+Upstream::State Upstream::state() const {
+  std::lock_guard lk(mu_);
+  return state_;
+}
+
+bool Upstream::settled() const {
+  std::lock_guard lk(mu_);
+  return first_done_ || stopping_;
+}
+
 std::shared_ptr<const Listing> Upstream::listing() const {
   std::lock_guard lk(mu_);
   return listing_;
+}
+
+void Upstream::inherit_listing(const Upstream& previous) {
+  auto inherited = previous.listing();
+  std::lock_guard lk(mu_);
+  if (state_ != State::Connected) listing_ = std::move(inherited);
 }
 
 std::shared_ptr<transport::Connection> Upstream::connection() const {
@@ -219,7 +256,14 @@ void Upstream::add_envelope(json::Document& p, const CallOptions* opts) const {
   json::set(*meta, mcp::kMetaVersion, json::ref(mcp::kStatelessVersion), a);
   // The calling client's own capabilities: the server must not ask it for
   // what it cannot give.
-  json::Document caps = opts && opts->client ? opts->client->capabilities() : json::Document(rapidjson::kObjectType);
+  // The gateway's own requests (listings) declare the extensions it passes
+  // through, as its initialize does.
+  json::Document caps(rapidjson::kObjectType);
+  if (opts && opts->client) {
+    caps = opts->client->capabilities();
+  } else if (json::Document own = own_capabilities(); json::find(own, "extensions")) {
+    caps.AddMember("extensions", json::Value(own["extensions"], caps.GetAllocator()), caps.GetAllocator());
+  }
   declare_tasks(caps, opts && opts->task);
   json::set(*meta, mcp::kMetaCapabilities, json::Value(caps, a), a);
   json::Value info(rapidjson::kObjectType);
@@ -304,7 +348,7 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
       if (fn) fn(m.doc()["params"]);
     } else if (method == "notifications/message" && m.params()) {
       if (to) to->client->notify(method, m.params());
-      else spdlog::info("upstream {} log: {}", cfg_.name, json::write(*m.params()));
+      else log_line(*m.params());
     } else if (method == "notifications/cancelled" && m.params()) {
       // The server gave up on a request it sent a client.
       const json::Value* id = json::find(*m.params(), "requestId");
@@ -360,6 +404,23 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
       asio::make_strand(io_.executor()),
       [self = shared_from_this(), shared, to = *to]() -> Task<> { co_await self->forward_request(shared, to); },
       asio::detached);
+}
+
+void Upstream::log_line(const json::Value& params) {
+  if (log_gate_.admit(Clock::now())) {
+    spdlog::info("upstream {} log: {}", cfg_.name, json::write(params));
+    return;
+  }
+  if (suppressing_.exchange(true)) return;
+  auto timer = std::make_shared<asio::steady_timer>(io_.executor(), 1s);
+  timer->async_wait([weak = weak_from_this(), timer](const boost::system::error_code&) {
+    auto self = weak.lock();
+    if (!self) return;
+    self->suppressing_ = false;
+    if (auto n = self->log_gate_.take_suppressed())
+      spdlog::warn("upstream {}: {} log messages suppressed (it sent more than {} a second)", self->cfg_.name, n,
+                   LogGate::kRate);
+  });
 }
 
 Task<> Upstream::forward_request(std::shared_ptr<jsonrpc::Message> m, ActiveCall to) {

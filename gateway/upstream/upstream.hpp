@@ -15,6 +15,7 @@
 #include "transport/io.hpp"
 #include "upstream/breaker.hpp"
 #include "upstream/limiter.hpp"
+#include "upstream/log_gate.hpp"
 #include "upstream/origin.hpp"
 
 namespace mcpgw::upstream {
@@ -26,6 +27,12 @@ struct Listing {
   json::Document resource_templates{rapidjson::kArrayType};
   json::Document prompts{rapidjson::kArrayType};
   bool has_resources = false, has_prompts = false, has_completions = false, can_subscribe = false;
+  /// The server's `capabilities.extensions` (an object; empty when it
+  /// declares none).
+  json::Document extensions{rapidjson::kObjectType};
+  /// Skill entries from skills/list, when the server offers Skills.
+  json::Document skills{rapidjson::kArrayType};
+  bool has_skills = false, can_read_directories = false;
 };
 
 /// Hears about an upstream's changes; called on the I/O loop (must not block).
@@ -45,12 +52,17 @@ class Listener {
 
 class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Upstream> {
  public:
+  /// Where the connection stands: an attempt under way (the first or a
+  /// reconnect), up, or down until the next attempt (status() says why).
+  enum class State { Connecting, Connected, Down };
+
   /// `io`: the loop the connections live on. `client_session` set: this is
   /// the connection of one client session of a `session: per_client` server
-  /// (made by `for_client`), and `client_protocol` the revision that client
-  /// speaks (mirrored under `protocol: auto`).
+  /// (made by `for_client`), `client_protocol` the revision that client
+  /// speaks (mirrored under `protocol: auto`) and `client_extensions` its
+  /// `capabilities.extensions` (mirrored).
   Upstream(config::Server cfg, transport::Io& io, Listener& listener, std::string client_session = {},
-           std::string client_protocol = {});
+           std::string client_protocol = {}, const json::Value* client_extensions = nullptr);
   ~Upstream() override;
   Upstream(const Upstream&) = delete;
   Upstream& operator=(const Upstream&) = delete;
@@ -64,6 +76,10 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   /// Stops the child / ends the HTTP session; pending calls fail. Stops the
   /// per-client connections too. Off the loop, waits until it is over.
   void stop();
+  /// Waits until no call (tools/call or other request) is in flight on this
+  /// server, or `deadline`, or stop(): before stopping a server a reload
+  /// replaced or removed, so that its calls can finish.
+  Task<> drain(std::chrono::steady_clock::time_point deadline);
   /// The most verbose log level the gateway's clients want: sent to a
   /// stateful-era server that offers logging (now and on every reconnect),
   /// so that what its clients asked for is emitted; each client still gets
@@ -81,8 +97,15 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   bool ready() const { return ready_.load(); }
   /// "connected" or why not.
   std::string status() const;
+  State state() const;
+  /// The first connection attempt has finished (either way) or stop() came.
+  bool settled() const;
   /// Last known listing (kept while reconnecting); never null.
   std::shared_ptr<const Listing> listing() const;
+  /// Until this upstream has listed for itself, it lists what `previous`
+  /// (the upstream a reload replaces with it) last listed, as a restarted
+  /// one keeps its last known tools.
+  void inherit_listing(const Upstream& previous);
   /// Process id of a stdio upstream's current child, else 0 (for diagnostics).
   long pid() const { return pid_.load(); }
   /// The state of the server's circuit breaker (Closed when it has none).
@@ -123,6 +146,8 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   /// revision (then used without initialize).
   Task<bool> discover(transport::Connection& c);
   Task<Result<void>> initialize(transport::Connection& c);
+  /// The ClientCapabilities this connection declares in initialize.
+  json::Document own_capabilities() const;
   bool modern() const;
   /// Sends logging/setLevel with log_level_ on `c`, when there is one to send
   /// and the server offers logging.
@@ -160,6 +185,9 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
     std::uint64_t seq = 0;  ///< the key of calls_
   };
   void on_message(jsonrpc::Message& m);
+  /// Writes a log message the server sent outside any call to the gateway's
+  /// log, within log_gate_; what it holds back is told as one count a second.
+  void log_line(const json::Value& params);
   /// Handles what the server sent on its own or while a call ran; `to` is
   /// the call it belongs to, when known.
   void route(jsonrpc::Message& m, const std::optional<ActiveCall>& to);
@@ -182,6 +210,7 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   Listener& listener_;
   const std::string client_session_;  ///< non-empty: a per-client connection
   const std::string client_protocol_;  ///< the revision of that connection's client
+  json::Document client_extensions_;   ///< the extensions that connection's client declared
   std::mutex clients_mu_;
   std::map<std::string, std::shared_ptr<Upstream>> clients_;  ///< per_client: by client session
   mutable std::mutex mu_;
@@ -195,11 +224,28 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   std::shared_ptr<const Listing> listing_ = std::make_shared<Listing>();
   json::Document server_caps_{rapidjson::kObjectType};
   std::string status_ = "connecting";
+  State state_ = State::Connecting;
   std::atomic<bool> ready_{false};
   std::uint64_t attempts_ = 0;  ///< connection attempts finished (either way), under mu_
   Breaker breaker_;
   Limiter limiter_;
+  /// Calls in flight, for drain(); woken on changed_ when it reaches 0 while draining_.
+  std::atomic<int> in_flight_{0};
+  std::atomic<bool> draining_{false};
+  /// Counts one call in flight for as long as it lives.
+  class InFlight {
+   public:
+    explicit InFlight(Upstream& u);
+    ~InFlight();
+    InFlight(const InFlight&) = delete;
+    InFlight& operator=(const InFlight&) = delete;
+
+   private:
+    Upstream& u_;
+  };
   std::atomic<long> pid_{0};
+  LogGate log_gate_;
+  std::atomic<bool> suppressing_{false};  ///< a count of held-back log lines is due
   std::mutex progress_mu_;
   std::map<std::string, std::function<void(json::Value&)>> progress_;
   std::atomic<std::uint64_t> next_token_{1};

@@ -135,15 +135,18 @@ describe('Claude Code over Streamable HTTP', () => {
   );
 
   test(
-    'a typed tool (closed outputSchema) that chains: no schema error, the model sees the tool\'s own result',
+    'a typed tool (closed outputSchema) that chains: no schema error, the model sees every hop',
     withDiagnostics((t) => {
       const r = seen(s, 'typedClosed');
-      // The later hops' text has no room in a closed schema (README's
-      // trade-off): it stays in content, which Claude Code drops.
+      // The listed outputSchema declares mcpgw/hops, so the closed schema
+      // admits the later hops' text, which Claude Code shows the model.
       t.diagnostic(`model sees: ${r.text}`);
       assert.doesNotMatch(r.text, /does not match the tool's output schema/);
       assert.equal(r.isError, false, r.text);
-      assert.deepEqual(JSON.parse(r.text), { orderId: 'ORD-7', cartId: 'cart-42', total: 42.5, currency: 'EUR' });
+      const shown = JSON.parse(r.text);
+      assert.equal(shown.orderId, 'ORD-7');
+      assert.deepEqual(shown['mcpgw/hops'].map((h) => h.tool), ['shop:checkout_strict', 'shop:charge_payment', 'shop:issue_receipt']);
+      for (const bit of ['cart-42', 'captured', 'RCPT-7']) assert.ok(r.text.includes(bit), `${bit} missing: ${r.text}`);
     }),
   );
 

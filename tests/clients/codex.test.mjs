@@ -131,14 +131,16 @@ describe('Codex over Streamable HTTP', () => {
   );
 
   test(
-    'a typed tool (closed outputSchema) that chains: the model sees the tool\'s own result',
+    'a typed tool (closed outputSchema) that chains: the model sees every hop',
     withDiagnostics((t) => {
       const r = seen(s, 'typedClosed');
-      // The later hops' text has no room in a closed schema (README's
-      // trade-off): it stays in content, which Codex drops.
+      // The listed outputSchema declares mcpgw/hops, so the closed schema
+      // admits the later hops' text, which Codex shows the model.
       t.diagnostic(`model sees: ${r.text}`);
-      const json = r.text.slice(r.text.indexOf('{'));
-      assert.deepEqual(JSON.parse(json), { orderId: 'ORD-7', cartId: 'cart-42', total: 42.5, currency: 'EUR' });
+      const shown = JSON.parse(r.text.slice(r.text.indexOf('{')));
+      assert.equal(shown.orderId, 'ORD-7');
+      assert.deepEqual(shown['mcpgw/hops'].map((h) => h.tool), ['shop:checkout_strict', 'shop:charge_payment', 'shop:issue_receipt']);
+      for (const bit of ['cart-42', 'captured', 'RCPT-7']) assert.ok(r.text.includes(bit), `${bit} missing: ${r.text}`);
     }),
   );
 

@@ -11,7 +11,7 @@
 // open (JSON Schema's default: other properties allowed); checkout_strict
 // is the same tool with a closed one (additionalProperties: false), which
 // leaves the gateway no room to add the later hops' text to the
-// structuredContent (README, "nextTool chains"). Ids are fixed (the tests
+// structuredContent (docs/protocol.md, "nextTool chains"). Ids are fixed (the tests
 // assert on them): order ORD-7, payment PAY-7, receipt RCPT-7.
 //
 //   node tests/clients/shop-server.mjs

@@ -1,4 +1,4 @@
-// Scale-out (README, "Scale-out"): a real redis-server, three real mcpgw
+// Scale-out (docs/operations.md, "Scale-out"): a real redis-server, three real mcpgw
 // replicas and a real nginx in round robin (the shape of deploy/nginx.conf),
 // driven by both official SDK generations and raw HTTP:
 //   - a 2025 session (SDK v1, and SDK v2 in its legacy era) whose requests

@@ -1,4 +1,4 @@
-// A chain's result when the called tool declares an outputSchema (README
+// A chain's result when the called tool declares an outputSchema (docs/protocol.md,
 // "nextTool chains", the structuredContent rule): the structuredContent is
 // the first that conforms to the called tool's schema (a validating client
 // never rejects it, and one that requires it gets it), and where the schema
@@ -13,6 +13,14 @@ import { bankStdio, chainTrace, connectHttp, requireBinaries, startGateway, text
 
 const TOOLBOX_ARGS = ['--chain-tool', 'chain', '--typed-chain-tool', 'typed', '--closed-chain-tool', 'closed'];
 const TEXT_SCHEMA = { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] };
+// What the gateway declares in a listed outputSchema, so that any schema
+// plain enough (a closed one too) admits the hops of a chain.
+const HOPS = {
+  type: 'array',
+  description: 'Added by mcpgw to the result of a nextTool chain: the text of every call the result\'s content shows, in order.',
+  items: { type: 'object', properties: { tool: { type: 'string' }, text: { type: 'string' } } },
+};
+const listed = (schema) => ({ ...schema, properties: { ...schema.properties, 'mcpgw/hops': HOPS } });
 let all;
 let last;
 
@@ -34,13 +42,13 @@ async function call(gw, name, args) {
 }
 
 test(
-  'the fixtures declare their outputSchemas through the gateway',
+  'the fixtures declare their outputSchemas through the gateway, each with mcpgw/hops as an optional property and nothing else changed',
   withDiagnostics(async () => {
     const c = await connectHttp(all.url);
     const { tools } = await c.listAllTools();
     const schema = (n) => tools.find((t) => t.name === n)?.outputSchema;
-    assert.deepEqual(schema('toolbox:typed'), TEXT_SCHEMA);
-    assert.deepEqual(schema('toolbox:closed'), { ...TEXT_SCHEMA, additionalProperties: false });
+    assert.deepEqual(schema('toolbox:typed'), listed(TEXT_SCHEMA));
+    assert.deepEqual(schema('toolbox:closed'), listed({ ...TEXT_SCHEMA, additionalProperties: false }));
     assert.equal(schema('toolbox:chain'), undefined);
     await c.close();
   }),
@@ -101,11 +109,18 @@ test(
 );
 
 test(
-  'a closed outputSchema (additionalProperties: false) gets the called tool\'s own structuredContent unchanged; the content has every hop',
+  'a closed outputSchema (additionalProperties: false), as listed, admits the hops: every hop in structuredContent and content',
   withDiagnostics(async () => {
     const r = await call(all, 'toolbox:closed', { text: 'a', next: 'chain', next_arguments: { text: 'b', next: 'echo', next_arguments: { text: 'c' } } });
     assert.ok(!r.isError, JSON.stringify(r));
-    assert.deepEqual(r.structuredContent, { text: 'a' });
+    assert.deepEqual(r.structuredContent, {
+      text: 'a',
+      'mcpgw/hops': [
+        { tool: 'toolbox:closed', text: 'a' },
+        { tool: 'toolbox:chain', text: 'b' },
+        { tool: 'toolbox:echo', text: 'c' },
+      ],
+    });
     assert.deepEqual(textsOf(r), ['a', 'b', 'c']);
     assert.equal(chainTrace(r).length, 3);
   }),

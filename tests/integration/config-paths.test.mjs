@@ -1,5 +1,5 @@
-// Paths in the configuration are relative to the file's directory (README
-// "Configuration"): commands with a slash, `cwd` (default: the file's
+// Paths in the configuration are relative to the file's directory (docs/configuration.md,
+// "General rules"): commands with a slash, `cwd` (default: the file's
 // directory) and plugin paths. So `mcpgw --config /abs/gateway.yaml --stdio`
 // behaves the same from any working directory, which is how MCP hosts
 // (Claude Desktop) launch it: the README's snippet with the bundled example

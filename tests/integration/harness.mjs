@@ -405,16 +405,19 @@ export function withDiagnostics(fn) {
 
 /**
  * Starts mcpgw in HTTP mode on a free port. `config.listen.port` is forced
- * to 0. Returns {proc, url (MCP endpoint), base (scheme://host:port), port,
- * configPath}.
+ * to 0. Resolves once every upstream has had its first connection attempt
+ * (the gateway serves before: `waitUpstreams: false` resolves as soon as it
+ * listens). Returns {proc, url (MCP endpoint), base (scheme://host:port),
+ * port, configPath}.
  */
-export async function startGateway(config, { dir, env, extraArgs = [], logLevel = 'debug', label = 'mcpgw' } = {}) {
+export async function startGateway(config, { dir, env, extraArgs = [], logLevel = 'debug', label = 'mcpgw', waitUpstreams = true } = {}) {
   requireBinaries(MCPGW);
   const d = dir || tempDir();
   const cfg = typeof config === 'string' ? config : { ...config, listen: { host: '127.0.0.1', path: '/mcp', ...(config.listen || {}), port: 0 } };
   const configPath = writeConfig(d, cfg);
   const proc = new Proc(label, MCPGW, ['--config', configPath, '--log-level', logLevel, ...extraArgs], { env });
   const m = await proc.waitForLine('stderr', /listening on (https?:\/\/[^\s"'\],}]+)/);
+  if (waitUpstreams) await proc.waitForLine('stderr', /start-up: every upstream tried once/, Math.max(STARTUP_MS, 60000));
   const url = m[1];
   const u = new URL(url);
   return { proc, url, base: `${u.protocol}//${u.host}`, port: Number(u.port), host: u.hostname, configPath, dir: d };
@@ -902,9 +905,11 @@ export function pidFromResult(r) {
  * A transparent HTTP tap in front of an upstream: forwards every request
  * unchanged (streams included) and calls `onRequest(parsedBody)` once the
  * request body has arrived, so a test can wait for "the gateway has sent
- * this call upstream" instead of sleeping.
+ * this call upstream" instead of sleeping. With `cut(parsedBody)` true for
+ * a request, its answer is read from the upstream and then dropped with
+ * the connection it came on (a server that crashed after doing the work).
  */
-export async function startTap(targetUrl) {
+export async function startTap(targetUrl, { cut } = {}) {
   const target = new URL(targetUrl);
   const listeners = [];
   const seen = [];
@@ -922,6 +927,11 @@ export async function startTap(targetUrl) {
       }
       const headers = { ...req.headers, host: target.host };
       const up = http.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers }, (upRes) => {
+        if (cut && parsed !== undefined && cut(parsed)) {
+          upRes.resume();
+          upRes.on('end', () => req.socket.destroy());
+          return;
+        }
         res.writeHead(upRes.statusCode, upRes.headers);
         upRes.pipe(res);
       });

@@ -2,7 +2,7 @@
 // `cmake --install` of the build tree puts <mcpgw/plugin.h>, plugin.hpp,
 // json.hpp and the CMake package (mcpgwConfig.cmake) under a prefix; a
 // project outside this tree with nothing but find_package(mcpgw) and
-// mcpgw::plugin compiles the minimal plugin of the README (its hello.cpp and
+// mcpgw::plugin compiles the minimal plugin of docs/plugins.md (its hello.cpp and
 // CMakeLists.txt blocks, word for word; the same example heads
 // <mcpgw/plugin.hpp>), and the gateway loads it and serves its tool, which
 // calls the bank upstream.
@@ -70,12 +70,12 @@ function documentedExample(headerText) {
   return `${code.join('\n')}\n`;
 }
 
-/** The fenced block after `<!-- plugin-example:NAME -->` in the README. */
-function readmeExample(name) {
-  const readme = readFileSync(path.join(REPO, 'README.md'), 'utf8');
-  const at = readme.indexOf(`<!-- plugin-example:${name} -->`);
-  assert.ok(at >= 0, `README.md has no <!-- plugin-example:${name} --> block`);
-  const m = readme.slice(at).match(/```[a-z]*\n([\s\S]*?)```/);
+/** The fenced block after `<!-- plugin-example:NAME -->` in docs/plugins.md. */
+function docsExample(name) {
+  const doc = readFileSync(path.join(REPO, 'docs', 'plugins.md'), 'utf8');
+  const at = doc.indexOf(`<!-- plugin-example:${name} -->`);
+  assert.ok(at >= 0, `docs/plugins.md has no <!-- plugin-example:${name} --> block`);
+  const m = doc.slice(at).match(/```[a-z]*\n([\s\S]*?)```/);
   assert.ok(m, `no code block after <!-- plugin-example:${name} -->`);
   return m[1];
 }
@@ -113,12 +113,12 @@ test(
     // 2. A project that knows only the installed package.
     const src = path.join(dir, 'hello');
     const bin = path.join(dir, 'hello-build');
-    const example = readmeExample('hello.cpp');
-    const cmakeLists = readmeExample('CMakeLists.txt');
+    const example = docsExample('hello.cpp');
+    const cmakeLists = docsExample('CMakeLists.txt');
     assert.equal(example, documentedExample(readFileSync(path.join(prefix, 'include', 'mcpgw', 'plugin.hpp'), 'utf8')),
-      'the README example and the one heading <mcpgw/plugin.hpp> differ');
+      'the docs/plugins.md example and the one heading <mcpgw/plugin.hpp> differ');
     const lines = (example + cmakeLists).split('\n').filter((l) => l.trim() !== '').length;
-    assert.ok(lines < 30, `the README's minimal plugin has ${lines} lines`);
+    assert.ok(lines < 30, `the minimal plugin of docs/plugins.md has ${lines} lines`);
     assert.match(example, /^#include <mcpgw\/plugin\.hpp>$/m, example);
     assert.match(example, /MCPGW_PLUGIN\("hello", "1\.0\.0"\)/, example);
     assert.match(example, /"balance_in_words"/, example);

@@ -3,9 +3,11 @@
 //     session with 400 (the SDK README's way) or 404 (the spec's): the
 //     gateway initializes anew, retries the call once and logs a warning;
 //   - the circuit breaker (servers[].circuit) opens after consecutive
-//     failures of the toolbox `fail`/`crash` tools, fails calls fast with an
-//     isError naming the server, lets one probe through after open_ms and
-//     closes on its success; visible in /readyz, /metrics and the log;
+//     server failures (JSON-RPC internal errors, a crash, a timeout), fails
+//     calls fast with an isError naming the server, lets one probe through
+//     after open_ms and closes on its success; visible in /readyz, /metrics
+//     and the log; what is about a call, not the server (isError results,
+//     -32602, -32601), never opens it, whoever sends it;
 //   - max_concurrency: 2 holds ten concurrent calls to two at a time.
 import path from 'node:path';
 import { before, test } from 'node:test';
@@ -71,7 +73,7 @@ for (const [stale, status] of [
 }
 
 test(
-  'the circuit breaker opens after failures (fail, crash), fails fast naming the server, probes once after open_ms and closes',
+  'the circuit breaker opens after server failures (-32603 twice, a crash), fails fast naming the server, probes once after open_ms and closes',
   withDiagnostics(async () => {
     const gw = await startGateway(
       { welcome: { strategy: 'none' }, servers: [toolboxStdio({ circuit: { failures: 3, open_ms: 3000 } })] },
@@ -82,8 +84,8 @@ test(
     const circuits = async () => JSON.parse((await httpGet(`${gw.base}/readyz`)).text).circuits;
     assert.deepEqual(await circuits(), []);
     assert.equal(await metric(), 0);
-    // Two tool errors and a crash: three consecutive failures.
-    for (let i = 0; i < 2; i++) assert.equal((await c.callTool('toolbox:fail', { message: `f${i}` })).isError, true);
+    // Two internal errors and a crash: three consecutive server failures.
+    for (let i = 0; i < 2; i++) assert.equal((await c.request('tools/call', { name: 'toolbox:rpc_error', arguments: { code: -32603 } })).error.code, -32603);
     const crashed = await c.callTool('toolbox:crash');
     assert.equal(crashed.isError, true, JSON.stringify(crashed));
     await gw.proc.waitForLine('stderr', /upstream toolbox: circuit open: 3 consecutive calls failed; calls fail fast for 3000 ms/);
@@ -112,26 +114,53 @@ test(
 );
 
 test(
-  'a failed probe opens the breaker again',
+  'a failed probe opens the breaker again; a call past timeout_ms counts as a failure',
   withDiagnostics(async () => {
     const gw = await startGateway(
-      { welcome: { strategy: 'none' }, servers: [toolboxStdio({ circuit: { failures: 1, open_ms: 500 } })] },
+      { welcome: { strategy: 'none' }, servers: [toolboxStdio({ timeout_ms: 300, circuit: { failures: 1, open_ms: 500 } })] },
       { label: 'mcpgw-breaker-probe' },
     );
     const c = await connectHttp(gw.url);
-    assert.equal((await c.callTool('toolbox:fail', { message: 'one' })).isError, true);
+    const slow = await c.callTool('toolbox:sleep', { ms: 3000 });
+    assert.match(textOf(slow), /^mcpgw: upstream 'toolbox' timed out after 300 ms$/);
     await gw.proc.waitForLine('stderr', /circuit open: 1 consecutive calls failed/);
     const probe = await pollUntil(
       async () => {
-        const r = await c.callTool('toolbox:fail', { message: 'probe' });
-        return textOf(r) === 'probe' && r;
+        const r = await c.request('tools/call', { name: 'toolbox:rpc_error', arguments: { code: -32603 } });
+        return r.error?.message === 'deliberate failure' && r;
       },
       { timeoutMs: 15000, what: 'the probe call to reach the server' },
     );
-    assert.equal(probe.isError, true);
+    assert.equal(probe.error.code, -32603);
     const fast = await c.callTool('toolbox:echo', { text: 'x' });
     assert.match(textOf(fast), /^mcpgw: upstream 'toolbox' is failing: circuit open after 2 consecutive failures/);
     await c.close();
+    await gw.proc.stop();
+  }),
+);
+
+test(
+  'tool errors and refused arguments from one client never open the breaker: another client keeps calling',
+  withDiagnostics(async () => {
+    const gw = await startGateway(
+      { welcome: { strategy: 'none' }, servers: [toolboxStdio({ circuit: { failures: 3, open_ms: 60000 } })] },
+      { label: 'mcpgw-breaker-call-errors' },
+    );
+    const a = await connectHttp(gw.url);
+    const b = await connectHttp(gw.url);
+    for (let i = 0; i < 5; i++) {
+      const r = await a.callTool('toolbox:fail', { message: `bad input ${i}` });
+      assert.equal(r.isError, true);
+      assert.equal(textOf(r), `bad input ${i}`);
+      assert.equal((await a.request('tools/call', { name: 'toolbox:rpc_error', arguments: { code: -32602 } })).error.code, -32602);
+      assert.equal((await a.request('tools/call', { name: 'toolbox:rpc_error', arguments: { code: -32601 } })).error.code, -32601);
+      assert.equal((await a.request('tools/call', { name: 'toolbox:rpc_error', arguments: {} })).error.code, -32000);
+    }
+    assert.equal(textOf(await b.callTool('toolbox:echo', { text: 'still open to me' })), 'still open to me');
+    assert.deepEqual(JSON.parse((await httpGet(`${gw.base}/readyz`)).text).circuits, []);
+    assert.doesNotMatch(gw.proc.stderrText, /circuit open/);
+    await a.close();
+    await b.close();
     await gw.proc.stop();
   }),
 );

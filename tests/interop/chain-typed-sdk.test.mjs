@@ -81,10 +81,17 @@ async function typedChains(client) {
   assert.equal(three.structuredContent.text, 'h0');
   assert.deepEqual(three.structuredContent['mcpgw/hops'].map((h) => h.text), ['h0', 'h1', 'h2', 'h3']);
 
-  // additionalProperties: false: the called tool's own, untouched.
+  // additionalProperties: false: the listed schema declares mcpgw/hops, so
+  // the validating client accepts the hops there too.
   const closed = await client.callTool({ name: 'toolbox:closed', arguments: { text: 'a', next: 'echo', next_arguments: { text: 'b' } } });
   assert.ok(!closed.isError, JSON.stringify(closed));
-  assert.deepEqual(closed.structuredContent, { text: 'a' });
+  assert.deepEqual(closed.structuredContent, {
+    text: 'a',
+    'mcpgw/hops': [
+      { tool: 'toolbox:closed', text: 'a' },
+      { tool: 'toolbox:echo', text: 'b' },
+    ],
+  });
   assert.deepEqual(texts(closed), ['a', 'b']);
 }
 

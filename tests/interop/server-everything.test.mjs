@@ -21,7 +21,7 @@ async function checkEverything(client) {
   assert.equal(byName['everything:echo'].description, '[Proxied from everything] Echoes back the input string');
   assert.equal(byName['everything:echo'].title, 'Echo Tool');
   assert.deepEqual(Object.keys(byName['everything:get-sum'].inputSchema.properties).sort(), ['a', 'b']);
-  assert.deepEqual(Object.keys(byName['everything:get-structured-content'].outputSchema.properties).sort(), ['conditions', 'humidity', 'temperature']);
+  assert.deepEqual(Object.keys(byName['everything:get-structured-content'].outputSchema.properties).sort(), ['conditions', 'humidity', 'mcpgw/hops', 'temperature']); // hops: declared for chains
   assert.deepEqual(byName['everything:get-sum'].annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
 
   const echo = await client.callTool({ name: 'everything:echo', arguments: { message: 'through the gateway' } });

@@ -222,3 +222,41 @@ TEST_CASE("chain merge: which schemas admit one more property") {
     CHECK_FALSE(chain::admits_extra_property(parse(s), chain::kHopsKey));
   }
 }
+
+TEST_CASE("listed outputSchema: mcpgw/hops declared where the declaration decides alone") {
+  auto declared = [](const char* text) {
+    json::Document d = parse(text);
+    bool did = catalog::declare_hops(d, d.GetAllocator());
+    return std::make_pair(did, std::move(d));
+  };
+  for (const char* s : {kClosedSchema, kTextSchema, R"({"type":"object"})",
+                        R"({"type":"object","unevaluatedProperties":false,"minProperties":1})"}) {
+    INFO(s);
+    auto [did, d] = declared(s);
+    CHECK(did);
+    CHECK(catalog::declares_hops(d));
+    CHECK(d["properties"]["mcpgw/hops"]["type"] == "array");
+    const bool required = d.HasMember("required") && json::write(d["required"]).find("mcpgw/hops") != std::string::npos;
+    CHECK_FALSE(required);
+  }
+  for (const char* s : {R"({"type":"object","patternProperties":{"^m":{"type":"string"}}})",
+                        R"({"allOf":[{"type":"object"}]})", R"({"type":"object","properties":{"mcpgw/hops":{}}})",
+                        R"({"type":"object","propertyNames":{"pattern":"^[a-z]+$"}})", R"({"type":"array"})"}) {
+    INFO(s);
+    auto [did, d] = declared(s);
+    CHECK_FALSE(did);
+    CHECK(json::write(d) == json::write(parse(s)));
+  }
+}
+
+TEST_CASE("chain merge: a closed outputSchema as listed (mcpgw/hops declared) carries every hop") {
+  auto schema = parse(kClosedSchema);
+  catalog::declare_hops(schema, schema.GetAllocator());
+  auto calls = calls_of({
+      {"s:typed", R"({"content":[{"type":"text","text":"a"}],"structuredContent":{"text":"a"}})"},
+      {"s:echo", R"({"content":[{"type":"text","text":"b"}]})"},
+  });
+  auto r = chain::merge(calls, nullptr, &schema, Merge::All);
+  CHECK(sc_of(r) == R"({"text":"a","mcpgw/hops":[{"tool":"s:typed","text":"a"},{"tool":"s:echo","text":"b"}]})");
+  CHECK(chain::conforms(schema, r["structuredContent"]));
+}

@@ -905,3 +905,14 @@ TEST_CASE("config: tasks") {
   CHECK(parse_error("tasks:\n  gateways: true\n").find("gw.yaml:2: tasks.gateways: unknown key") == 0);
   CHECK(parse_error("tasks: [1]\n").find("gw.yaml:1: tasks: expected a mapping") == 0);
 }
+
+TEST_CASE("config: apps.tag_views") {
+  CHECK(parse_ok("servers: []\n").apps.tag_views);
+  CHECK_FALSE(parse_ok("apps:\n  tag_views: false\n").apps.tag_views);
+  CHECK(parse_ok("apps: {}\n").apps.tag_views);
+  CHECK(parse_error("apps:\n  tag_views: sometimes\n") ==
+        "gw.yaml:2: apps.tag_views: expected true or false, got \"sometimes\"");
+  CHECK(parse_error("apps:\n  tag_view: true\n") ==
+        "gw.yaml:2: apps.tag_view: unknown key \"tag_view\" (did you mean \"tag_views\"?)");
+  CHECK(parse_error("apps: [x]\n") == "gw.yaml:1: apps: expected a mapping, got a list");
+}

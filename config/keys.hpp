@@ -1,0 +1,88 @@
+#pragma once
+// Every key the loader accepts, in one table. The readers of config.cpp and
+// access.cpp take the keys of each fixed-key mapping from here, and a unit
+// test compares the table with the reference, docs/configuration.md, so no
+// key is accepted without being documented there.
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mcpgw::config::keys {
+
+inline constexpr std::string_view kTop[] = {
+    "listen", "admin",   "auth",    "limits",  "naming",  "filters",      "modes",             "default_mode", "chain",
+    "welcome", "sagas",  "audit",   "servers", "plugins", "instructions", "shutdown_grace_ms", "discovery",    "cluster",
+    "apps",   "tasks"};
+inline constexpr std::string_view kListen[] = {"host",         "port",      "path",           "allowed_origins",
+                                               "allowed_hosts", "max_body_bytes", "heartbeat_ms", "page_size",
+                                               "session_idle_s", "tls",     "reuse_port"};
+inline constexpr std::string_view kListenTls[] = {"cert_file", "key_file"};
+inline constexpr std::string_view kAdmin[] = {"host", "port"};
+inline constexpr std::string_view kAuth[] = {"bearer_tokens", "oauth"};
+inline constexpr std::string_view kBearerToken[] = {"token", "name", "modes"};
+inline constexpr std::string_view kOAuth[] = {"issuer",          "audience",    "jwks_url",        "jwks_file",
+                                              "authorization_servers", "required_scopes", "scope_modes",
+                                              "principal_claim", "leeway_s"};
+inline constexpr std::string_view kLimits[] = {"calls_per_s", "burst", "max_in_flight_per_session", "max_sessions"};
+inline constexpr std::string_view kNaming[] = {"separator", "description_prefix", "max_length"};
+inline constexpr std::string_view kFilters[] = {"include_slices", "exclude_slices", "include_tools", "exclude_tools"};
+inline constexpr std::string_view kMode[] = {"description",   "include_slices", "exclude_slices",
+                                             "include_tools", "exclude_tools",  "discovery"};
+inline constexpr std::string_view kChain[] = {"resolve", "max_depth", "merge"};
+inline constexpr std::string_view kApps[] = {"tag_views"};
+inline constexpr std::string_view kWelcome[] = {"strategy", "tool", "arguments", "timeout_ms"};
+inline constexpr std::string_view kSagas[] = {"secret", "ttl_s"};
+inline constexpr std::string_view kAudit[] = {"path", "arguments"};
+inline constexpr std::string_view kTasks[] = {"gateway", "max_per_principal", "max_result_bytes"};
+inline constexpr std::string_view kCluster[] = {"redis", "secret", "session_ttl_s"};
+inline constexpr std::string_view kServer[] = {
+    "name",        "transport",        "command",  "args",    "env",        "cwd",
+    "url",         "headers",          "forward_headers",     "proxy_tools", "prefix",
+    "slices",      "filters",          "welcome_priority",    "timeout_ms",  "session",
+    "required",    "tls",              "max_response_bytes",  "protocol",    "max_concurrency",
+    "circuit"};
+inline constexpr std::string_view kServerTls[] = {"ca_file", "verify"};
+inline constexpr std::string_view kCircuit[] = {"failures", "open_ms"};
+inline constexpr std::string_view kPlugin[] = {"path", "config"};
+
+/// A mapping with a fixed set of keys and where it sits in the file, as
+/// the reference writes it: "" for the top level, `servers[]` for every
+/// item of a list, `modes.<name>` for the value of any key of a free-form
+/// mapping.
+struct Section {
+  std::string_view path;
+  std::span<const std::string_view> keys;
+};
+
+inline constexpr Section kSections[] = {
+    {"", kTop},
+    {"listen", kListen},
+    {"listen.tls", kListenTls},
+    {"admin", kAdmin},
+    {"auth", kAuth},
+    {"auth.bearer_tokens[]", kBearerToken},
+    {"auth.oauth", kOAuth},
+    {"limits", kLimits},
+    {"naming", kNaming},
+    {"filters", kFilters},
+    {"modes.<name>", kMode},
+    {"chain", kChain},
+    {"apps", kApps},
+    {"welcome", kWelcome},
+    {"sagas", kSagas},
+    {"audit", kAudit},
+    {"cluster", kCluster},
+    {"tasks", kTasks},
+    {"servers[]", kServer},
+    {"servers[].tls", kServerTls},
+    {"servers[].filters", kFilters},
+    {"servers[].circuit", kCircuit},
+    {"plugins[]", kPlugin},
+};
+
+/// Every accepted key as the reference names it (`listen.tls.cert_file`,
+/// `servers[].name`), in table order.
+std::vector<std::string> all();
+
+}  // namespace mcpgw::config::keys
