@@ -94,7 +94,7 @@ class Cluster final : public transport::SharedSessions {
   /// Session `id`'s subscriptions, to `done` (on an I/O thread).
   void subscriptions(const std::string& id, std::function<void(Result<std::vector<std::string>>)> done);
 
-  // --- tasks the gateway runs (README, "Tasks"); `done` on an I/O thread ---
+  // --- tasks the gateway runs (docs/protocol.md, "Tasks"); `done` on an I/O thread ---
 
   /// Stores task `id`'s state until unix second `expires`, records it as
   /// one of `principal`'s when `listed`, and tells the replicas.

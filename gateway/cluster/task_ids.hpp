@@ -1,5 +1,5 @@
 #pragma once
-// Task ids the gateway hands its clients (README, "Tasks"): the task itself,
+// Task ids the gateway hands its clients (docs/protocol.md, "Tasks"): the task itself,
 // sealed (AES-256-GCM, cluster.secret) so that any replica holding the
 // secret can tell whose task it is, where it runs and when it expires,
 // without a lookup. The same task always gets the same id (a synthetic

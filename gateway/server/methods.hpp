@@ -92,7 +92,7 @@ struct Services {
   Audit& audit;
   /// The I/O loop (suspendable calls start on strands of their own there).
   asio::any_io_executor io;
-  /// The tasks created through this process (README, "Tasks"), and what
+  /// The tasks created through this process (docs/protocol.md, "Tasks"), and what
   /// the replicas share of them.
   TaskRegistry& tasks;
   TaskShare& task_share;

@@ -1,5 +1,5 @@
 #pragma once
-// The tasks clients created through this process (README, "Tasks"): what
+// The tasks clients created through this process (docs/protocol.md, "Tasks"): what
 // their ids name (cluster/task_ids.hpp), which principal holds how many,
 // the calls the gateway runs for them, and where an upstream's news about a
 // task goes. Any replica opens any task id; this registry adds what only

@@ -1,5 +1,5 @@
 #pragma once
-// Tasks across replicas (cluster.redis; README, "Tasks"). The replica that
+// Tasks across replicas (cluster.redis; docs/protocol.md, "Tasks"). The replica that
 // runs a gateway-made task writes its state to Redis at every change
 // (status, questions for the client, the outcome), so any replica answers
 // tasks/get; answers and cancellations that land elsewhere reach the

@@ -1,5 +1,5 @@
 #pragma once
-// MCP tasks through the gateway (README, "Tasks"), both generations: how a
+// MCP tasks through the gateway (docs/protocol.md, "Tasks"), both generations: how a
 // tools/call becomes a task (task_calls.cpp) and the tasks/* methods
 // (tasks.cpp; a client of one generation over an upstream of the other in
 // task_bridge.cpp).
