@@ -118,11 +118,7 @@ Answer outcome_of(const json::Value& detailed, mcp::TaskStatus status, const std
 }
 
 Task<Answer> result_bridged(Services& sv, Request& r, const TaskTarget& t) {
-  auto client = std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, nullptr);
-  struct CloseAtEnd {
-    ClientCall& c;
-    ~CloseAtEnd() { c.close(); }
-  } close_at_end{*client};
+  RequestClient client(sv, r);
   CancelSignal& cancel = r.exchange->cancel_signal();
   const auto deadline = task_deadline(t);
   std::set<std::string> asked;

@@ -11,6 +11,12 @@
 #include "server/tasks.hpp"
 
 namespace mcpgw::server {
+
+RequestClient::RequestClient(Services& sv, Request& r)
+    : call_(std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, nullptr)) {}
+
+RequestClient::~RequestClient() { call_->close(); }
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -74,11 +80,7 @@ Answer outcome_2025(const TaskRecord& rec) {
 /// returns its outcome.
 Task<Answer> gateway_result(Services& sv, Request& r, const TaskTarget& t) {
   TaskRun& run = *t.local->run;
-  auto client = std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, nullptr);
-  struct CloseAtEnd {
-    ClientCall& c;
-    ~CloseAtEnd() { c.close(); }
-  } close_at_end{*client};
+  RequestClient client(sv, r);
   CancelSignal& cancel = r.exchange->cancel_signal();
   std::function<bool()> finished = [&run] { return run.finished() || run.cancelled(); };
   while (!finished() && !cancel.cancelled()) {
@@ -104,11 +106,7 @@ Task<Answer> gateway_result(Services& sv, Request& r, const TaskTarget& t) {
 /// state in Redis, handing its questions to the client on the way (the
 /// answers go to the running replica), until it ends.
 Task<Answer> remote_result(Services& sv, Request& r, const TaskTarget& t) {
-  auto client = std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, nullptr);
-  struct CloseAtEnd {
-    ClientCall& c;
-    ~CloseAtEnd() { c.close(); }
-  } close_at_end{*client};
+  RequestClient client(sv, r);
   CancelSignal& cancel = r.exchange->cancel_signal();
   const auto deadline = task_deadline(t);
   std::set<std::string> asked;
@@ -283,11 +281,10 @@ Task<Answer> task_result(Services& sv, Request& r) {
   if (t.upstream->speaks_stateless()) co_return co_await result_bridged(sv, r, t);
   // The upstream blocks until the task ends, asking what it must on this
   // request's stream: those requests go to the client, tied to the task.
-  auto client = std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, nullptr);
+  RequestClient client(sv, r);
   client->serve_task(t.id);
-  upstream::Reply reply =
-      co_await ask_upstream(r, t, "tasks/result", json::Document(rapidjson::kObjectType), client, task_deadline(t));
-  client->close();
+  upstream::Reply reply = co_await ask_upstream(r, t, "tasks/result", json::Document(rapidjson::kObjectType),
+                                                client.shared(), task_deadline(t));
   if (!reply.rpc_error && mcp::related_task(reply.body))
     mcp::set_related_task(reply.body, t.id, reply.body.GetAllocator());
   co_return Answer::relay(std::move(reply));

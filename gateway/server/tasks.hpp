@@ -57,6 +57,22 @@ inline constexpr std::int64_t kPollMs = 1000;
 
 class ClientCall;
 
+/// The client of a tasks/* request, asked a task's questions on that
+/// request's stream; closed when it goes out of scope.
+class RequestClient {
+ public:
+  RequestClient(Services& sv, Request& r);
+  ~RequestClient();
+  RequestClient(const RequestClient&) = delete;
+  RequestClient& operator=(const RequestClient&) = delete;
+  ClientCall& operator*() const { return *call_; }
+  ClientCall* operator->() const { return call_.get(); }
+  const std::shared_ptr<ClientCall>& shared() const { return call_; }
+
+ private:
+  std::shared_ptr<ClientCall> call_;
+};
+
 /// The task a tasks/* request names, opened for its principal.
 struct TaskTarget {
   std::string id;

@@ -157,6 +157,8 @@ for (const transport of ['stdio', 'http']) {
         } finally {
           await runner.client.close();
           await plain.client.close();
+          // Its expiry timers (the task's 10-minute ttl) would keep the test process alive.
+          taskStore.cleanup();
         }
       }),
     );
