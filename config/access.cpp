@@ -88,6 +88,10 @@ Limits read_limits(const Value& v) {
   f.read("burst", l.burst, 0);
   f.read("max_in_flight_per_session", l.max_in_flight_per_session, 0);
   f.read("max_sessions", l.max_sessions, 0);
+  f.read("max_batch_size", l.max_batch_size, 0);
+  f.read("batch_concurrency", l.batch_concurrency, 1, 1024);
+  f.read("max_client_requests_per_call", l.max_client_requests_per_call, 1, 65536);
+  f.read("max_client_requests_per_session", l.max_client_requests_per_session, 1, 1 << 20);
   if (l.burst > 0 && l.calls_per_s == 0) f.get("burst")->fail("burst needs calls_per_s");
   return l;
 }

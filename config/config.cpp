@@ -290,6 +290,29 @@ Cluster read_cluster(const Value& v) {
   return c;
 }
 
+Telemetry read_telemetry(const Value& v) {
+  Telemetry t;
+  Fields f = v.fields(keys::kTelemetry);
+  auto otlp = f.get("otlp");
+  if (!otlp || otlp->is_null()) return t;
+  Fields o = otlp->fields(keys::kOtlp);
+  if (auto endpoint = o.get("endpoint")) {
+    t.otlp.endpoint = endpoint->text();
+    std::string scheme = t.otlp.endpoint.substr(0, t.otlp.endpoint.find("://"));
+    std::transform(scheme.begin(), scheme.end(), scheme.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (!t.otlp.endpoint.empty() && ((scheme != "http" && scheme != "https") ||
+                                     t.otlp.endpoint.find("://") == std::string::npos ||
+                                     t.otlp.endpoint.size() == scheme.size() + 3))
+      endpoint->fail("expected an http:// or https:// URL (the collector's OTLP/HTTP base, e.g. http://collector:4318), got " +
+                     quote(t.otlp.endpoint));
+  }
+  if (auto headers = o.get("headers")) t.otlp.headers = headers->string_map();
+  if (auto ratio = o.get("sample_ratio")) t.otlp.sample_ratio = ratio->number(0, 1);
+  if (auto name = o.get("service_name")) t.otlp.service_name = name->non_empty_text();
+  return t;
+}
+
 Server read_server(const Value& v, const Naming& naming, std::map<std::string, int>& first_line) {
   using T = Server::Transport;
   Server s;
@@ -429,6 +452,7 @@ Config read_config(const Value& root, const std::string& source) {
   if (auto v = f.get("audit")) c.audit = read_audit(*v);
   if (auto v = f.get("cluster")) c.cluster = read_cluster(*v);
   if (auto v = f.get("tasks")) c.tasks = read_tasks(*v);
+  if (auto v = f.get("telemetry")) c.telemetry = read_telemetry(*v);
   if (auto v = f.get("servers")) {
     std::map<std::string, int> first_line;
     for (const Value& item : v->items()) c.servers.push_back(read_server(item, c.naming, first_line));

@@ -83,6 +83,10 @@ struct Limits {
   int burst = 0;                    // 0 = calls_per_s
   int max_in_flight_per_session = 0;
   int max_sessions = 10000;         // 0 = no limit
+  int max_batch_size = 100;         // entries of one JSON-RPC batch; 0 = no limit
+  int batch_concurrency = 8;        // entries of one batch running at once
+  int max_client_requests_per_call = 64;      // server-to-client requests of one call awaiting the client
+  int max_client_requests_per_session = 256;  // the same, over every call of a session
   bool operator==(const Limits&) const = default;
 };
 
@@ -245,6 +249,22 @@ struct Audit {
   bool operator==(const Audit&) const = default;
 };
 
+/// `telemetry.otlp`: spans exported over OTLP/HTTP (docs/operations.md, "Traces").
+struct Otlp {
+  /// Base URL (http:// or https://); spans go to <endpoint>/v1/traces. Empty = off.
+  std::string endpoint;
+  std::vector<std::pair<std::string, std::string>> headers;
+  /// Share of traces exported, 0 to 1, decided by trace id.
+  double sample_ratio = 1.0;
+  std::string service_name = "mcpgw";
+  bool operator==(const Otlp&) const = default;
+};
+
+struct Telemetry {
+  Otlp otlp;
+  bool operator==(const Telemetry&) const = default;
+};
+
 /// The whole file.
 struct Config {
   std::string source;                 // file it was read from
@@ -265,6 +285,7 @@ struct Config {
   Audit audit;
   Cluster cluster;
   Tasks tasks;
+  Telemetry telemetry;
   std::vector<Server> servers;
   std::vector<Plugin> plugins;
   /// Text put before the welcome text in `instructions`.

@@ -13,7 +13,7 @@ namespace mcpgw::config::keys {
 inline constexpr std::string_view kTop[] = {
     "listen", "admin",   "auth",    "limits",  "naming",  "filters",      "modes",             "default_mode", "chain",
     "welcome", "sagas",  "audit",   "servers", "plugins", "instructions", "shutdown_grace_ms", "discovery",    "cluster",
-    "apps",   "tasks"};
+    "apps",   "tasks",   "telemetry"};
 inline constexpr std::string_view kListen[] = {"host",         "port",      "path",           "allowed_origins",
                                                "allowed_hosts", "max_body_bytes", "heartbeat_ms", "page_size",
                                                "session_idle_s", "tls",     "reuse_port"};
@@ -24,7 +24,14 @@ inline constexpr std::string_view kBearerToken[] = {"token", "name", "modes"};
 inline constexpr std::string_view kOAuth[] = {"issuer",          "audience",    "jwks_url",        "jwks_file",
                                               "authorization_servers", "required_scopes", "scope_modes",
                                               "principal_claim", "leeway_s"};
-inline constexpr std::string_view kLimits[] = {"calls_per_s", "burst", "max_in_flight_per_session", "max_sessions"};
+inline constexpr std::string_view kLimits[] = {"calls_per_s",
+                                               "burst",
+                                               "max_in_flight_per_session",
+                                               "max_sessions",
+                                               "max_batch_size",
+                                               "batch_concurrency",
+                                               "max_client_requests_per_call",
+                                               "max_client_requests_per_session"};
 inline constexpr std::string_view kNaming[] = {"separator", "description_prefix", "max_length"};
 inline constexpr std::string_view kFilters[] = {"include_slices", "exclude_slices", "include_tools", "exclude_tools"};
 inline constexpr std::string_view kMode[] = {"description",   "include_slices", "exclude_slices",
@@ -45,6 +52,8 @@ inline constexpr std::string_view kServer[] = {
 inline constexpr std::string_view kServerTls[] = {"ca_file", "verify"};
 inline constexpr std::string_view kCircuit[] = {"failures", "open_ms"};
 inline constexpr std::string_view kPlugin[] = {"path", "config"};
+inline constexpr std::string_view kTelemetry[] = {"otlp"};
+inline constexpr std::string_view kOtlp[] = {"endpoint", "headers", "sample_ratio", "service_name"};
 
 /// A mapping with a fixed set of keys and where it sits in the file, as
 /// the reference writes it: "" for the top level, `servers[]` for every
@@ -79,6 +88,8 @@ inline constexpr Section kSections[] = {
     {"servers[].filters", kFilters},
     {"servers[].circuit", kCircuit},
     {"plugins[]", kPlugin},
+    {"telemetry", kTelemetry},
+    {"telemetry.otlp", kOtlp},
 };
 
 /// Every accepted key as the reference names it (`listen.tls.cert_file`,

@@ -79,6 +79,12 @@ std::optional<double> to_float(std::string_view s) {
 }
 
 
+std::string format_number(double v) {
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
+}
+
 std::vector<Entry> Value::entries() const {
   if (is_null()) return {};
   if (!is_map()) fail("expected a mapping, got " + found());

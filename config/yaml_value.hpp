@@ -52,6 +52,8 @@ bool is_null_word(std::string_view s);
 std::optional<long long> to_integer(std::string_view s, bool* overflow = nullptr);
 /// Finite decimal float (YAML core: `1.5`, `.5`, `-2e3`); no inf/nan/hex.
 std::optional<double> to_float(std::string_view s);
+/// `v` as the shortest decimal text that reads back as it (1, 0.5).
+std::string format_number(double v);
 
 struct Context {
   const std::string& source;
@@ -128,6 +130,15 @@ class Value {
                                ", got " + s);
     }
     return static_cast<int>(*v);
+  }
+
+  /// A decimal number from `lo` to `hi`.
+  double number(double lo, double hi) const {
+    std::string s = scalar_for("a number");
+    auto v = to_float(s);
+    if (!v) fail("expected a number, got " + quote(s));
+    if (*v < lo || *v > hi) fail("expected a number from " + format_number(lo) + " to " + format_number(hi) + ", got " + s);
+    return *v;
   }
 
   template <typename E>

@@ -173,12 +173,12 @@ struct Session {
   /// answer keeps the client's code, message and data, so a handler can
   /// tell "not supported" (and fall back) from other failures.
   void resolve(const jsonrpc::Message& response) {
-    const json::Value& rid = response.id();
-    if (!rid.IsInt64()) return;
+    auto rid = response.id().int64();
+    if (!rid) return;
     std::promise<Outcome> promise;
     {
       std::lock_guard lock(mutex_);
-      auto it = pending_.find(rid.GetInt64());
+      auto it = pending_.find(*rid);
       if (it == pending_.end()) return;
       promise = std::move(it->second);
       pending_.erase(it);
@@ -255,10 +255,10 @@ void log_line(std::string_view what);
 /// (a handler's or a definition's bug).
 json::Document parse_or_throw(const JsonText& text, std::string_view what);
 /// The serialised JSON-RPC response to request `id`.
-std::string answer(const json::Value& id, Outcome out);
+std::string answer(const jsonrpc::Id& id, Outcome out);
 /// The answer to initialize in a stateless request: the method is gone in
 /// 2026-07-28, and a client that sent it learns to use server/discover.
-std::string no_initialize(const json::Value& id);
+std::string no_initialize(const jsonrpc::Id& id);
 /// The input_required answer of a stateless call whose handler is waiting
 /// for input (kit_stateless.cpp); an internal error when its requestState
 /// cannot be issued.
@@ -268,7 +268,7 @@ Outcome input_required(const Stateless& call);
 
 /// One subscriptions/listen stream: what it asked to hear and how to reach it.
 struct Server::Listener {
-  json::Document id;  // the listen request's id, which tags everything sent on the stream
+  jsonrpc::Id id;  // the listen request's id, which tags everything sent on the stream
   bool tools = false;
   bool prompts = false;
   bool resources = false;
@@ -294,7 +294,7 @@ struct Server::Listener {
     auto& a = p.GetAllocator();
     if (params) p.CopyFrom(*params, a);
     json::Value meta(rapidjson::kObjectType);
-    meta.AddMember(json::ref(mcp::kMetaSubscriptionId), json::Value(id, a), a);
+    meta.AddMember(json::ref(mcp::kMetaSubscriptionId), id.value(a), a);
     json::set(p, "_meta", std::move(meta), a);
     channel.notify(jsonrpc::make_notification(method, &p));
   }
@@ -305,7 +305,7 @@ struct Server::Listener {
     auto& a = r.GetAllocator();
     r.AddMember("resultType", "complete", a);
     json::Value meta(rapidjson::kObjectType);
-    meta.AddMember(json::ref(mcp::kMetaSubscriptionId), json::Value(id, a), a);
+    meta.AddMember(json::ref(mcp::kMetaSubscriptionId), id.value(a), a);
     r.AddMember("_meta", meta, a);
     return jsonrpc::make_result(id, r);
   }

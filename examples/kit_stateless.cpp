@@ -158,7 +158,7 @@ std::variant<RpcError, std::shared_ptr<Server::Listener>> Server::listen(const j
   if (!filter || !filter->IsObject())
     return RpcError{jsonrpc::kInvalidParams, "subscriptions/listen needs params.notifications (a SubscriptionFilter)"};
   auto listener = std::make_shared<Listener>();
-  listener->id.CopyFrom(msg.id(), listener->id.GetAllocator());
+  listener->id = msg.id();
 
   // The acknowledgement names what the server agreed to: what was asked
   // for and can actually happen here.
@@ -207,7 +207,7 @@ void Server::unlisten(const Listener* listener) {
 
 void Server::cancel_listen(const json::Value& id) {
   std::lock_guard lock(listeners_mutex_);
-  std::erase_if(listeners_, [&](const auto& l) { return l->id == id; });
+  std::erase_if(listeners_, [&](const auto& l) { return l->id == jsonrpc::Id(id); });
 }
 
 bool Server::is_stateless(const jsonrpc::Message& msg, bool header_says_so) const {

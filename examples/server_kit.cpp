@@ -27,7 +27,7 @@ json::Document detail::parse_or_throw(const JsonText& text, std::string_view wha
   return std::move(*doc);
 }
 
-std::string detail::answer(const json::Value& id, Outcome out) {
+std::string detail::answer(const jsonrpc::Id& id, Outcome out) {
   if (auto* err = std::get_if<RpcError>(&out)) {
     if (err->data.empty()) return jsonrpc::make_error(id, err->code, err->message);
     auto data = json::parse(err->data.text());
@@ -39,7 +39,7 @@ std::string detail::answer(const json::Value& id, Outcome out) {
   return jsonrpc::make_result(id, std::get<json::Document>(out));
 }
 
-std::string detail::no_initialize(const json::Value& id) {
+std::string detail::no_initialize(const jsonrpc::Id& id) {
   return jsonrpc::make_error(id, jsonrpc::kMethodNotFound,
                              "Method not found: initialize (protocol 2026-07-28 has none; use server/discover)");
 }

@@ -18,6 +18,8 @@ struct LimitSettings {
   int burst = 0;           ///< bucket size; 0 = max(1, calls_per_s)
   int max_in_flight_per_session = 0;  ///< 0 = no limit
   int max_sessions = 10000;           ///< 0 = no limit
+  int max_batch_size = 100;           ///< messages in one JSON-RPC batch; 0 = no limit
+  int batch_concurrency = 8;          ///< of a batch's requests running at once
   bool operator==(const LimitSettings&) const = default;
 };
 

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "util/result.hpp"
+#include "util/utf8.hpp"
 
 namespace mcpgw::json {
 
@@ -35,15 +36,33 @@ using SchemaDocument = rapidjson::GenericSchemaDocument<Value>;
 using SchemaValidator = rapidjson::GenericSchemaValidator<SchemaDocument>;
 
 /// Parses `text` into a new document; the error names offset and reason.
+/// Ill-formed UTF-8 in `text` is read as U+FFFD (see Writer).
 Result<Document> parse(std::string_view text);
 
-/// The writer of every serialisation. RapidJSON's stops at a non-finite
-/// number and leaves the text cut short; such a number (a parsed 2e308 is
-/// infinite) is written as null, so what the gateway sends is always JSON.
+/// The writer of every serialisation, so what the gateway sends is always
+/// JSON in well-formed UTF-8. RapidJSON's stops at a non-finite number and
+/// leaves the text cut short; such a number (a parsed 2e308 is infinite) is
+/// written as null. RapidJSON reads and writes a string's bytes unchecked;
+/// ill-formed UTF-8 (a peer's stray bytes, or a lone `\udc00` escape) is
+/// written with U+FFFD in its place.
 class Writer : public rapidjson::Writer<rapidjson::StringBuffer> {
+  using Base = rapidjson::Writer<rapidjson::StringBuffer>;
+
  public:
-  using rapidjson::Writer<rapidjson::StringBuffer>::Writer;
-  bool Double(double d) { return std::isfinite(d) ? rapidjson::Writer<rapidjson::StringBuffer>::Double(d) : Null(); }
+  using Base::Base;
+  using Base::Key;
+  using Base::String;
+  bool Double(double d) { return std::isfinite(d) ? Base::Double(d) : Null(); }
+  bool String(const Ch* s, rapidjson::SizeType n, bool copy = false) {
+    if (valid_utf8({s, n})) return Base::String(s, n, copy);
+    std::string fixed = repair_utf8({s, n});
+    return Base::String(fixed.data(), static_cast<rapidjson::SizeType>(fixed.size()), true);
+  }
+  bool Key(const Ch* s, rapidjson::SizeType n, bool copy = false) {
+    if (valid_utf8({s, n})) return Base::Key(s, n, copy);
+    std::string fixed = repair_utf8({s, n});
+    return Base::Key(fixed.data(), static_cast<rapidjson::SizeType>(fixed.size()), true);
+  }
 };
 
 /// Compact serialisation of any value.

@@ -1,28 +1,103 @@
 #include "jsonrpc/message.hpp"
 
+#include <rapidjson/reader.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+
+#include <charconv>
+#include <map>
 
 namespace mcpgw::jsonrpc {
 namespace {
 
-const json::Value kNull;
-
 using Writer = json::Writer;
 
-void write_head(Writer& w, const json::Value& id) {
+void write_head(Writer& w, const Id& id) {
   w.StartObject();
   w.Key("jsonrpc");
   w.String("2.0");
   w.Key("id");
-  id.Accept(w);
+  w.RawValue(id.json().data(), id.json().size(), rapidjson::kNumberType);
+}
+
+/// The text of each message's numeric "id" exactly as written: a SAX pass
+/// over a body with numbers kept as text. In a batch, key i is the i-th
+/// element of the top-level array; a single message is key 0.
+class IdTexts : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, IdTexts> {
+ public:
+  explicit IdTexts(bool batch) : batch_(batch), level_(batch ? 2 : 1) {}
+
+  static std::map<std::size_t, std::string> of(std::string_view body, bool batch) {
+    IdTexts h(batch);
+    rapidjson::Reader reader;
+    rapidjson::MemoryStream ms(body.data(), body.size());
+    reader.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag>(ms, h);
+    return std::move(h.found_);
+  }
+
+  bool Default() { return value_done(); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
+    if (at_id_) found_[index_] = std::string(s, n);
+    return value_done();
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    at_id_ = depth_ == level_ && std::string_view(s, n) == "id";
+    return true;
+  }
+  bool StartObject() { return open(); }
+  bool StartArray() { return open(); }
+  bool EndObject(rapidjson::SizeType) { return close(); }
+  bool EndArray(rapidjson::SizeType) { return close(); }
+
+ private:
+  bool open() {
+    at_id_ = false;
+    ++depth_;
+    return true;
+  }
+  bool close() {
+    --depth_;
+    return value_done();
+  }
+  bool value_done() {
+    at_id_ = false;
+    if (batch_ && depth_ == 1) ++index_;
+    return true;
+  }
+
+  bool batch_;
+  int level_;
+  int depth_ = 0;
+  std::size_t index_ = 0;
+  bool at_id_ = false;
+  std::map<std::size_t, std::string> found_;
+};
+
+/// Whether a numeric id may be written back other than as it was sent:
+/// RapidJSON keeps integers of 64 bits exactly, but not larger ones,
+/// fractions and exponents (doubles), nor the sign of "-0".
+bool may_differ(const json::Value& id, std::string_view body) {
+  if (id.IsDouble()) return true;
+  return id.IsNumber() && id.IsInt() && id.GetInt() == 0 && body.find("-0") != std::string_view::npos;
 }
 
 }  // namespace
 
 bool valid_id(const json::Value& id) { return id.IsString() || id.IsNumber(); }
 
-Result<Message> Message::from(json::Document doc) {
+Result<Message> Message::from(json::Document doc, std::string_view source) {
+  Id id;
+  if (const json::Value* v = json::find(doc, "id")) {
+    id = *v;
+    if (!source.empty() && may_differ(*v, source)) {
+      auto texts = IdTexts::of(source, false);
+      if (auto it = texts.find(0); it != texts.end()) id = Id::number(it->second);
+    }
+  }
+  return classify(std::move(doc), std::move(id));
+}
+
+Result<Message> Message::classify(json::Document doc, Id id_as_sent) {
   if (!doc.IsObject()) return Error{"message must be a JSON object"};
   auto version = json::get_string(doc, "jsonrpc");
   if (!version || *version != "2.0") return Error{"\"jsonrpc\" must be \"2.0\""};
@@ -32,18 +107,18 @@ Result<Message> Message::from(json::Document doc) {
     if (!method->IsString()) return Error{"\"method\" must be a string"};
     if (const json::Value* p = json::find(doc, "params"); p && !p->IsObject() && !p->IsArray())
       return Error{"\"params\" must be an object or an array"};
-    if (!id) return Message(std::move(doc), Kind::Notification);
+    if (!id) return Message(std::move(doc), Kind::Notification, Id());
     if (!valid_id(*id)) return Error{"\"id\" must be a string or a number"};
-    return Message(std::move(doc), Kind::Request);
+    return Message(std::move(doc), Kind::Request, std::move(id_as_sent));
   }
   bool has_result = json::find(doc, "result") != nullptr;
   const json::Value* err = json::find(doc, "error");
-  if (has_result == (err != nullptr))
-    return Error{"message has no \"method\" and is not a response"};
+  if (has_result && err) return Error{"a response has both \"result\" and \"error\""};
+  if (!has_result && !err) return Error{"message has no \"method\" and is not a response"};
   if (!id || !(valid_id(*id) || id->IsNull())) return Error{"response \"id\" is invalid"};
   if (err && (!err->IsObject() || !json::find(*err, "code") || !(*err)["code"].IsInt()))
     return Error{"\"error\" must be an object with an integer \"code\""};
-  return Message(std::move(doc), err ? Kind::ErrorResponse : Kind::Response);
+  return Message(std::move(doc), err ? Kind::ErrorResponse : Kind::Response, std::move(id_as_sent));
 }
 
 std::string_view Message::method() const {
@@ -51,55 +126,120 @@ std::string_view Message::method() const {
   return m ? *m : std::string_view{};
 }
 
-const json::Value& Message::id() const {
-  const json::Value* id = json::find(doc_, "id");
-  return id ? *id : kNull;
-}
-
 namespace {
 
-/// Classifies one message into `out`. An invalid one becomes an error
-/// response that keeps its id when usable, so the peer can match it.
-void classify(json::Document doc, Parsed& out) {
-  json::Document id;  // its own allocator: outlives `doc`, which `from` consumes
-  if (const json::Value* i = json::find(doc, "id"); i && valid_id(*i)) id.CopyFrom(*i, id.GetAllocator());
-  auto msg = Message::from(std::move(doc));
-  if (!msg)
-    out.errors.push_back(make_error(id, kInvalidRequest, "Invalid Request: " + msg.error()));
-  else
-    out.messages.push_back(std::move(*msg));
+/// The id of the `index`-th message of `body` as its sender wrote it;
+/// `texts` are read from the body the first time a number needs them.
+Id id_as_sent(const json::Value& doc, std::string_view body, bool batch, std::size_t index,
+              std::optional<std::map<std::size_t, std::string>>& texts) {
+  const json::Value* v = json::find(doc, "id");
+  if (!v || !valid_id(*v)) return Id();
+  if (!may_differ(*v, body)) return Id(*v);
+  if (!texts) texts = IdTexts::of(body, batch);
+  auto it = texts->find(index);
+  return it == texts->end() ? Id(*v) : Id::number(it->second);
 }
 
 }  // namespace
 
-Parsed parse(std::string_view body) {
+Parsed parse(std::string_view body, std::size_t max_batch) {
   Parsed out;
   auto doc = json::parse(body);
   if (!doc) {
-    out.errors.push_back(make_error(kNull, kParseError, "Parse error: " + doc.error()));
+    out.errors.push_back(make_error(Id(), kParseError, "Parse error: " + doc.error()));
     return out;
   }
+  // An invalid message becomes an error response that keeps its id when
+  // usable, so the peer can match it.
+  std::optional<std::map<std::size_t, std::string>> texts;
+  auto classify = [&](json::Document one, std::size_t index) {
+    Id id = id_as_sent(one, body, out.batch, index, texts);
+    auto msg = Message::classify(std::move(one), id);
+    if (!msg)
+      out.errors.push_back(make_error(id, kInvalidRequest, "Invalid Request: " + msg.error()));
+    else
+      out.messages.push_back(std::move(*msg));
+  };
   if (!doc->IsArray()) {
-    classify(std::move(*doc), out);
+    classify(std::move(*doc), 0);
     return out;
   }
   if (doc->Empty()) {
-    out.errors.push_back(make_error(kNull, kInvalidRequest, "Invalid Request: empty batch"));
+    out.errors.push_back(make_error(Id(), kInvalidRequest, "Invalid Request: empty batch"));
     return out;
   }
   out.batch = true;
+  if (max_batch > 0 && doc->Size() > max_batch) {
+    out.oversized_batch = doc->Size();
+    return out;
+  }
+  std::size_t index = 0;
   for (auto& item : doc->GetArray()) {
     json::Document one;
     one.CopyFrom(item, one.GetAllocator());
-    classify(std::move(one), out);
+    classify(std::move(one), index++);
   }
   return out;
+}
+
+std::variant<Message, Unreadable> read(std::string_view text) {
+  auto doc = json::parse(text);
+  if (!doc) return Unreadable{"not JSON (" + doc.error() + ")", answer_id_in(text)};
+  std::optional<std::int64_t> answers;
+  if (const json::Value* id = json::find(*doc, "id"); id && id->IsInt64() && !json::find(*doc, "method"))
+    answers = id->GetInt64();
+  auto msg = Message::from(std::move(*doc), text);
+  if (!msg) return Unreadable{msg.error(), answers};
+  return std::move(*msg);
+}
+
+std::optional<std::int64_t> answer_id_in(std::string_view text) {
+  int depth = 0;
+  bool in_string = false, escaped = false, key = false;
+  std::size_t key_start = 0;
+  std::optional<std::int64_t> id;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') {
+        in_string = false;
+        if (!key) continue;
+        std::string_view name = text.substr(key_start, i - key_start);
+        std::size_t j = text.find_first_not_of(" \t\r", i + 1);
+        if (j == std::string_view::npos || text[j] != ':') continue;
+        if (name == "method") return std::nullopt;
+        if (name == "id" && !id) {
+          j = text.find_first_not_of(" \t\r", j + 1);
+          std::int64_t v = 0;
+          const char* end = text.data() + text.size();
+          auto [stop, ec] = j == std::string_view::npos ? std::from_chars_result{end, std::errc::invalid_argument}
+                                                        : std::from_chars(text.data() + j, end, v);
+          if (ec != std::errc() || (stop != end && std::string_view(",} \t\r").find(*stop) == std::string_view::npos))
+            return std::nullopt;
+          id = v;
+        }
+      }
+      continue;
+    }
+    if (c == '{' || c == '[') ++depth;
+    else if (c == '}' || c == ']') --depth;
+    else if (c == '"') {
+      in_string = true;
+      // A key is a string at the top level after '{' or ','.
+      std::size_t prev = text.find_last_not_of(" \t\r", i == 0 ? 0 : i - 1);
+      key = depth == 1 && i > 0 && prev != std::string_view::npos && (text[prev] == '{' || text[prev] == ',');
+      key_start = i + 1;
+    }
+  }
+  return id;
 }
 
 namespace {
 
 /// `{"jsonrpc":"2.0","id":id,"<key>":value}`: a success or an error response.
-std::string make_response(const json::Value& id, const char* key, const json::Value& value) {
+std::string make_response(const Id& id, const char* key, const json::Value& value) {
   rapidjson::StringBuffer sb;
   Writer w(sb);
   write_head(w, id);
@@ -111,13 +251,13 @@ std::string make_response(const json::Value& id, const char* key, const json::Va
 
 }  // namespace
 
-std::string make_result(const json::Value& id, const json::Value& result) {
+std::string make_result(const Id& id, const json::Value& result) {
   return make_response(id, "result", result);
 }
 
-std::string make_result_raw(const json::Value& id, std::string_view result_json) {
+std::string make_result_raw(const Id& id, std::string_view result_json) {
   std::string out = "{\"jsonrpc\":\"2.0\",\"id\":";
-  out += json::write(id);
+  out += id.json();
   out += ",\"result\":";
   out += result_json;
   out += '}';
@@ -131,11 +271,11 @@ std::string describe_error(const json::Value& error) {
   return text;
 }
 
-std::string make_error_response(const json::Value& id, const json::Value& error) {
+std::string make_error_response(const Id& id, const json::Value& error) {
   return make_response(id, "error", error);
 }
 
-std::string make_error(const json::Value& id, int code, std::string_view message,
+std::string make_error(const Id& id, int code, std::string_view message,
                        const json::Value* data) {
   rapidjson::StringBuffer sb;
   Writer w(sb);

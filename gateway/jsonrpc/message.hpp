@@ -1,9 +1,13 @@
 #pragma once
 // JSON-RPC 2.0 messages: classification, validation, construction.
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
+#include "jsonrpc/id.hpp"
 #include "jsonrpc/json.hpp"
 
 namespace mcpgw::jsonrpc {
@@ -20,11 +24,15 @@ enum ErrorCode : int {
 /// What a single, structurally valid message is.
 enum class Kind { Request, Notification, Response, ErrorResponse };
 
+struct Parsed;
+
 /// One validated JSON-RPC message, owning its document.
 class Message {
  public:
   /// Classifies `doc`; fails with a message suitable for an -32600 error.
-  static Result<Message> from(json::Document doc);
+  /// `source`, the text `doc` was parsed from, gives a numeric id its
+  /// digits as written (without it, a number is kept as RapidJSON read it).
+  static Result<Message> from(json::Document doc, std::string_view source = {});
 
   Kind kind() const { return kind_; }
   bool is_request() const { return kind_ == Kind::Request; }
@@ -33,8 +41,8 @@ class Message {
 
   /// Method name (requests and notifications), else empty.
   std::string_view method() const;
-  /// The id (requests and responses), else a null value.
-  const json::Value& id() const;
+  /// The id (requests and responses) as its sender wrote it, else null.
+  const Id& id() const { return id_; }
   /// `params`, or nullptr when absent.
   const json::Value* params() const { return json::find(doc_, "params"); }
   /// `result` of a success response, or nullptr.
@@ -42,13 +50,19 @@ class Message {
   /// `error` of an error response, or nullptr.
   const json::Value* error() const { return json::find(doc_, "error"); }
 
+  /// A copy with its own document (kind and id kept).
+  Message clone() const { return Message(json::clone(doc_), kind_, id_); }
+
   json::Document& doc() { return doc_; }
   const json::Document& doc() const { return doc_; }
 
  private:
-  Message(json::Document doc, Kind k) : doc_(std::move(doc)), kind_(k) {}
+  Message(json::Document doc, Kind k, Id id) : doc_(std::move(doc)), kind_(k), id_(std::move(id)) {}
+  static Result<Message> classify(json::Document doc, Id id);
+  friend Parsed parse(std::string_view body, std::size_t max_batch);
   json::Document doc_;
   Kind kind_;
+  Id id_;
 };
 
 /// The outcome of parsing a request body: one message, a batch, or an error
@@ -58,24 +72,45 @@ struct Parsed {
   /// For a batch, the error responses of its invalid members, in order.
   std::vector<std::string> errors;
   bool batch = false;
+  /// The size of a batch refused for being larger than asked (nothing of
+  /// it was read: no messages, no errors); 0 otherwise.
+  std::size_t oversized_batch = 0;
 };
 
 /// Parses one body (a message or a batch). A top-level parse failure or an
-/// empty batch yields a single entry in `errors` and no messages.
-Parsed parse(std::string_view body);
+/// empty batch yields a single entry in `errors` and no messages; a batch
+/// of more than `max_batch` messages (0: any number), `oversized_batch`.
+Parsed parse(std::string_view body, std::size_t max_batch = 0);
+
+/// A message a peer sent that cannot be used, read as far as it goes.
+struct Unreadable {
+  std::string why;                      ///< what is wrong with it, for a log line or an error
+  std::optional<std::int64_t> answers;  ///< the request it answers, when it looks like a response
+};
+
+/// Reads one message (not a batch) a peer sent as `text`. A message that
+/// is not JSON, or not a valid JSON-RPC message, is Unreadable; when its
+/// top level has an integer "id" and no "method", it was meant as the
+/// answer to that request (the waiting call can fail at once).
+std::variant<Message, Unreadable> read(std::string_view text);
+
+/// The id of the response whose text (or its beginning) is `text`, found
+/// among its top-level keys without parsing it: nullopt when they show a
+/// "method" (a request or notification) or no integer "id".
+std::optional<std::int64_t> answer_id_in(std::string_view text);
 
 /// Serialises `{"jsonrpc":"2.0","id":id,"result":result}`.
-std::string make_result(const json::Value& id, const json::Value& result);
+std::string make_result(const Id& id, const json::Value& result);
 /// Like make_result, with `result_json` already serialised (hot paths build
 /// large results as text).
-std::string make_result_raw(const json::Value& id, std::string_view result_json);
+std::string make_result_raw(const Id& id, std::string_view result_json);
 /// An error response carrying `error` (an object {code, message, data?}) as is.
-std::string make_error_response(const json::Value& id, const json::Value& error);
+std::string make_error_response(const Id& id, const json::Value& error);
 /// `{code, message}` of an error object as readable text: "error CODE: MESSAGE".
 std::string describe_error(const json::Value& error);
 
 /// Serialises an error response; `data` is optional.
-std::string make_error(const json::Value& id, int code, std::string_view message,
+std::string make_error(const Id& id, int code, std::string_view message,
                        const json::Value* data = nullptr);
 /// Serialises a request with an integer id.
 std::string make_request(std::int64_t id, std::string_view method, const json::Value* params);

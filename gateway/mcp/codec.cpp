@@ -31,7 +31,7 @@ std::variant<RequestContext, Refusal> decode(const jsonrpc::Message& m, bool ses
   if (removed_in_stateless(m.method()))
     return method_not_found("Method not found: " + std::string(m.method()) + " is not part of MCP " +
                             std::string(kStatelessVersion));
-  return RequestContext{true, std::move(std::get<Envelope>(envelope))};
+  return RequestContext{true, std::move(std::get<Envelope>(envelope)), std::nullopt};
 }
 
 void encode_result(json::Value& result, std::string_view method, const RequestContext& ctx,

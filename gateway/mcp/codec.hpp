@@ -7,9 +7,11 @@
 // differences between the eras are decided here.
 #include <string>
 #include <string_view>
+#include <optional>
 #include <variant>
 
 #include "mcp/era.hpp"
+#include "mcp/trace.hpp"
 
 namespace mcpgw::mcp {
 
@@ -19,6 +21,10 @@ struct RequestContext {
   /// described by `envelope`.
   bool stateless = false;
   Envelope envelope;  ///< stateless only
+  /// The request's own span when spans are recorded (a child of the
+  /// client's traceparent, or a new trace): its upstream requests descend
+  /// from it. Unset otherwise.
+  std::optional<TraceContext> span;
 };
 
 /// Decodes the era of request `m` of a session. `session_stateless`: the

@@ -82,6 +82,7 @@ std::string run_upstream_call(const mcpgw_call& call, const char* server, const 
   o.on_progress = call.opts->on_progress;
   o.client = call.opts->client;
   o.trace = call.opts->trace;
+  o.spans = call.opts->spans;
   auto started = std::chrono::steady_clock::now();
   // Only this pool thread waits: the call itself runs on the loop.
   upstream::Reply r = block_on(asio::make_strand(call.plugin->host().io()),
@@ -295,6 +296,25 @@ void Plugin::log(int level, std::string_view message) const {
 
 Task<upstream::Reply> Plugin::call_tool(std::string_view tool, const json::Value* arguments, const json::Value*,
                                         const upstream::CallOptions& opts) {
+  if (!opts.trace) co_return co_await run_rounds(tool, arguments, opts);
+  // The plugin's run is a span of its own, the parent of its upstream calls.
+  mcp::SpanTimer span(opts.spans, *opts.trace, "tools/call " + std::string(tool), mcp::Span::Kind::Internal);
+  upstream::CallOptions inner = opts;
+  inner.trace = span.context();
+  upstream::Reply r = co_await run_rounds(tool, arguments, inner);
+  if (span.recording()) {
+    json::Document params(rapidjson::kObjectType);
+    params.AddMember("name", json::str(tool, params.GetAllocator()), params.GetAllocator());
+    mcp::describe_request(span.span(), "tools/call", &params);
+    span.span().set("mcpgw.plugin", name_);
+    mcp::set_outcome(span.span(), r.rpc_error, r.body);
+    span.finish();
+  }
+  co_return r;
+}
+
+Task<upstream::Reply> Plugin::run_rounds(std::string_view tool, const json::Value* arguments,
+                                         const upstream::CallOptions& opts) {
   const std::string name(tool);
   const std::string args = arguments ? json::write(*arguments) : "{}";
   json::Document answers(rapidjson::kObjectType);

@@ -77,6 +77,9 @@ class Plugin final : public upstream::ToolOrigin {
   Host& host() const { return *host_; }
 
  private:
+  /// call_tool's work: the handler's rounds, asking the client between them.
+  Task<upstream::Reply> run_rounds(std::string_view tool, const json::Value* arguments,
+                                   const upstream::CallOptions& opts);
   /// Rounds of client input one call may ask for.
   static constexpr int kMaxInputRounds = 16;
   /// One run of the handler, with the answers and state of earlier rounds

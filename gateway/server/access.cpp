@@ -19,7 +19,8 @@ auth::AccessSettings access_settings(const config::Config& cfg) {
 
 auth::LimitSettings limit_settings(const config::Config& cfg) {
   const auto& l = cfg.limits;
-  return {static_cast<double>(l.calls_per_s), l.burst, l.max_in_flight_per_session, l.max_sessions};
+  return {static_cast<double>(l.calls_per_s), l.burst, l.max_in_flight_per_session, l.max_sessions,
+          l.max_batch_size, l.batch_concurrency};
 }
 
 std::vector<std::string> forwarded_header_names(const config::Config& cfg) {

@@ -132,15 +132,27 @@ void Audit::reopen() {
   cv_.notify_all();
 }
 
+std::vector<Audit::Notable> Audit::recent() const {
+  std::lock_guard lk(recent_mu_);
+  return {recent_.begin(), recent_.end()};
+}
+
 void Audit::record(const AuditRecord& r) {
+  double now_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch()).count();
+  if (r.outcome != "ok") {
+    Notable n{now_ms,     std::string(r.event),   r.principal,        r.mode,   r.tool,
+              r.server,   r.upstream_tool,        std::string(r.outcome), r.reason, r.trace_id, r.ms};
+    std::lock_guard lk(recent_mu_);
+    recent_.push_back(std::move(n));
+    if (recent_.size() > kNotableKept) recent_.pop_front();
+  }
   config::Audit::Arguments arguments;
   {
     std::lock_guard lk(mu_);
     if (cfg_.path.empty()) return;
     arguments = cfg_.arguments;
   }
-  double now_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch()).count();
   // Formatted here, on the caller's thread: the digest is the only real
   // work, and the writer then only copies bytes.
   std::string line = format(r, arguments, now_ms);

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "config/config.hpp"
 #include "jsonrpc/json.hpp"
@@ -66,6 +67,21 @@ class Audit {
   /// outcome `refused`. `r.event` and `r.outcome` are set here.
   void refused(std::string_view reason, AuditRecord r);
 
+  /// What the status page shows of a refusal or a failed call: the audit
+  /// record without arguments (and records never hold tokens).
+  struct Notable {
+    double unix_ms = 0;
+    std::string event, principal, mode, tool, server, upstream_tool, outcome, reason, trace_id;
+    double ms = -1;
+  };
+  /// How many of them are kept (the newest).
+  static constexpr std::size_t kNotableKept = 100;
+  /// Whether a record with `outcome` is wanted: always for the audit log,
+  /// and for the status page's recent failures when it is not `ok`.
+  bool wants(std::string_view outcome) const { return enabled() || outcome != "ok"; }
+  /// The last refusals and failed calls, oldest first, audit log or not.
+  std::vector<Notable> recent() const;
+
   /// The line `r` becomes under `arguments` (exposed for tests and the
   /// benchmark); `now_ms` is the Unix time in ms.
   static std::string format(const AuditRecord& r, config::Audit::Arguments arguments, double now_ms);
@@ -84,6 +100,8 @@ class Audit {
   std::FILE* file_ = nullptr;   ///< touched by the writer thread only, after open
   std::string open_path_;       ///< what file_ is
   std::thread writer_;
+  mutable std::mutex recent_mu_;
+  std::deque<Notable> recent_;
 };
 
 /// "sha256:<hex>" of the canonical JSON of `v` (object keys sorted, no

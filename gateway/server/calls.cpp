@@ -1,6 +1,13 @@
 #include "server/calls.hpp"
 
 namespace mcpgw::server {
+
+ClientRequestLimits client_limits(const Services& sv) {
+  const auto& l = sv.settings.config()->limits;
+  return {static_cast<std::size_t>(l.max_client_requests_per_call),
+          static_cast<std::size_t>(l.max_client_requests_per_session)};
+}
+
 namespace {
 
 /// The server's client of a parked call: the engine keeps the ClientCall
@@ -75,7 +82,7 @@ Task<Answer> mrtr(Services& sv, Request& r, const std::string& target, const jso
 
 Task<Answer> execute(Services& sv, Request& r, std::string target, const json::Value* args, Work work) {
   if (r.context.stateless) co_return co_await mrtr(sv, r, target, args, std::move(work));
-  auto client = std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, nullptr);
+  auto client = std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, nullptr, client_limits(sv));
   struct CloseAtEnd {
     ClientCall& c;
     ~CloseAtEnd() { c.close(); }
@@ -150,7 +157,7 @@ Task<saga::Engine::Outcome> drive(Services& sv, Request& r, std::shared_ptr<saga
     // answered.
     auto inbox = std::make_shared<saga::Inbox>();
     inbox->preload(answers);
-    auto client = std::make_shared<ClientCall>(r.session, ex, sv.forwarded_ids, inbox, !sagas);
+    auto client = std::make_shared<ClientCall>(r.session, ex, sv.forwarded_ids, inbox, client_limits(sv), !sagas);
     client->progress().retarget(r.progress_token());
     // Not the request's strand: the call outlives the request, and its
     // continuations come on other connections.

@@ -18,6 +18,9 @@ namespace mcpgw::server {
 /// work outlives the request that started it.
 using Work = std::function<Task<upstream::Reply>(std::shared_ptr<ClientCall>, CancelSignal&, Progress*)>;
 
+/// How many requests a call's client may be asked (limits.max_client_requests_*).
+ClientRequestLimits client_limits(const Services& sv);
+
 /// Runs `work` for `r`: streamed to a session's client, suspended for a
 /// stateless one (MRTR: `input_required` and a signed requestState; a
 /// retry resumes it). `target` and `args` identify the request in its

@@ -72,6 +72,23 @@ upstream::Reply capability_error(const std::string& client, std::string_view met
   return r;
 }
 
+/// The refusal of a server-to-client request over `limit` (`count`
+/// requests `whose` await the client already).
+upstream::Reply over_limit(std::string_view limit, std::size_t count, std::string_view whose, std::string_view method) {
+  return upstream::Reply::error(-32000, "mcpgw: limits." + std::string(limit) + " (" + std::to_string(count) +
+                                            ") reached: that many requests " + std::string(whose) +
+                                            " await the client's answer, so " + std::string(method) +
+                                            " was not sent to it");
+}
+
+/// notifications/cancelled for our request `id` to the client.
+std::string withdrawal(const std::string& id, std::string_view reason) {
+  json::Document p(rapidjson::kObjectType);
+  p.AddMember("requestId", json::str(id, p.GetAllocator()), p.GetAllocator());
+  p.AddMember("reason", json::str(reason, p.GetAllocator()), p.GetAllocator());
+  return jsonrpc::make_notification("notifications/cancelled", &p);
+}
+
 upstream::Reply answered(const jsonrpc::Message& m) {
   if (const json::Value* e = m.error()) return {true, json::clone(*e)};
   const json::Value* r = m.result();
@@ -116,17 +133,18 @@ void Progress::send(const json::Value& params) {
     if (token_.IsNull()) return;
     json::set(n, "progressToken", json::Value(token_, n.GetAllocator()), n.GetAllocator());
   }
-  client_.send(jsonrpc::make_notification("notifications/progress", &n));
+  client_.send_progress(jsonrpc::make_notification("notifications/progress", &n));
 }
 
 ClientCall::ClientCall(std::shared_ptr<McpSession> s, transport::Exchange& ex, std::atomic<std::uint64_t>& ids,
-                       std::shared_ptr<saga::Inbox> inbox, bool checks_capabilities)
+                       std::shared_ptr<saga::Inbox> inbox, ClientRequestLimits limits, bool checks_capabilities)
     : s_(std::move(s)),
       session_id_(s_->id()),
       ex_(&ex),
       ids_(ids),
       inbox_(std::move(inbox)),
-      checks_capabilities_(checks_capabilities) {}
+      checks_capabilities_(checks_capabilities),
+      limits_(limits) {}
 
 Task<upstream::Reply> ClientCall::request(std::string_view method, const json::Value* params,
                                           Clock::time_point deadline, CancelSignal& cancel) {
@@ -159,7 +177,18 @@ Task<upstream::Reply> ClientCall::request(std::string_view method, const json::V
   {
     std::lock_guard lk(mu_);
     if (!task_.empty() && mcp::related_task(clean)) mcp::set_related_task(clean, task_, clean.GetAllocator());
+    if (asking_ >= limits_.per_call)
+      co_return over_limit("max_client_requests_per_call", limits_.per_call, "of this call", method);
+    ++asking_;
   }
+  // However the request ends, it no longer counts.
+  struct Asked {
+    ClientCall& call;
+    ~Asked() {
+      std::lock_guard lk(call.mu_);
+      --call.asking_;
+    }
+  } asked{*this};
   // A request the upstream wants run as a task goes as an ordinary one to
   // a client that runs no such tasks (the spec's receiver then answers it
   // normally); a client asked mid-call in the stateless way never does.
@@ -245,24 +274,32 @@ Task<upstream::Reply> ClientCall::stream_request(std::string_view method, json::
       co_return upstream::Reply::error(jsonrpc::kInternalError,
                                     "mcpgw: " + client + " accepts only a JSON response to its call, so it cannot be "
                                     "asked " + std::string(method) + " in the middle of it");
+    if (!s_->await_answer(id, weak_from_this(), limits_.per_session))
+      co_return over_limit("max_client_requests_per_session", limits_.per_session, "of this session", method);
     pending_[id] = pending;
-    s_->await_answer(id, weak_from_this());
     json::Document req(rapidjson::kObjectType);
     auto& a = req.GetAllocator();
     req.AddMember("jsonrpc", "2.0", a);
     req.AddMember("id", json::str(id, a), a);
     req.AddMember("method", json::str(method, a), a);
     if (has_params) req.AddMember("params", json::Value(params, a), a);
-    ex_->send(json::write(req));
+    if (!ex_->send(json::write(req))) {
+      pending_.erase(id);
+      s_->forget_answer(id);
+      co_return upstream::Reply::error(jsonrpc::kInternalError,
+                                       "mcpgw: " + std::string(method) + " could not be sent to " + client +
+                                           ": its response stream is full (it reads too slowly) or the call ended");
+    }
   }
   // Whoever gives up first ends the wait: the client's answer, the
-  // upstream withdrawing the request, the session ending, the deadline.
+  // upstream withdrawing the request, the call or the session ending, the
+  // deadline.
   bool woken = true;
   for (;;) {
     const auto seen = changed_.generation();
     {
       std::lock_guard lk(mu_);
-      if (pending->answer || cancel.cancelled() || gone_) break;
+      if (pending->answer || cancel.cancelled() || gone_ || closed_) break;
     }
     if (!co_await changed_.wait(seen, deadline, &cancel)) {
       woken = false;
@@ -274,13 +311,12 @@ Task<upstream::Reply> ClientCall::stream_request(std::string_view method, json::
   s_->forget_answer(id);
   if (pending->answer) co_return std::move(*pending->answer);
   if (gone_) co_return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: " + client + "'s session ended");
+  // Withdrawn from the client when the call ended (close()).
+  if (closed_)
+    co_return upstream::Reply::error(jsonrpc::kInternalError,
+                                     "mcpgw: the client's call ended before it answered " + std::string(method));
   // Unanswered: tell the client to stop asking its user or model.
-  json::Document p(rapidjson::kObjectType);
-  p.AddMember("requestId", json::str(id, p.GetAllocator()), p.GetAllocator());
-  p.AddMember("reason", json::ref(woken ? "the server withdrew the request" : "no answer in time"), p.GetAllocator());
-  std::string note = jsonrpc::make_notification("notifications/cancelled", &p);
-  if (!closed_) ex_->send(std::move(note));
-  else s_->notify(std::move(note));
+  ex_->send(withdrawal(id, woken ? "the server withdrew the request" : "no answer in time"));
   if (woken)
     co_return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the server withdrew " + std::string(method));
   co_return upstream::Reply::error(jsonrpc::kInternalError,
@@ -301,9 +337,9 @@ void ClientCall::notify(std::string_view method, const json::Value* params) {
   ex_->send(jsonrpc::make_notification(method, params));
 }
 
-void ClientCall::send(std::string msg) {
+void ClientCall::send_progress(std::string msg) {
   std::lock_guard lk(mu_);
-  if (!closed_ && ex_) ex_->send(std::move(msg));
+  if (!closed_ && ex_) ex_->progress(std::move(msg));
 }
 
 void ClientCall::answer(const std::string& id, jsonrpc::Message msg) {
@@ -316,7 +352,13 @@ void ClientCall::answer(const std::string& id, jsonrpc::Message msg) {
 
 void ClientCall::close() {
   std::lock_guard lk(mu_);
+  if (closed_) return;
+  // On the call's own stream, before its answer: the client stops asking
+  // its user or model about a call that is over.
+  for (const auto& [id, pending] : pending_)
+    if (!pending->answer && ex_) ex_->send(withdrawal(id, "the call ended"));
   closed_ = true;
+  changed_.notify();
 }
 
 void ClientCall::abandon() {

@@ -50,6 +50,14 @@ class Progress {
   std::optional<double> last_;
 };
 
+/// How many server-to-client requests may await the client's answer at
+/// once (limits.max_client_requests_per_call, _per_session). One more is
+/// answered to the upstream at once with error -32000 naming the limit.
+struct ClientRequestLimits {
+  std::size_t per_call = 64;
+  std::size_t per_session = 256;
+};
+
 class ClientCall final : public upstream::ClientChannel, public std::enable_shared_from_this<ClientCall> {
  public:
   /// `inbox`: the call suspends (the client speaks the stateless revision
@@ -58,7 +66,7 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
   /// capability for is refused (a saga client answers whatever steps it is
   /// handed: it declared nothing for them).
   ClientCall(std::shared_ptr<McpSession> s, transport::Exchange& ex, std::atomic<std::uint64_t>& ids,
-             std::shared_ptr<saga::Inbox> inbox, bool checks_capabilities = true);
+             std::shared_ptr<saga::Inbox> inbox, ClientRequestLimits limits, bool checks_capabilities = true);
 
   const std::string& session() const override { return session_id_; }
   Task<upstream::Reply> request(std::string_view method, const json::Value* params,
@@ -67,14 +75,17 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
   json::Document capabilities() const override;
   std::string log_level() const override;
 
-  /// Sends a message related to the request now being served (progress).
-  void send(std::string msg);
+  /// Sends a progress notification of the request now being served (one
+  /// still waiting for a slow client is replaced by it).
+  void send_progress(std::string msg);
   /// The call's progress reporter.
   Progress& progress() { return progress_; }
 
   /// The client's answer to our request `id` (stateful revisions).
   void answer(const std::string& id, jsonrpc::Message msg);
-  /// The request is over: nothing more is sent through its stream.
+  /// The request is over: its requests still awaiting the client are
+  /// withdrawn (notifications/cancelled, before the answer) and nothing
+  /// more is sent through its stream.
   void close();
   /// The session ended: no answer will come.
   void abandon();
@@ -112,10 +123,12 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
   std::atomic<std::uint64_t>& ids_;
   const std::shared_ptr<saga::Inbox> inbox_;
   const bool checks_capabilities_;
+  const ClientRequestLimits limits_;
   Progress progress_{*this};
   mutable std::mutex mu_;
-  Event changed_;  ///< an answer came, the session ended
+  Event changed_;  ///< an answer came, the call ended, the session ended
   bool closed_ = false, gone_ = false;
+  std::size_t asking_ = 0;  ///< requests of this call awaiting the client
   std::map<std::string, std::shared_ptr<Pending>> pending_;  ///< by our request id
   std::string task_;  ///< the gateway task served, "" for none
   std::map<std::string, std::string> client_tasks_;  ///< the gateway's id -> the client's

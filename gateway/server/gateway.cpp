@@ -10,6 +10,8 @@
 #include <chrono>
 
 #include "server/access.hpp"
+#include "server/status.hpp"
+#include "util/random.hpp"
 
 namespace mcpgw::server {
 
@@ -41,6 +43,8 @@ Gateway::~Gateway() {
   cluster_->stop();
   router_.drain();
   stop_upstreams();
+  // What the calls recorded goes out while the loop still runs.
+  if (exporter_) exporter_->shutdown(std::chrono::seconds(2));
   rebuilds_.reset();
   // Unload the plugins now, while the logger and everything they may touch
   // still exist: the snapshot and this list hold the last references.
@@ -115,6 +119,27 @@ Result<void> Gateway::await_upstreams() {
     if (stopping_) return {};
   }
   if (!snap->errors.empty()) return Error{snap->errors.front()};
+  return {};
+}
+
+Result<void> Gateway::start_telemetry() {
+  const auto& otlp = config()->telemetry.otlp;
+  if (otlp.endpoint.empty()) return {};
+  telemetry::ExporterSettings s;
+  s.endpoint = otlp.endpoint;
+  s.headers = otlp.headers;
+  s.sample_ratio = otlp.sample_ratio;
+  s.resource.attributes = {{"service.name", otlp.service_name},
+                           {"service.version", std::string(MCPGW_VERSION)},
+                           {"service.instance.id", unique_hex(16)}};
+  s.on_exported = [this](std::size_t n) { metrics_.spans_exported(n); };
+  s.on_dropped = [this](std::size_t n) { metrics_.spans_dropped(n); };
+  auto exporter = telemetry::Exporter::create(io_, std::move(s));
+  if (!exporter) return Error{exporter.error()};
+  exporter_ = std::move(*exporter);
+  exporter_->start();
+  router_.set_spans(exporter_.get());
+  spdlog::info("otlp: exporting spans to {}/v1/traces (sample ratio {})", otlp.endpoint, otlp.sample_ratio);
   return {};
 }
 
@@ -214,7 +239,7 @@ Result<void> Gateway::bind_http() {
 
 template <typename Server>
 void Gateway::add_operator_endpoints(Server& http, const transport::HttpServer& mcp) {
-  http.add_get("/healthz", [] { return transport::SimpleResponse{200, "text/plain", "ok\n"}; });
+  http.add_get("/healthz", [] { return transport::SimpleResponse{200, "text/plain", "ok\n", {}}; });
   http.add_get("/readyz", [this] {
     json::Document d(rapidjson::kObjectType);
     auto& a = d.GetAllocator();
@@ -253,8 +278,31 @@ void Gateway::add_operator_endpoints(Server& http, const transport::HttpServer& 
     d.AddMember("ready", ready, a);
     d.AddMember("down", down, a);
     d.AddMember("circuits", circuits, a);
-    return transport::SimpleResponse{ready ? 200 : 503, "application/json", json::write(d)};
+    return transport::SimpleResponse{ready ? 200 : 503, "application/json", json::write(d), {}};
   });
+  // The status page: the document is static, its data asks for a token
+  // on the MCP listener when auth is set (browsers cannot send one with a
+  // page load; the page asks for it).
+  const std::vector<std::pair<std::string, std::string>> page_headers = {
+      {"Content-Security-Policy",
+       "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
+      {"X-Content-Type-Options", "nosniff"},
+      {"Cache-Control", "no-store"}};
+  http.add_get("/", [page_headers] {
+    return transport::SimpleResponse{200, "text/html; charset=utf-8", std::string(status_html()), page_headers};
+  });
+  http.add_get(
+      "/status.json",
+      [this] {
+        return transport::SimpleResponse{200, "application/json", status_document(), {{"Cache-Control", "no-store"}}};
+      },
+      transport::GetAccess::Token);
+  http.add_get(
+      "/status/catalog.json",
+      [this] {
+        return transport::SimpleResponse{200, "application/json", catalog_document(), {{"Cache-Control", "no-store"}}};
+      },
+      transport::GetAccess::Token);
   http.add_get("/metrics", [this, server = &mcp] {
     metrics_.set_suspended(static_cast<double>(router_.suspended_calls()));
     metrics_.set_open_streams(static_cast<double>(server->open_streams()));
@@ -263,8 +311,39 @@ void Gateway::add_operator_endpoints(Server& http, const transport::HttpServer& 
       on_circuit(u->name(), u->circuit());
       metrics_.set_queued(u->name(), u->calls_waiting());
     }
-    return transport::SimpleResponse{200, "text/plain; version=0.0.4", metrics_.render()};
+    return transport::SimpleResponse{200, "text/plain; version=0.0.4", metrics_.render(), {}};
   });
+}
+
+std::string Gateway::status_document() {
+  StatusInputs in;
+  in.config = config();
+  in.upstreams = upstreams();
+  in.plugins = plugins();
+  in.plugin_errors = plugin_errors();
+  in.snapshot = catalog_.snapshot();
+  in.principals = router_.sessions_by_principal();
+  in.suspended = router_.suspended_calls();
+  {
+    std::lock_guard lk(serve_mu_);
+    in.open_streams = http_ ? http_->open_streams() : 0;
+  }
+  in.recent = router_.audit().recent();
+  in.series = metrics_.history().snapshot();
+  in.started_unix_ms = started_unix_ms_;
+  return status_json(in);
+}
+
+std::string Gateway::catalog_document() {
+  auto snap = catalog_.snapshot();
+  std::lock_guard lk(status_mu_);
+  // Built once per catalog generation: thousands of tools are a few
+  // milliseconds of work, not one per page refresh.
+  if (!catalog_json_ || catalog_json_generation_ != snap->generation) {
+    catalog_json_ = std::make_shared<const std::string>(catalog_json(*snap));
+    catalog_json_generation_ = snap->generation;
+  }
+  return *catalog_json_;
 }
 
 int Gateway::serve_http() {
@@ -292,7 +371,10 @@ int Gateway::serve_http() {
 int Gateway::serve_stdio(const std::string& mode) {
   transport::ClientContext ctx;
   ctx.mode = mode;
-  transport::StdioServer stdio(router_, ctx, io_);
+  const auto& limits = config()->limits;
+  transport::StdioServer stdio(router_, ctx, io_,
+                               {static_cast<std::size_t>(limits.max_batch_size),
+                                static_cast<std::size_t>(limits.batch_concurrency)});
   {
     std::lock_guard lk(serve_mu_);
     if (stopping_) return 0;
@@ -371,6 +453,7 @@ Result<void> Gateway::reload(const std::string& path) {
     }
   }
   if (!(next->cluster == prev->cluster)) spdlog::warn("reload: changes to cluster take effect after a restart");
+  if (!(next->telemetry == prev->telemetry)) spdlog::warn("reload: changes to telemetry take effect after a restart");
   // A changed server keeps its old upstream in the list until the new one
   // is up: calls go on meanwhile, and none waits on a connection not there.
   std::vector<std::shared_ptr<upstream::Upstream>> kept, started, removed;

@@ -1,6 +1,8 @@
 #pragma once
 // The running gateway: upstreams, catalog, router and the downstream
 // transport, wired together and started/stopped in the right order.
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "plugin/plugin.hpp"
 #include "server/metrics.hpp"
 #include "server/router.hpp"
+#include "telemetry/exporter.hpp"
 #include "transport/admin_server.hpp"
 #include "util/worker_pool.hpp"
 #include "transport/http_server.hpp"
@@ -34,6 +37,9 @@ class Gateway final : public upstream::Listener {
   /// upstream tools under one exposed name, a welcome.tool that does not
   /// exist). Logs "start-up: every upstream tried once" when it is over.
   Result<void> await_upstreams();
+  /// Starts the span exporter when telemetry.otlp.endpoint is set (before
+  /// serving; `mcpgw check` does not).
+  Result<void> start_telemetry();
   /// Creates the HTTP server and binds its port (before the upstreams
   /// start, so a port in use fails fast); the error names the address.
   Result<void> bind_http();
@@ -85,12 +91,18 @@ class Gateway final : public upstream::Listener {
   /// the metrics count.
   template <typename Server>
   void add_operator_endpoints(Server& server, const transport::HttpServer& mcp);
+  /// The status page's data (/status.json) and catalog (/status/catalog.json).
+  std::string status_document();
+  std::string catalog_document();
 
   // First member: every socket, pipe and timer below lives on it, so it is
   // destroyed last.
   transport::Io io_;
   mutable std::mutex state_mu_;  // guards cfg_, upstreams_, plugins_ and plugin_errors_
   std::shared_ptr<const config::Config> cfg_;
+  /// telemetry.otlp, when set. Before everything that records spans into
+  /// it (the router, the upstreams' calls), so it outlives them.
+  std::shared_ptr<telemetry::Exporter> exporter_;
   std::vector<std::shared_ptr<upstream::Upstream>> upstreams_;
   /// Upstreams a reload took out of upstreams_ that may still finish calls.
   std::vector<std::weak_ptr<upstream::Upstream>> retiring_;
@@ -114,6 +126,12 @@ class Gateway final : public upstream::Listener {
   /// building thousands of tools and their search index is CPU work): one
   /// at a time, in order. Stopped once the upstreams are.
   std::unique_ptr<WorkerPool> rebuilds_ = std::make_unique<WorkerPool>(0, 1);
+  const std::int64_t started_unix_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            std::chrono::system_clock::now().time_since_epoch())
+                                            .count();
+  std::mutex status_mu_;  ///< guards the catalog document cache
+  std::shared_ptr<const std::string> catalog_json_;
+  std::uint64_t catalog_json_generation_ = 0;
 };
 
 }  // namespace mcpgw::server

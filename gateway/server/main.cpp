@@ -153,6 +153,10 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  if (auto traced = gw.start_telemetry(); !traced) {
+    std::fprintf(stderr, "mcpgw: %s\n", traced.error().c_str());
+    return 2;
+  }
   SignalThread signals(gw, config_path, grace);
   gw.start_upstreams();
   auto invalid = [&](const std::string& why) { spdlog::error("{}: {}", config_path, why); };

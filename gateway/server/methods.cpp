@@ -39,7 +39,7 @@ Answer Answer::page(std::string_view key, std::vector<std::string_view> items, j
   return out;
 }
 
-std::string Answer::write(const json::Value& id) const {
+std::string Answer::write(const jsonrpc::Id& id) const {
   if (error_) return jsonrpc::make_error_response(id, body_);
   if (page_key_.empty()) return jsonrpc::make_result(id, body_);
   // The page's items first, as listed, then the rest of the result.

@@ -52,7 +52,7 @@ class Answer {
   /// The result (without a page's items) or the error object.
   json::Document& body() { return body_; }
   /// The response to request `id`, serialised.
-  std::string write(const json::Value& id) const;
+  std::string write(const jsonrpc::Id& id) const;
 
  private:
   Answer(json::Document body, bool error) : body_(std::move(body)), error_(error) {}
@@ -101,6 +101,8 @@ struct Services {
   /// The replicas' shared state; null for a process alone (no
   /// cluster.redis or cluster.secret) and on stdio.
   cluster::Cluster* cluster = nullptr;
+  /// Where spans go (telemetry.otlp); null = none recorded.
+  mcp::SpanSink* spans = nullptr;
 };
 
 /// One request as its handler sees it.
@@ -112,7 +114,7 @@ struct Request {
   std::shared_ptr<transport::Exchange> exchange;
   const mcp::RequestContext& context;
 
-  const json::Value& id() const { return message.id(); }
+  const jsonrpc::Id& id() const { return message.id(); }
   const json::Value* params() const { return message.params(); }
   /// `params._meta.progressToken`, or null.
   const json::Value* progress_token() const;

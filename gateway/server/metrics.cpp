@@ -43,6 +43,17 @@ struct Metrics::Impl {
                                            .Help("Audit lines dropped (queue full or write failed)")
                                            .Register(*registry)
                                            .Add({});
+  prometheus::Counter& spans_exported = prometheus::BuildCounter()
+                                            .Name("mcpgw_otlp_spans_exported_total")
+                                            .Help("Spans the OTLP collector accepted")
+                                            .Register(*registry)
+                                            .Add({});
+  prometheus::Counter& spans_dropped =
+      prometheus::BuildCounter()
+          .Name("mcpgw_otlp_spans_dropped_total")
+          .Help("Spans not exported: the queue was full, or the collector refused or stayed unreachable")
+          .Register(*registry)
+          .Add({});
   prometheus::Gauge& streams = prometheus::BuildGauge()
                                    .Name("mcpgw_open_streams")
                                    .Help("Open server-to-client streams")
@@ -108,6 +119,7 @@ void Metrics::message(std::string_view method) {
 
 void Metrics::tool_call(const std::string& server, const std::string& tool, std::string_view via,
                         std::string_view outcome, double seconds) {
+  history_.record(server, outcome == "ok", seconds);
   static const prometheus::Histogram::BucketBoundaries kBuckets = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30};
   std::string key = server;
   for (std::string_view part : {std::string_view(tool), via, outcome}) {
@@ -147,6 +159,8 @@ void Metrics::set_suspended(double n) { impl_->suspended.Set(n); }
 void Metrics::refused(std::string_view reason) { impl_->refused.Add({{"reason", std::string(reason)}}).Increment(); }
 
 void Metrics::audit_dropped() { impl_->audit_dropped.Increment(); }
+void Metrics::spans_exported(std::size_t n) { impl_->spans_exported.Increment(static_cast<double>(n)); }
+void Metrics::spans_dropped(std::size_t n) { impl_->spans_dropped.Increment(static_cast<double>(n)); }
 
 std::string Metrics::render() const {
   prometheus::TextSerializer s;

@@ -1,8 +1,11 @@
 #pragma once
 // Prometheus metrics of the gateway, served on /metrics.
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
+
+#include "server/call_history.hpp"
 
 namespace mcpgw::server {
 
@@ -34,12 +37,19 @@ class Metrics {
   void refused(std::string_view reason);
   /// An audit line that could not be queued or written.
   void audit_dropped();
+  /// Spans the OTLP collector accepted, and spans dropped (queue full,
+  /// refused, collector unreachable for too long).
+  void spans_exported(std::size_t n);
+  void spans_dropped(std::size_t n);
   /// The Prometheus text exposition.
   std::string render() const;
+  /// The last 15 minutes of tool calls per origin (the status page's charts).
+  const CallHistory& history() const { return history_; }
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  CallHistory history_;
 };
 
 }  // namespace mcpgw::server

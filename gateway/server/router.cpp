@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "server/client_call.hpp"
+#include "server/server_span.hpp"
 #include "server/tasks.hpp"
 
 namespace mcpgw::server {
@@ -54,9 +55,11 @@ void Router::set_config(std::shared_ptr<const config::Config> cfg, std::shared_p
 
 std::size_t Router::suspended_calls() const { return engine_.parked_count(); }
 
-void Router::refused(const transport::ClientContext& ctx, std::string_view reason, std::string_view detail) {
+void Router::refused(const transport::ClientContext& ctx, std::string_view reason, std::string_view detail,
+                     std::string_view tool) {
   AuditRecord r;
   r.principal = ctx.principal;
+  r.tool = std::string(tool);
   // The mode the request targeted: the default one for the plain MCP path.
   r.mode = ctx.mode.empty() ? settings_.config()->default_mode : ctx.mode;
   r.reason = std::string(detail);
@@ -142,9 +145,9 @@ void Router::handle(const std::shared_ptr<transport::Session>& session, jsonrpc:
   if (msg.is_response()) {
     // An answer to a request an upstream sent this client through us.
     metrics_.message("response");
-    if (!msg.id().IsString()) return;
-    std::string id = msg.id().GetString();
-    if (auto call = s->asker(id)) call->answer(id, std::move(msg));
+    auto id = msg.id().string();
+    if (!id) return;
+    if (auto call = s->asker(*id)) call->answer(*id, std::move(msg));
     return;
   }
   metrics_.message(msg.method());
@@ -167,13 +170,18 @@ void Router::request(const std::shared_ptr<McpSession>& parent, jsonrpc::Message
   auto ctx = std::make_shared<mcp::RequestContext>(std::move(std::get<mcp::RequestContext>(decoded)));
   // A stateless request's own view of its client, from its envelope.
   auto s = ctx->stateless ? McpSession::for_request(parent, ctx->envelope) : parent;
+  // A stream lasts as long as its client listens: no span of its own.
+  auto span = method->runs == Runs::Stream ? nullptr : start_server_span(services_.spans, msg, *s, *ctx);
   // The job may outlive this call, so it owns what it reads.
   auto m = std::make_shared<jsonrpc::Message>(std::move(msg));
-  if (method->runs == Runs::Async) return run_async(parent, s, *method, std::move(m), std::move(ex), std::move(ctx));
-  auto job = [this, method, s, m, ex, ctx] {
+  if (method->runs == Runs::Async)
+    return run_async(parent, s, *method, std::move(m), std::move(ex), std::move(ctx), std::move(span));
+  auto job = [this, method, s, m, ex, ctx, span] {
     Request r{s, *m, ex, *ctx};
     if (method->runs == Runs::Stream) return method->stream(services_, r);
-    ex->reply(finish(method->answer(services_, r), *m, *ctx));
+    Answer answer = method->answer(services_, r);
+    end_server_span(span, answer);
+    ex->reply(finish(std::move(answer), *m, *ctx));
   };
   if (method->runs == Runs::Inline) return job();
   run_blocking(*m, ex, std::move(job));
@@ -190,8 +198,9 @@ std::string Router::finish(Answer answer, const jsonrpc::Message& m, const mcp::
 
 void Router::run_async(const std::shared_ptr<McpSession>& parent, const std::shared_ptr<McpSession>& s,
                        const Method& method, std::shared_ptr<jsonrpc::Message> m,
-                       std::shared_ptr<transport::Exchange> ex, std::shared_ptr<mcp::RequestContext> ctx) {
-  std::string key = json::write(m->id());
+                       std::shared_ptr<transport::Exchange> ex, std::shared_ptr<mcp::RequestContext> ctx,
+                       std::shared_ptr<mcp::SpanTimer> span) {
+  std::string key(m->id().json());
   parent->track(key, ex);
   {
     std::lock_guard lk(in_flight_->mu);
@@ -217,9 +226,10 @@ void Router::run_async(const std::shared_ptr<McpSession>& parent, const std::sha
   if (!strand) strand = asio::make_strand(io_);
   asio::co_spawn(
       strand,
-      [this, &method, s, m, ex, ctx]() -> Task<> {
+      [this, &method, s, m, ex, ctx, span]() -> Task<> {
         Request r{s, *m, ex, *ctx};
         Answer answer = co_await method.task(services_, r);
+        end_server_span(span, answer);
         ex->reply(finish(std::move(answer), *m, *ctx));
       },
       [m, ex, done](std::exception_ptr e) {

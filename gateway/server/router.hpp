@@ -43,6 +43,9 @@ class Router final : public transport::Handler {
   void stream_opened(const std::shared_ptr<transport::Session>& session) override;
   void stream_closed(const std::shared_ptr<transport::Session>& session) override;
 
+  /// Records a span of every request, and of the upstream work done for
+  /// it, into `spans` (which outlives the router's serving); before serving.
+  void set_spans(mcp::SpanSink* spans) { services_.spans = spans; }
   /// Shares sessions' state with the other replicas through `cluster`
   /// (which outlives the router's serving); before serving.
   void set_cluster(cluster::Cluster& cluster);
@@ -64,9 +67,12 @@ class Router final : public transport::Handler {
   void drain();
   /// The audit log (reopened on SIGHUP).
   Audit& audit() { return audit_; }
+  /// Live sessions per principal, most first (the status page).
+  std::vector<std::pair<std::string, std::size_t>> sessions_by_principal() { return sessions_.count_by_principal(); }
   /// Calls suspended while their client answers (MRTR, sagas).
   std::size_t suspended_calls() const;
-  void refused(const transport::ClientContext& ctx, std::string_view reason, std::string_view detail) override;
+  void refused(const transport::ClientContext& ctx, std::string_view reason, std::string_view detail,
+               std::string_view tool) override;
 
  private:
   /// Answers request `msg` of `parent` (the transport's session), after
@@ -81,7 +87,7 @@ class Router final : public transport::Handler {
   /// is in `parent`'s requests in flight meanwhile (notifications/cancelled).
   void run_async(const std::shared_ptr<McpSession>& parent, const std::shared_ptr<McpSession>& s,
                  const Method& method, std::shared_ptr<jsonrpc::Message> m, std::shared_ptr<transport::Exchange> ex,
-                 std::shared_ptr<mcp::RequestContext> ctx);
+                 std::shared_ptr<mcp::RequestContext> ctx, std::shared_ptr<mcp::SpanTimer> span);
   /// The answer of `m`, in the form its era wants, serialised.
   std::string finish(Answer answer, const jsonrpc::Message& m, const mcp::RequestContext& ctx);
   /// Queues `task` on the worker pool; false once it is shutting down.

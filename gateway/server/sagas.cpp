@@ -91,27 +91,18 @@ std::shared_ptr<json::Document> trace_meta(const json::Value* params) {
 }  // namespace
 
 Task<Answer> call_saga(Services& sv, Request& r) {
-  const json::Value* p = r.params();
-  if (!p || !p->IsObject()) co_return Answer::invalid_params("tools/callSaga needs params");
-  auto name = json::get_string(*p, "name");
-  if (!name) co_return Answer::invalid_params("name must be a string");
-  const json::Value* args = json::find(*p, "arguments");
-  if (args && !args->IsObject() && !args->IsNull()) co_return Answer::invalid_params("arguments must be an object");
-  auto snap = sv.catalog.snapshot();
-  auto mode = snap->mode_index(r.session->mode());
-  auto meta = resolve_meta_tool(*snap, mode, *name, args);
-  if (auto* answered = std::get_if<Answer>(&meta)) co_return std::move(*answered);
-  name = std::get<ToolTarget>(meta).name;
-  args = std::get<ToolTarget>(meta).args;
-  const catalog::ExposedTool* tool = mode ? snap->find_tool(*name, *mode) : nullptr;
-  if (!tool) co_return Answer::error(jsonrpc::kInvalidParams, "Unknown tool: " + std::string(*name));
+  auto resolved = co_await called_tool(sv, r);
+  if (auto* refused = std::get_if<Answer>(&resolved)) co_return std::move(*refused);
+  const CalledTool& c = std::get<CalledTool>(resolved);
+  const catalog::ExposedTool* tool = c.tool;
   auto arguments = std::make_shared<json::Document>(rapidjson::kObjectType);
-  if (args && args->IsObject()) arguments->CopyFrom(*args, arguments->GetAllocator());
+  if (c.args) arguments->CopyFrom(*c.args, arguments->GetAllocator());
   std::shared_ptr<saga::Parked> parked;
   auto started = std::chrono::steady_clock::now();
   json::Value none(rapidjson::kObjectType);
   auto outcome = co_await drive(sv, r, parked, none,
-                                tool_work(sv, *r.session, snap, *mode, *tool, arguments, trace_meta(r.params())), true);
+                                tool_work(sv, *r.session, c.snap, c.mode, *tool, arguments, trace_meta(r.params()), r.context.span),
+                                true);
   audit_round(sv, r, "saga_round", tool->name, &*arguments, outcome,
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
   co_return saga_reply(sv, r, std::move(outcome), parked, tool->name, *arguments);
@@ -166,7 +157,7 @@ Task<Answer> resume_saga(Services& sv, Request& r) {
   auto arguments = std::make_shared<json::Document>(json::clone(*args));
   std::shared_ptr<saga::Parked> parked = sv.engine.take(c.state);
   auto started = std::chrono::steady_clock::now();
-  Work work = parked ? Work() : tool_work(sv, *r.session, snap, *mode, *tool, arguments, trace_meta(r.params()));
+  Work work = parked ? Work() : tool_work(sv, *r.session, snap, *mode, *tool, arguments, trace_meta(r.params()), r.context.span);
   auto outcome = co_await drive(sv, r, parked, answers, std::move(work), true);
   audit_round(sv, r, "saga_round", tool->name, &*arguments, outcome,
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());

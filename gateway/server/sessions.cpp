@@ -1,5 +1,8 @@
 #include "server/sessions.hpp"
 
+#include <algorithm>
+#include <map>
+
 #include "server/client_call.hpp"
 
 namespace mcpgw::server {
@@ -93,9 +96,11 @@ std::shared_ptr<transport::Exchange> McpSession::in_flight(const std::string& ke
   return it == inflight_.end() ? nullptr : it->second.lock();
 }
 
-void McpSession::await_answer(const std::string& id, std::weak_ptr<ClientCall> call) {
+bool McpSession::await_answer(const std::string& id, std::weak_ptr<ClientCall> call, std::size_t max) {
   std::lock_guard lk(mu_);
+  if (forwarded_.size() >= max) return false;
   forwarded_[id] = std::move(call);
+  return true;
 }
 
 void McpSession::forget_answer(const std::string& id) {
@@ -179,6 +184,17 @@ void Sessions::update_log_level() {
   if (!asked || wanted.empty() || wanted == upstream_log_level_) return;
   upstream_log_level_ = wanted;
   log_level_hook_(wanted);
+}
+
+std::vector<std::pair<std::string, std::size_t>> Sessions::count_by_principal() {
+  std::map<std::string, std::size_t> counts;
+  {
+    std::lock_guard lk(mu_);
+    for (const auto& s : live_) ++counts[s->context().principal];
+  }
+  std::vector<std::pair<std::string, std::size_t>> out(counts.begin(), counts.end());
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
 }
 
 }  // namespace mcpgw::server

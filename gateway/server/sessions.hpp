@@ -73,8 +73,9 @@ class McpSession final : public transport::Session, public std::enable_shared_fr
 
   // --- requests forwarded to the client (server-to-client) ---
 
-  /// `call` waits for the client's answer to our request `id`.
-  void await_answer(const std::string& id, std::weak_ptr<ClientCall> call);
+  /// `call` waits for the client's answer to our request `id`; false (and
+  /// nothing recorded) when `max` requests of the session already wait.
+  bool await_answer(const std::string& id, std::weak_ptr<ClientCall> call, std::size_t max);
   void forget_answer(const std::string& id);
   /// The call waiting for the answer to `id`, if any.
   std::shared_ptr<ClientCall> asker(const std::string& id) const;
@@ -114,6 +115,8 @@ class Sessions {
   /// Recomputes the most verbose level the sessions want; tells the hook
   /// when it changed.
   void update_log_level();
+  /// How many live sessions each principal has ("" = anonymous), most first.
+  std::vector<std::pair<std::string, std::size_t>> count_by_principal();
 
  private:
   Metrics& metrics_;

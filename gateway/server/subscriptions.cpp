@@ -94,7 +94,7 @@ void Subscriptions::count(const catalog::Route& r, int delta) {
                  r.upstream_key, json::write(reply.body));
 }
 
-void Subscriptions::listen(const std::shared_ptr<McpSession>& s, const json::Value& id, ListenFilter filter,
+void Subscriptions::listen(const std::shared_ptr<McpSession>& s, const jsonrpc::Id& id, ListenFilter filter,
                            std::shared_ptr<transport::Exchange> ex) {
   // The acknowledgement names what will be sent: what was asked for that
   // the gateway can tell.
@@ -113,13 +113,14 @@ void Subscriptions::listen(const std::shared_ptr<McpSession>& s, const json::Val
   for (const auto& uri : filter.uris)
     if (auto route = snap->route_resource(uri)) count(*route, 1);
   ack.AddMember("notifications", honoured, a);
-  json::Value meta(rapidjson::kObjectType);
-  meta.AddMember(json::ref(mcp::kMetaSubscriptionId), json::Value(id, a), a);
-  ack.AddMember("_meta", meta, a);
-  ex->send(jsonrpc::make_notification("notifications/subscriptions/acknowledged", &ack));
+  // The id goes in as text: a number keeps the digits the client wrote.
+  std::string params = json::write(ack);
+  params.pop_back();
+  params += ",\"_meta\":{\"" + std::string(mcp::kMetaSubscriptionId) + "\":" + std::string(id.json()) + "}}";
+  ex->send(R"({"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":)" + params + "}");
   {
     std::lock_guard lk(mu_);
-    listens_[s] = Listen{json::write(id), std::move(filter), ex, {}};
+    listens_[s] = Listen{std::string(id.json()), std::move(filter), ex, {}};
   }
   // The end runs on the pool: the cancel callback must not drop the last
   // reference to the session that holds its subscription.

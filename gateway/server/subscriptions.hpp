@@ -52,7 +52,7 @@ class Subscriptions {
   /// `filter`; `id` is the request's id, the notifications'
   /// subscriptionId. The stream ends when `ex` is cancelled (the client
   /// closed it or cancelled the request).
-  void listen(const std::shared_ptr<McpSession>& s, const json::Value& id, ListenFilter filter,
+  void listen(const std::shared_ptr<McpSession>& s, const jsonrpc::Id& id, ListenFilter filter,
               std::shared_ptr<transport::Exchange> ex);
 
   /// Tells the listens that take them of a list change (`what`: tools,

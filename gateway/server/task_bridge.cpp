@@ -23,7 +23,7 @@ constexpr std::int64_t kMaxPollMs = 2000;
 std::shared_ptr<TaskRun> question_pump(Services& sv, Request& r, const TaskTarget& t) {
   return sv.tasks.run_of(*t.local, [&]() -> std::shared_ptr<TaskRun> {
     auto run = std::make_shared<TaskRun>();
-    auto client = std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, run->inbox());
+    auto client = std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, run->inbox(), client_limits(sv));
     client->detach();
     client->serve_task(t.id);
     auto u = std::make_shared<const UpstreamTask>(UpstreamTask{t.upstream, t.ref, t.id, caller_of(*r.session)});

@@ -71,7 +71,7 @@ Task<Answer> start_gateway_task(Services& sv, Request& r, TaskPlan& plan, std::o
   });
   // The client is asked through the task (its inbox), never on the stream
   // of the request that created it, which is answered at once.
-  auto client = std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, run->inbox());
+  auto client = std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, run->inbox(), client_limits(sv));
   client->detach();
   client->serve_task(record->id);
   auto shared_done = done ? std::make_shared<upstream::Reply>(std::move(*done)) : nullptr;

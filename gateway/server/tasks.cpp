@@ -13,7 +13,7 @@
 namespace mcpgw::server {
 
 RequestClient::RequestClient(Services& sv, Request& r)
-    : call_(std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, nullptr)) {}
+    : call_(std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, nullptr, client_limits(sv))) {}
 
 RequestClient::~RequestClient() { call_->close(); }
 

@@ -114,84 +114,126 @@ Answer list_tools(Services& sv, Request& r) {
       static_cast<std::size_t>(sv.settings.config()->listen.page_size), snap);
 }
 
-Task<Answer> call_tool(Services& sv, Request& r) {
+AuditRecord audit_record(const McpSession& s, std::string_view tool, const json::Value* args, const json::Value* params) {
+  upstream::Caller who = caller_of(s);
+  AuditRecord a;
+  a.principal = who.principal;
+  a.session = who.session;
+  a.mode = who.mode;
+  a.tool = std::string(tool);
+  a.arguments = args;
+  if (auto trace = mcp::trace_of(params)) a.trace_id = trace->trace_id;
+  return a;
+}
+
+Answer refuse_call(Services& sv, Request& r, std::string_view reason, std::string_view tool, const json::Value* args,
+                   int code, const std::string& message) {
+  AuditRecord a = audit_record(*r.session, tool, args, r.params());
+  a.reason = message;
+  sv.audit.refused(reason, std::move(a));
+  return Answer::error(code, message);
+}
+
+Task<std::variant<Answer, CalledTool>> called_tool(Services& sv, Request& r) {
   const json::Value* p = r.params();
-  if (!p || !p->IsObject()) co_return Answer::invalid_params("tools/call needs params");
+  auto invalid = [&](std::string_view tool, const json::Value* args, const std::string& why) {
+    return refuse_call(sv, r, "invalid_params", tool, args, jsonrpc::kInvalidParams, "Invalid params: " + why);
+  };
+  if (!p || !p->IsObject()) co_return invalid("", nullptr, std::string(r.message.method()) + " needs params");
   auto name = json::get_string(*p, "name");
-  if (!name) co_return Answer::invalid_params("name must be a string");
+  if (!name) co_return invalid("", nullptr, "name must be a string");
   const json::Value* args = json::find(*p, "arguments");
-  if (args && !args->IsObject() && !args->IsNull()) co_return Answer::invalid_params("arguments must be an object");
+  if (args && !args->IsObject() && !args->IsNull()) co_return invalid(*name, nullptr, "arguments must be an object");
   if (args && args->IsNull()) args = nullptr;
 
-  auto snap = sv.catalog.snapshot();
+  CalledTool called{sv.catalog.snapshot()};
+  auto& snap = called.snap;
   auto mode = snap->mode_index(r.session->mode());
   auto meta = resolve_meta_tool(*snap, mode, *name, args);
-  if (auto* answered = std::get_if<Answer>(&meta)) co_return std::move(*answered);
+  if (auto* answered = std::get_if<Answer>(&meta)) {
+    AuditRecord a = audit_record(*r.session, *name, args, p);
+    if (answered->is_error()) {
+      auto message = json::get_string(answered->body(), "message");
+      a.reason = message ? std::string(*message) : "refused";
+      sv.audit.refused("invalid_params", std::move(a));
+    } else if (sv.audit.enabled()) {
+      a.event = "call";
+      a.outcome = "ok";
+      sv.audit.record(a);
+    }
+    co_return std::move(*answered);
+  }
   const auto& target = std::get<ToolTarget>(meta);
-  name = target.name;
-  args = target.args;
   // A tool hidden from this client's mode is as unknown as one that does not
   // exist. A view's bare name is an alias: everything below is the same.
-  const catalog::ExposedTool* tool = nullptr;
   if (mode) {
-    auto resolve = [&]() -> std::optional<Answer> {
-      auto resolved = resolve_tool(*snap, *mode, *name, view_server(*snap, p));
-      if (auto* refused = std::get_if<Answer>(&resolved)) return std::move(*refused);
-      tool = std::get<const catalog::ExposedTool*>(resolved);
-      return std::nullopt;
+    std::optional<Answer> refused;
+    auto resolve = [&] {
+      auto resolved = resolve_tool(*snap, *mode, target.name, view_server(*snap, p));
+      if (auto* answer = std::get_if<Answer>(&resolved)) refused = std::move(*answer);
+      else called.tool = std::get<const catalog::ExposedTool*>(resolved);
     };
-    if (auto refused = resolve()) co_return std::move(*refused);
-    if (!tool) {
+    resolve();
+    if (!refused && !called.tool) {
       // Its server may not have listed it yet: the gateway serves while
       // upstreams connect.
-      auto settled = co_await after_connecting(sv, r, snap, *name, *mode);
+      auto settled = co_await after_connecting(sv, r, snap, target.name, *mode);
       if (auto* answered = std::get_if<Answer>(&settled)) co_return std::move(*answered);
       snap = std::get<std::shared_ptr<const catalog::Snapshot>>(std::move(settled));
-      if (auto refused = resolve()) co_return std::move(*refused);
+      resolve();
+    }
+    if (refused) {
+      auto message = json::get_string(refused->body(), "message");
+      co_return refuse_call(sv, r, "invalid_params", target.name, target.args, jsonrpc::kInvalidParams,
+                            message ? std::string(*message) : "Invalid params");
     }
   }
-  if (!tool) {
-    if (names_some_tool(*snap, *name)) {
-      upstream::Caller who = caller_of(*r.session);
-      AuditRecord a;
-      a.principal = who.principal;
-      a.session = who.session;
-      a.mode = who.mode;
-      a.tool = std::string(*name);
-      a.arguments = args;
-      auto trace = mcp::trace_of(p);
-      if (trace) a.trace_id = trace->trace_id;
-      a.reason = "tool not visible in mode " + r.session->mode();
-      sv.audit.refused("tool_hidden", std::move(a));
-    }
-    co_return Answer::error(jsonrpc::kInvalidParams, "Unknown tool: " + std::string(*name));
+  if (!called.tool) {
+    std::string message = "Unknown tool: " + std::string(target.name);
+    if (!names_some_tool(*snap, target.name))
+      co_return refuse_call(sv, r, "unknown_tool", target.name, target.args, jsonrpc::kInvalidParams, message);
+    AuditRecord a = audit_record(*r.session, target.name, target.args, p);
+    a.reason = "tool not visible in mode " + r.session->mode();
+    sv.audit.refused("tool_hidden", std::move(a));
+    co_return Answer::error(jsonrpc::kInvalidParams, message);
   }
+  called.mode = *mode;
+  called.args = target.args;
+  called.through_call_tool = target.through_call_tool;
+  co_return called;
+}
+
+Task<Answer> call_tool(Services& sv, Request& r) {
+  auto resolved = co_await called_tool(sv, r);
+  if (auto* refused = std::get_if<Answer>(&resolved)) co_return std::move(*refused);
+  const CalledTool& c = std::get<CalledTool>(resolved);
   // Mcp-Param-* headers repeat the arguments of the tool the request names
   // (call_tool's, which declares none).
-  if (std::string why = target.through_call_tool ? "" : param_header_mismatch(*tool, args, r.session->context());
+  if (std::string why = c.through_call_tool ? "" : param_header_mismatch(*c.tool, c.args, r.session->context());
       !why.empty())
-    co_return Answer::error(mcp::kHeaderMismatch, "Header mismatch: " + why);
+    co_return refuse_call(sv, r, "header_mismatch", c.tool->name, c.args, mcp::kHeaderMismatch, "Header mismatch: " + why);
 
   // Whether the call becomes a task is decided before anything runs: a
   // refusal (capability, limit) reaches no upstream.
-  auto planned = plan_task(sv, r, *tool);
+  auto planned = plan_task(sv, r, *c.tool);
   if (auto* refused = std::get_if<Answer>(&planned)) co_return std::move(*refused);
   TaskPlan plan = std::move(std::get<TaskPlan>(planned));
 
   auto arguments = std::make_shared<json::Document>();
-  if (args) arguments->CopyFrom(*args, arguments->GetAllocator());
+  if (c.args) arguments->CopyFrom(*c.args, arguments->GetAllocator());
   auto task = plan.kind == TaskPlan::Kind::Upstream ? std::make_shared<const json::Document>(json::clone(plan.task))
                                                      : nullptr;
-  Work work =
-      tool_work(sv, *r.session, snap, *mode, *tool, arguments, upstream_meta(json::find(*p, "_meta")), std::move(task));
+  Work work = tool_work(sv, *r.session, c.snap, c.mode, *c.tool, arguments, upstream_meta(json::find(*r.params(), "_meta")),
+                        r.context.span, std::move(task));
   if (plan.kind == TaskPlan::Kind::None)
-    co_return co_await execute(sv, r, "tools/call " + tool->name, args, std::move(work));
-  co_return co_await run_as_task(sv, r, std::move(plan), *tool, args, std::move(work));
+    co_return co_await execute(sv, r, "tools/call " + c.tool->name, c.args, std::move(work));
+  co_return co_await run_as_task(sv, r, std::move(plan), *c.tool, c.args, std::move(work));
 }
 
 Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog::Snapshot> snap, std::size_t mode,
                const catalog::ExposedTool& tool, std::shared_ptr<json::Document> arguments,
-               std::shared_ptr<json::Document> meta, std::shared_ptr<const json::Document> task) {
+               std::shared_ptr<json::Document> meta, std::optional<mcp::TraceContext> request_span,
+               std::shared_ptr<const json::Document> task) {
   // The client's trace goes on (a fresh one when it sent none); the
   // traceparent it sent is not forwarded as is: each upstream request
   // carries a child span of it.
@@ -201,18 +243,20 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
     meta->RemoveMember(mcp::kMetaTraceparent.data());
     if (meta->ObjectEmpty()) meta.reset();
   }
-  mcp::TraceContext trace = sent ? *sent : mcp::TraceContext::fresh();
-  return [metrics = &sv.metrics, audit = &sv.audit, snap, mode, tool = &tool, arguments, meta, task,
-          cfg = sv.settings.config(), caller = caller_of(s), session = s.id(),
-          trace = std::move(trace)](std::shared_ptr<ClientCall> client, CancelSignal& cancel,
-                                    Progress* progress) -> Task<upstream::Reply> {
+  // The request's span, when spans are recorded, is of the same trace.
+  mcp::TraceContext trace = request_span ? *request_span : sent ? *sent : mcp::TraceContext::fresh();
+  return [metrics = &sv.metrics, audit = &sv.audit, spans = sv.spans, snap, mode, tool = &tool, arguments, meta, task,
+          cfg = sv.settings.config(), caller = caller_of(s), session = s.id(), trace = std::move(trace),
+          request_span = std::move(request_span)](std::shared_ptr<ClientCall> client, CancelSignal& cancel,
+                                                  Progress* progress) -> Task<upstream::Reply> {
     const json::Value* args = arguments->IsNull() ? nullptr : &*arguments;
-    // This client call's span in the trace; its id also names the chain.
-    const mcp::TraceContext span = trace.child();
+    // This client call's span in the trace (the request's server span when
+    // spans are recorded); its id also names the chain.
+    const mcp::TraceContext span = request_span ? *request_span : trace.child();
     int hop = 0;
     auto record = [&](std::string_view event, const std::string& server, const std::string& upstream_tool,
                       const json::Value* arguments, std::string_view outcome, double ms, int at_hop) {
-      if (!audit->enabled()) return;
+      if (!audit->wants(outcome)) return;
       AuditRecord a;
       a.event = event;
       a.principal = caller.principal;
@@ -234,6 +278,7 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
       upstream::CallOptions opts = options_for(*t.origin, cancel, caller, client);
       if (progress) opts.on_progress = [progress](json::Value& params) { progress->forward(params); };
       opts.trace = span;
+      opts.spans = spans;
       const int at_hop = hop;
       if (task && at_hop == 0) opts.task = &*task;
       opts.on_upstream_call = [&, at_hop](const upstream::UpstreamCall& u) {

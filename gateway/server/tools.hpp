@@ -1,10 +1,33 @@
 #pragma once
 // The work of a tool call, shared by tools/call and the saga methods.
 #include <memory>
+#include <variant>
 
 #include "server/calls.hpp"
 
 namespace mcpgw::server {
+
+/// The exposed tool a tools/call or tools/callSaga names, for its client.
+struct CalledTool {
+  std::shared_ptr<const catalog::Snapshot> snap;
+  std::size_t mode = 0;
+  const catalog::ExposedTool* tool = nullptr;
+  const json::Value* args = nullptr;  ///< null: no arguments
+  bool through_call_tool = false;     ///< named by call_tool (tool search)
+};
+
+/// The tool request `r` calls (waiting, within the call's deadline, for an
+/// upstream still connecting that may list it). What ends the call before
+/// it runs (bad params, an unknown, hidden or ambiguous tool, a refused
+/// call_tool) is the Answer, audited as `refused`: probing for tools is what
+/// an auditor looks for. A search_tools call is answered here too (audited
+/// as a `call`).
+Task<std::variant<Answer, CalledTool>> called_tool(Services& sv, Request& r);
+
+/// Audits the refusal of call `r` of `tool` (counted in
+/// mcpgw_refused_total by `reason`) and returns error `code` with `message`.
+Answer refuse_call(Services& sv, Request& r, std::string_view reason, std::string_view tool, const json::Value* args,
+                   int code, const std::string& message);
 
 /// The work of a call of `tool` by `s` with `arguments` (and the `_meta`
 /// the upstream may see), nextTool chains included; it owns everything it
@@ -12,6 +35,7 @@ namespace mcpgw::server {
 /// the call as a task (upstream::CallOptions::task); the chain's hops never.
 Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog::Snapshot> snap, std::size_t mode,
                const catalog::ExposedTool& tool, std::shared_ptr<json::Document> arguments,
-               std::shared_ptr<json::Document> meta, std::shared_ptr<const json::Document> task = nullptr);
+               std::shared_ptr<json::Document> meta, std::optional<mcp::TraceContext> request_span = std::nullopt,
+               std::shared_ptr<const json::Document> task = nullptr);
 
 }  // namespace mcpgw::server

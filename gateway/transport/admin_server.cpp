@@ -15,6 +15,7 @@ struct AdminServer::Impl {
     if (it != gets.end() && (req.method == "GET" || req.method == "HEAD")) {
       SimpleResponse r = it->second();
       reply = http::Response{r.status, {{"Content-Type", r.content_type}}, std::move(r.body)};
+      for (auto& [name, value] : r.headers) reply.headers.push_back({std::move(name), std::move(value)});
     }
     co_await res.send(std::move(reply));
   }
@@ -32,7 +33,7 @@ AdminServer::AdminServer(std::string host, int port, Io& io) : impl_(std::make_u
 
 AdminServer::~AdminServer() { stop(); }
 
-void AdminServer::add_get(const std::string& path, std::function<SimpleResponse()> fn) {
+void AdminServer::add_get(const std::string& path, std::function<SimpleResponse()> fn, GetAccess) {
   impl_->gets[path] = std::move(fn);
 }
 

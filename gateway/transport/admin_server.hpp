@@ -21,7 +21,9 @@ class AdminServer {
 
   /// Adds a GET endpoint; `fn` runs on an I/O thread and must not block.
   /// Call before start().
-  void add_get(const std::string& path, std::function<SimpleResponse()> fn);
+  /// The admin listener has no authentication (keep it on a private
+  /// address): `access` is accepted for the same calls as HttpServer's.
+  void add_get(const std::string& path, std::function<SimpleResponse()> fn, GetAccess access = GetAccess::Open);
   /// Binds; the bound port or "cannot listen on HOST:PORT: why".
   Result<int> bind();
   /// Starts accepting (after bind()).

@@ -68,9 +68,15 @@ class Session {
 class Exchange {
  public:
   virtual ~Exchange() = default;
-  /// A message to the client related to this request (progress, a
-  /// server-to-client request), delivered before the final reply.
-  virtual void send(std::string msg) = 0;
+  /// A message to the client related to this request (a log message, a
+  /// server-to-client request), delivered before the final reply; false
+  /// when it cannot be (the client takes no messages mid-request, or reads
+  /// too slowly and its stream is full: the message was dropped).
+  virtual bool send(std::string msg) = 0;
+  /// A progress notification of this request. One still waiting for a
+  /// slow client is replaced by it (the latest wins), so progress never
+  /// fills a stream.
+  virtual void progress(std::string msg) { send(std::move(msg)); }
   /// The final response. Exactly once per request.
   virtual void reply(std::string response) = 0;
   /// False when messages sent before the reply cannot reach the client (an
@@ -110,9 +116,10 @@ class Handler {
   /// Modes a client may select in the URL, for error messages and checks.
   virtual std::vector<std::string> modes() const = 0;
   /// The transport refused a request before handing it over (`reason`:
-  /// auth, ...; `detail` says why), for the audit log and metrics. Must not
-  /// block.
-  virtual void refused(const ClientContext& /*ctx*/, std::string_view /*reason*/, std::string_view /*detail*/) {}
+  /// auth, ...; `detail` says why; `tool`: the tool a refused call named),
+  /// for the audit log and metrics. Must not block.
+  virtual void refused(const ClientContext& /*ctx*/, std::string_view /*reason*/, std::string_view /*detail*/,
+                       std::string_view /*tool*/ = {}) {}
   /// A session another replica began (cluster.secret), as its sealed id
   /// describes it: open_session() with the state initialize left.
   virtual Result<std::shared_ptr<Session>> resume_session(const ClientContext& ctx, const SealedSession& sealed) {

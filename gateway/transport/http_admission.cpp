@@ -56,6 +56,13 @@ std::string limit_error(const jsonrpc::Message& m, const std::string& message, s
   return jsonrpc::make_error(m.id(), -32000, message, &data);
 }
 
+/// The tool a request names (tools/call, tools/callSaga), for the audit
+/// line of its refusal; "" for other requests.
+std::string called_tool(const jsonrpc::Message& m) {
+  auto name = m.params() ? json::get_string(*m.params(), "name") : std::nullopt;
+  return name && m.method().rfind("tools/call", 0) == 0 ? std::string(*name) : std::string();
+}
+
 }  // namespace
 
 std::string lower(std::string s) {
@@ -122,7 +129,7 @@ void Admission::on_refused(const Refused& r) const {
   ClientContext who;
   who.principal = r.principal;
   who.mode = r.mode;
-  handler_.refused(who, r.what, r.reason);
+  handler_.refused(who, r.what, r.reason, r.tool);
 }
 
 bool Admission::host_allowed(const http::Request& req) const {
@@ -219,6 +226,39 @@ http::Response Admission::refuse(const auth::Verdict& v, const AccessState& st, 
   return r;
 }
 
+http::awaitable<auth::Verdict> Admission::identify(const http::Request& req, const AccessState& st) const {
+  std::string authorization = req.get("Authorization");
+  auto keys = st.jwks ? st.jwks->keys() : nullptr;
+  std::int64_t now = unix_now();
+  auto cached = st.tokens ? st.tokens->find(authorization, keys, now) : std::nullopt;
+  auth::Verdict v = cached ? std::move(*cached) : st.verifier.identify(authorization, keys.get(), now);
+  if (v.outcome == auth::Verdict::Outcome::UnknownKey && st.jwks) {
+    // The authorization server may have rotated its keys: read them again
+    // (at most once a minute) and look once more.
+    keys = co_await st.jwks->refresh();
+    v = st.verifier.identify(authorization, keys.get(), unix_now());
+    if (v.outcome == auth::Verdict::Outcome::UnknownKey) v.outcome = auth::Verdict::Outcome::Invalid;
+  }
+  if (!cached && st.tokens) st.tokens->put(authorization, keys, v, now);
+  co_return v;
+}
+
+http::awaitable<std::optional<http::Response>> Admission::admit_operator(const http::Request& req) const {
+  if (!host_allowed(req)) {
+    on_refused({"host", "", "Host " + req.get("Host") + " not allowed", ""});
+    co_return json_error(403, jsonrpc::kInvalidRequest, "Forbidden: Host not allowed");
+  }
+  if (!origin_allowed(req)) {
+    on_refused({"origin", "", "Origin " + req.get("Origin") + " not allowed", ""});
+    co_return json_error(403, jsonrpc::kInvalidRequest, "Forbidden: Origin not allowed");
+  }
+  auto st = state();
+  auth::Verdict v = co_await identify(req, *st);
+  using O = auth::Verdict::Outcome;
+  if (v.outcome != O::Admitted && v.outcome != O::Anonymous) co_return refuse(v, *st, "");
+  co_return std::nullopt;
+}
+
 http::awaitable<std::optional<http::Response>> Admission::admit(const http::Request& req, const std::string& mode,
                                                                 ClientContext& ctx) const {
   if (!host_allowed(req)) {
@@ -230,19 +270,7 @@ http::awaitable<std::optional<http::Response>> Admission::admit(const http::Requ
     co_return json_error(403, jsonrpc::kInvalidRequest, "Forbidden: Origin not allowed");
   }
   auto st = state();
-  std::string authorization = req.get("Authorization");
-  auto keys = st->jwks ? st->jwks->keys() : nullptr;
-  std::int64_t now = unix_now();
-  auto cached = st->tokens ? st->tokens->find(authorization, keys, now) : std::nullopt;
-  auth::Verdict v = cached ? std::move(*cached) : st->verifier.identify(authorization, keys.get(), now);
-  if (v.outcome == auth::Verdict::Outcome::UnknownKey && st->jwks) {
-    // The authorization server may have rotated its keys: read them again
-    // (at most once a minute) and look once more.
-    keys = co_await st->jwks->refresh();
-    v = st->verifier.identify(authorization, keys.get(), unix_now());
-    if (v.outcome == auth::Verdict::Outcome::UnknownKey) v.outcome = auth::Verdict::Outcome::Invalid;
-  }
-  if (!cached && st->tokens) st->tokens->put(authorization, keys, v, now);
+  auth::Verdict v = co_await identify(req, *st);
   st->verifier.restrict_to_mode(v, mode);
   using O = auth::Verdict::Outcome;
   // Who first (401), then which mode (404 for one that does not exist),
@@ -282,7 +310,7 @@ std::optional<std::string> Admission::limit_call(const ClientContext& ctx, const
   if (in_flight >= 0 && l.max_in_flight_per_session > 0 && in_flight >= l.max_in_flight_per_session) {
     std::string why = "Too many requests in flight: limits.max_in_flight_per_session (" +
                       std::to_string(l.max_in_flight_per_session) + ") reached for this session";
-    on_refused({"in_flight", ctx.principal, why, ctx.mode});
+    on_refused({"in_flight", ctx.principal, why, ctx.mode, called_tool(m)});
     // When one of them ends is not known: a short pause is the honest hint.
     return limit_error(m, why, "max_in_flight_per_session", 100);
   }
@@ -296,11 +324,16 @@ std::optional<std::string> Admission::limit_call(const ClientContext& ctx, const
   std::snprintf(rate, sizeof rate, "%g", l.calls_per_s);
   std::string why = "Rate limit exceeded: limits.calls_per_s (" + std::string(rate) + "/s, burst " +
                     std::to_string(static_cast<int>(st->limiter->capacity())) + ") for " + who;
-  on_refused({"rate", ctx.principal, why, ctx.mode});
+  on_refused({"rate", ctx.principal, why, ctx.mode, called_tool(m)});
   return limit_error(m, why, "calls_per_s", *wait);
 }
 
 int Admission::max_sessions() const { return state()->limits.max_sessions; }
+
+BatchLimits Admission::batch_limits() const {
+  const auto& l = state()->limits;
+  return {static_cast<std::size_t>(l.max_batch_size), static_cast<std::size_t>(l.batch_concurrency)};
+}
 
 http::Response Admission::sessions_full(const ClientContext& ctx) const {
   std::string why = "Service Unavailable: limits.max_sessions (" + std::to_string(max_sessions()) +

@@ -13,6 +13,7 @@
 #include "auth/access.hpp"
 #include "auth/rate_limit.hpp"
 #include "auth/token_cache.hpp"
+#include "transport/batch.hpp"
 #include "transport/http_listener.hpp"
 #include "transport/http_server.hpp"
 #include "transport/jwks_source.hpp"
@@ -52,6 +53,7 @@ struct Refused {
   std::string principal;  ///< "" when unknown
   std::string reason;
   std::string mode;       ///< the mode the request asked for; "" = the default
+  std::string tool = {};  ///< the tool a refused tools/call named, if any
 };
 
 /// Admission of MCP requests under one server's options.
@@ -64,11 +66,17 @@ class Admission {
   /// blocking) only when a token names a key the JWKS lacks.
   http::awaitable<std::optional<http::Response>> admit(const http::Request& req, const std::string& mode,
                                                        ClientContext& ctx) const;
+  /// For an operator endpoint (the status page's data): the Host and
+  /// Origin checks and a token the MCP endpoint would accept (any mode);
+  /// nothing when `req` may go on, else the refusal.
+  http::awaitable<std::optional<http::Response>> admit_operator(const http::Request& req) const;
   /// The JSON-RPC error for request `m` when a limit refuses it (`in_flight`:
   /// the session's requests already running, -1 for none), else nothing.
   std::optional<std::string> limit_call(const ClientContext& ctx, const jsonrpc::Message& m, int in_flight) const;
   /// max_sessions (0 = none).
   int max_sessions() const;
+  /// max_batch_size and batch_concurrency.
+  BatchLimits batch_limits() const;
   /// The 503 for an initialize over max_sessions.
   http::Response sessions_full(const ClientContext& ctx) const;
   /// The RFC 9728 document when `path` is a protected-resource metadata
@@ -85,6 +93,9 @@ class Admission {
   void set_state(std::shared_ptr<const AccessState> s);
 
  private:
+  /// The verdict on `req`'s credentials under `st` (the cache, then the
+  /// keys, fetched again when the token names one they lack).
+  http::awaitable<auth::Verdict> identify(const http::Request& req, const AccessState& st) const;
   bool host_allowed(const http::Request& req) const;
   bool origin_allowed(const http::Request& req) const;
   /// The answer to a verdict that does not admit.

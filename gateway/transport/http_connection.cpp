@@ -221,10 +221,11 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
   std::optional<jsonrpc::Message> answer;
   bool sse = false;
   std::optional<std::size_t> too_large;
+  std::optional<std::string> malformed;  ///< what is wrong with the answer to this request
   std::string json_body;
   auto deliver = [&](jsonrpc::Message& m) {
     if (m.is_response()) {
-      if (id && m.id().IsInt64() && m.id().GetInt64() == *id) {
+      if (id && m.id().int64() == *id) {
         answer = std::move(m);
         return false;  // we have what we came for; stop reading
       }
@@ -238,17 +239,17 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
       [&](std::string_view, std::string_view data) {
         // Servers prime a stream with an event without data (2025-11-25).
         if (data.empty()) return true;
-        auto doc = json::parse(data);
-        if (!doc) {
-          spdlog::warn("upstream {}: ignoring an SSE event that is not JSON: {:.200}", target_.name, data);
+        auto read = jsonrpc::read(data);
+        if (auto* bad = std::get_if<jsonrpc::Unreadable>(&read)) {
+          if (id && bad->answers == *id) {
+            malformed = bad->why;
+            return false;  // the answer came, unusable: no point waiting on
+          }
+          spdlog::warn("upstream {}: ignoring a malformed message on an SSE stream ({}): {:.200}", target_.name,
+                       bad->why, data);
           return true;
         }
-        auto m = jsonrpc::Message::from(std::move(*doc));
-        if (!m) {
-          spdlog::warn("upstream {}: ignoring an invalid JSON-RPC message: {:.200}", target_.name, data);
-          return true;
-        }
-        return deliver(*m);
+        return deliver(std::get<jsonrpc::Message>(read));
       },
       limit,
       [&](std::size_t bytes) {
@@ -281,7 +282,7 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
   // Resumability (2025-11-25): a stream that ended before the answer, after
   // events with ids, goes on in a GET with Last-Event-ID once the delay the
   // server asked for has passed.
-  for (int attempt = 0; attempt < kMaxResumes && res.error.empty() && sse && id && !answer && !too_large &&
+  for (int attempt = 0; attempt < kMaxResumes && res.error.empty() && sse && id && !answer && !too_large && !malformed &&
                         res.head.status == 200 && !parser.last_event_id().empty() &&
                         abort->why() == Abort::Why::None;
        ++attempt) {
@@ -301,6 +302,7 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
   }
   if (answer) co_return Response{std::move(answer), Failure::Transport, {}};
   if (too_large) co_return Response{std::nullopt, Failure::TooLarge, size_text(*too_large, limit)};
+  if (malformed) co_return Response{std::nullopt, Failure::Transport, "sent a malformed answer: " + *malformed};
   switch (abort->why()) {
     case Abort::Why::Timeout: co_return Response{std::nullopt, Failure::Timeout, "timed out"};
     case Abort::Why::Cancelled: co_return Response{std::nullopt, Failure::Cancelled, "cancelled"};
@@ -327,24 +329,27 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
     co_return Response{std::nullopt, Failure::Transport, "HTTP " + std::to_string(status)};
   }
   if (!sse && !json_body.empty()) {
-    if (auto doc = json::parse(json_body)) {
-      auto handle = [&](json::Document d) {
-        if (auto m = jsonrpc::Message::from(std::move(d))) deliver(*m);
-      };
-      if (doc->IsArray()) {
-        for (auto& v : doc->GetArray()) handle(json::clone(v));
-      } else if (doc->IsObject()) {
-        // An HTTP error status with a JSON-RPC error body (null id) is still
-        // the server's answer to us.
-        if (status >= 400 && json::find(*doc, "error")) {
-          json::Value* i = json::find(*doc, "id");
-          if (!i) json::set(*doc, "id", json::Value(*id), doc->GetAllocator());
-          else if (i->IsNull()) i->SetInt64(*id);
-        }
-        handle(std::move(*doc));
+    auto doc = json::parse(json_body);
+    if (!doc) malformed = "not JSON (" + doc.error() + ")";
+    else if (doc->IsArray()) {
+      for (auto& v : doc->GetArray())
+        if (auto m = jsonrpc::Message::from(json::clone(v))) deliver(*m);
+    } else if (doc->IsObject()) {
+      // An HTTP error status with a JSON-RPC error body (null id) is still
+      // the server's answer to us.
+      if (status >= 400 && json::find(*doc, "error")) {
+        json::Value* i = json::find(*doc, "id");
+        if (!i) json::set(*doc, "id", json::Value(*id), doc->GetAllocator());
+        else if (i->IsNull()) i->SetInt64(*id);
       }
-      if (answer) co_return Response{std::move(answer), Failure::Transport, {}};
+      // A JSON object is the body of the answer to this request: when it
+      // is not a valid message, the answer is malformed.
+      if (auto m = jsonrpc::Message::from(std::move(*doc), json_body)) deliver(*m);
+      else malformed = m.error();
     }
+    if (answer) co_return Response{std::move(answer), Failure::Transport, {}};
+    if (malformed && status < 300)
+      co_return Response{std::nullopt, Failure::Transport, "sent a malformed answer: " + *malformed};
   }
   if (status >= 400 && status < 500)
     co_return Response{std::nullopt, Failure::Rejected, "HTTP " + std::to_string(status)};
@@ -417,9 +422,8 @@ void HttpConnection::listen() {
 
 void HttpConnection::on_stream_event(std::string_view data) {
   if (data.empty() || closed_.load()) return;
-  auto doc = json::parse(data);
-  if (!doc) return;
-  auto m = jsonrpc::Message::from(std::move(*doc));
+  auto read = jsonrpc::read(data);
+  auto* m = std::get_if<jsonrpc::Message>(&read);
   try {
     if (m && handlers_.on_message) handlers_.on_message(*m);
   } catch (const std::exception& e) {

@@ -18,6 +18,7 @@
 #include "transport/http_post_stream.hpp"
 #include "transport/http_sessions.hpp"
 #include "transport/sse.hpp"
+#include "util/memory.hpp"
 #include "util/random.hpp"
 
 namespace mcpgw::transport {
@@ -46,6 +47,7 @@ http::Response simple(SimpleResponse r) {
   http::Response out;
   out.status = r.status;
   out.headers.push_back({"Content-Type", std::move(r.content_type)});
+  for (auto& [name, value] : r.headers) out.headers.push_back({std::move(name), std::move(value)});
   out.body = std::move(r.body);
   return out;
 }
@@ -81,11 +83,13 @@ struct HttpServer::Impl {
   Admission admission;
   SessionStore sessions;
   std::map<std::string, std::function<SimpleResponse()>, std::less<>> gets;
+  std::set<std::string, std::less<>> token_gets;  ///< GetAccess::Token paths
   std::unique_ptr<http::Listener> listener;
   std::mutex listens_mu;
   std::set<std::shared_ptr<PostStream>> listens;  // open subscriptions/listen streams
   bool stopping = false;                          // guarded by listens_mu
   SharedSessions* shared = nullptr;               // cluster: sealed ids, cluster-wide DELETE
+  MemoryTrimmer trimmer;                          // after large bodies
 
   awaitable<void> handle(http::Request& req, http::Responder& res);
   awaitable<void> route(http::Request& req, http::Responder& res);
@@ -162,14 +166,17 @@ awaitable<void> HttpServer::Impl::route(http::Request& req, http::Responder& res
     if (auto meta = req.method == "GET" ? admission.metadata(path) : std::nullopt) {
       co_await res.send(std::move(*meta));
     } else if (auto mode = mode_of(path, opts.path)) {
-      if (req.method == "POST") co_await post(req, res, *mode);
+      if (req.method == "POST") {
+        co_await post(req, res, *mode);
+        trimmer.after(req.body.size());
+      }
       else if (req.method == "GET") co_await get(req, res, *mode);
       else if (req.method == "DELETE") co_await del(req, res, *mode);
     } else if (auto it = gets.find(path); it != gets.end() && (req.method == "GET" || req.method == "HEAD")) {
-      {
-        auto reply = simple(it->second());
-        co_await res.send(std::move(reply));
-      }
+      std::optional<http::Response> refused;
+      if (token_gets.contains(path)) refused = co_await admission.admit_operator(req);
+      auto reply = refused ? std::move(*refused) : simple(it->second());
+      co_await res.send(std::move(reply));
     }
     if (!res.answered()) {
       auto reply = bare(404);
@@ -222,7 +229,16 @@ awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res,
     }
     co_return;
   }
-  jsonrpc::Parsed parsed = jsonrpc::parse(req.body);
+  const BatchLimits batches = admission.batch_limits();
+  jsonrpc::Parsed parsed = jsonrpc::parse(req.body, batches.max_size);
+  if (parsed.oversized_batch) {
+    std::string reply = batch_refusal(parsed.oversized_batch, batches.max_size);
+    admission.on_refused({"batch", ctx.principal,
+                          "a batch of " + std::to_string(parsed.oversized_batch) + " messages, over limits.max_batch_size",
+                          ctx.mode});
+    co_await res.send(json_response(400, std::move(reply)));
+    co_return;
+  }
   // W3C trace context: the handler finds it where stdio clients put it.
   if (req.has("traceparent"))
     for (auto& m : parsed.messages) mcp::adopt_traceparent(m, req.get("traceparent"));
@@ -303,11 +319,21 @@ awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res,
   }
   for (auto& err : parsed.errors) {
     ++stream->finals_expected;
-    stream->push(true, std::move(err));
+    stream->push_final(std::move(err));
   }
+  // A batch's requests run batch_concurrency at a time, in order.
+  auto gate = parsed.batch ? std::make_shared<BatchGate>(batches.concurrency) : nullptr;
   for (auto& w : work) {
     if (w.over) w.ex->reply(std::move(*w.over));
-    else handler.handle(hs->session, std::move(w.msg), std::move(w.ex));
+    else if (!gate || !w.ex) handler.handle(hs->session, std::move(w.msg), std::move(w.ex));
+    else {
+      static_cast<PostExchange&>(*w.ex).on_reply([gate] { gate->done(); });
+      gate->start([this, s = hs->session, m = std::make_shared<jsonrpc::Message>(std::move(w.msg)), ex = w.ex] {
+        // The client went away while it waited its turn: it does not run.
+        if (ex->cancelled()) ex->reply(jsonrpc::make_error(m->id(), jsonrpc::kInternalError, "cancelled: the client went away"));
+        else handler.handle(s, std::move(*m), ex);
+      });
+    }
   }
 
   if (stream->finals_expected == 0) {
@@ -321,10 +347,10 @@ awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res,
   if (init && stream->complete()) {
     // A failed initialize leaves no session behind.
     std::lock_guard lk(stream->mu);
-    auto it = std::find_if(stream->events.begin(), stream->events.end(), [](const auto& e) { return e.first; });
+    auto it = std::find_if(stream->events.begin(), stream->events.end(), [](const auto& e) { return e.final; });
     bool failed = false;
     if (it != stream->events.end()) {
-      auto reply = json::parse(it->second);
+      auto reply = json::parse(it->msg);
       failed = !reply || json::find(*reply, "error");
     }
     if (failed) {
@@ -338,13 +364,13 @@ awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res,
       std::lock_guard lk(stream->mu);
       if (parsed.batch) {
         body.push_back('[');
-        for (auto& [final, msg] : stream->events) {
+        for (auto& e : stream->events) {
           if (body.size() > 1) body += ',';
-          body += msg;
+          body += e.msg;
         }
         body.push_back(']');
       } else {
-        body = std::move(stream->events.front().second);
+        body = std::move(stream->events.front().msg);
       }
     }
     auto r = json_response(200, std::move(body));
@@ -357,6 +383,10 @@ awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res,
   auto beats = heartbeats(std::chrono::milliseconds(opts.heartbeat_ms), false);
   auto end = co_await res.stream(std::move(head), stream->queue, std::move(beats));
   if (end != http::StreamEnd::Done) stream->cancel_all();
+  if (std::size_t dropped = stream->dropped())
+    spdlog::warn("session {}: the client read a response stream too slowly: {} message(s) dropped (progress "
+                 "kept its latest, answers all went out)",
+                 hs->session->id().substr(0, 8), dropped);
 }
 
 // --- POST, MCP 2026-07-28 (stateless) -----------------------------------
@@ -466,7 +496,7 @@ awaitable<void> HttpServer::Impl::post_stateless(http::Request& req, http::Respo
   std::string body;
   {
     std::lock_guard lk(stream->mu);
-    body = std::move(stream->events.front().second);
+    body = std::move(stream->events.front().msg);
   }
   auto reply = json::parse(body);
   const json::Value* error = reply ? json::find(*reply, "error") : nullptr;
@@ -558,8 +588,9 @@ HttpServer::~HttpServer() {
   impl_->listener->wait();
 }
 
-void HttpServer::add_get(const std::string& path, std::function<SimpleResponse()> fn) {
+void HttpServer::add_get(const std::string& path, std::function<SimpleResponse()> fn, GetAccess access) {
   impl_->gets[path] = std::move(fn);
+  if (access == GetAccess::Token) impl_->token_gets.insert(path);
 }
 
 Result<int> HttpServer::bind() {

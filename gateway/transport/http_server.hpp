@@ -52,6 +52,13 @@ struct SimpleResponse {
   int status = 200;
   std::string content_type = "text/plain";
   std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  ///< any others
+};
+
+/// Who may GET an endpoint outside the MCP path.
+enum class GetAccess {
+  Open,   ///< anyone who reaches the listener (health, metrics)
+  Token,  ///< with `auth` set, only a request with a token the MCP endpoint accepts
 };
 
 /// The MCP endpoint (`path`, `path/<mode>`) plus small GET endpoints.
@@ -65,7 +72,7 @@ class HttpServer {
 
   /// Adds a GET endpoint outside the MCP path (health, metrics); `fn` runs
   /// on an I/O thread and must not block. Call before bind().
-  void add_get(const std::string& path, std::function<SimpleResponse()> fn);
+  void add_get(const std::string& path, std::function<SimpleResponse()> fn, GetAccess access = GetAccess::Open);
   /// Serves sessions shared with other replicas (cluster): sealed ids, a
   /// cluster-wide DELETE. `shared` outlives this server. Call before bind().
   void share_sessions(SharedSessions& shared);

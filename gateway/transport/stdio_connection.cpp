@@ -31,45 +31,6 @@ std::optional<std::int64_t> parse_int(std::string_view s) {
   return v;
 }
 
-/// The id of the JSON-RPC response whose first bytes are `head`, when a
-/// top-level "id" comes before anything else that is large; nullopt when
-/// the head shows a request or notification ("method") or no id.
-std::optional<std::int64_t> id_in_head(std::string_view head) {
-  int depth = 0;
-  bool in_string = false, escaped = false, key = false;
-  std::size_t key_start = 0;
-  for (std::size_t i = 0; i < head.size(); ++i) {
-    char c = head[i];
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') {
-        in_string = false;
-        if (!key) continue;
-        std::string_view name = head.substr(key_start, i - key_start);
-        std::size_t j = head.find_first_not_of(" \t\r", i + 1);
-        if (j == std::string_view::npos || head[j] != ':') continue;
-        if (name == "method") return std::nullopt;
-        if (name == "id") {
-          j = head.find_first_not_of(" \t\r", j + 1);
-          return j == std::string_view::npos ? std::nullopt : parse_int(head.substr(j));
-        }
-      }
-      continue;
-    }
-    if (c == '{' || c == '[') ++depth;
-    else if (c == '}' || c == ']') --depth;
-    else if (c == '"') {
-      in_string = true;
-      // A key is a string at the top level after '{' or ','.
-      std::size_t prev = head.find_last_not_of(" \t\r", i == 0 ? 0 : i - 1);
-      key = depth == 1 && i > 0 && prev != std::string_view::npos && (head[prev] == '{' || head[prev] == ',');
-      key_start = i + 1;
-    }
-  }
-  return std::nullopt;
-}
-
 /// The id of a response that ends in `"id":N}`, as serializers that put the
 /// result first write it.
 std::optional<std::int64_t> id_in_tail(std::string_view tail) {
@@ -245,32 +206,35 @@ void StdioConnection::finish(std::int64_t id, Response r, bool tell_server) {
 }
 
 void StdioConnection::on_line(std::string_view line) {
-  auto doc = json::parse(line);
-  if (!doc) {
-    spdlog::warn("upstream {}: ignoring a stdout line that is not JSON ({}): {:.200}", name_, doc.error(), line);
+  auto read = jsonrpc::read(line);
+  if (auto* bad = std::get_if<jsonrpc::Unreadable>(&read)) {
+    // An answer naming a call in flight fails that call now: its caller
+    // would otherwise wait out the whole timeout for an answer that came.
+    if (bad->answers && pending_.count(*bad->answers)) {
+      spdlog::warn("upstream {}: malformed answer to request {} ({}): {:.200}", name_, *bad->answers, bad->why, line);
+      finish(*bad->answers, {std::nullopt, Failure::Transport, "sent a malformed answer: " + bad->why}, false);
+    } else {
+      spdlog::warn("upstream {}: ignoring a malformed message ({}): {:.200}", name_, bad->why, line);
+    }
     return;
   }
-  auto msg = jsonrpc::Message::from(std::move(*doc));
-  if (!msg) {
-    spdlog::warn("upstream {}: ignoring an invalid JSON-RPC message ({}): {:.200}", name_, msg.error(), line);
-    return;
-  }
-  if (msg->is_response()) {
-    const auto& id = msg->id();
-    if (!id.IsInt64()) {
+  auto& msg = std::get<jsonrpc::Message>(read);
+  if (msg.is_response()) {
+    auto id = msg.id().int64();
+    if (!id) {
       spdlog::warn("upstream {}: response with an id we never sent: {:.200}", name_, line);
       return;
     }
-    finish(id.GetInt64(), {std::move(*msg), Failure::Transport, {}}, false);
+    finish(*id, {std::move(msg), Failure::Transport, {}}, false);
     return;
   }
-  if (handlers_.on_message && !closed_.load()) handlers_.on_message(*msg);
+  if (handlers_.on_message && !closed_.load()) handlers_.on_message(msg);
 }
 
 void StdioConnection::on_oversized(std::string_view head, std::string_view tail, std::size_t size) {
   std::string what = "sent a message of " + std::to_string(size) + " bytes, over its max_response_bytes (" +
                      std::to_string(max_line_) + ")";
-  auto id = id_in_head(head);
+  auto id = jsonrpc::answer_id_in(head);
   if (!id) id = id_in_tail(tail);
   spdlog::warn("upstream {}: {}; discarded{}", name_, what, id ? " (the answer to request " + std::to_string(*id) + ")" : "");
   if (id) finish(*id, {std::nullopt, Failure::TooLarge, what}, false);

@@ -15,9 +15,11 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <unordered_map>
 
 #include "transport/http_listener.hpp"
 #include "transport/line_buffer.hpp"
+#include "util/memory.hpp"
 
 namespace mcpgw::transport {
 namespace {
@@ -47,12 +49,14 @@ struct Descriptor {
 }  // namespace
 
 struct StdioServer::Impl : std::enable_shared_from_this<Impl> {
-  Impl(Handler& h, ClientContext c, Io& io, int in_fd, int out_fd)
-      : handler(h), ctx(std::move(c)), strand(asio::make_strand(io.context())), in(strand, in_fd),
+  Impl(Handler& h, ClientContext c, Io& io, BatchLimits b, int in_fd, int out_fd)
+      : handler(h), ctx(std::move(c)), batches(b), strand(asio::make_strand(io.context())), in(strand, in_fd),
         out(strand, out_fd), wake(std::make_shared<http::Signal>(strand)) {}
 
   Handler& handler;
   ClientContext ctx;
+  const BatchLimits batches;
+  MemoryTrimmer trimmer;  // after large batches
   asio::any_io_executor strand;
   Descriptor in, out;
   std::shared_ptr<http::Signal> wake;  // the writer's
@@ -61,23 +65,33 @@ struct StdioServer::Impl : std::enable_shared_from_this<Impl> {
   std::mutex mu;
   std::condition_variable cv;
   std::deque<std::string> pending;  // lines for stdout
+  std::unordered_map<const void*, std::size_t> slots;  // a request's progress line in `pending`
   std::size_t pending_bytes = 0;
   std::size_t in_flight = 0;
   bool reading = true, writing = true, closing = false, broken = false;
 
-  /// Queues one line for stdout; false when the client is gone.
-  bool write(std::string line) {
+  /// Queues one line for stdout; false when the client is gone. A line
+  /// under `key` (a request's progress) replaces the one still waiting
+  /// under it: the latest wins.
+  bool write(std::string line, const void* key = nullptr) {
     line.push_back('\n');
     bool gave_up = false;
     {
       std::lock_guard lk(mu);
       if (broken || closing) return false;
+      if (auto it = key ? slots.find(key) : slots.end();
+          it != slots.end() && http::StreamQueue::congested(pending.size(), pending_bytes)) {
+        pending_bytes = pending_bytes - pending[it->second].size() + line.size();
+        pending[it->second] = std::move(line);
+        return true;
+      }
       if (!pending.empty() && pending_bytes + line.size() > kMaxPending) {
         spdlog::error("stdio client reads nothing ({} bytes waiting): giving up on it", pending_bytes);
         broken = gave_up = true;
       } else {
         pending_bytes += line.size();
         pending.push_back(std::move(line));
+        if (key) slots[key] = pending.size() - 1;
       }
     }
     if (gave_up) stop();
@@ -143,6 +157,7 @@ http::awaitable<void> StdioServer::Impl::write_loop() {
       std::lock_guard lk(mu);
       for (auto& l : pending) batch += l;
       pending.clear();
+      slots.clear();
       pending_bytes = 0;
       done = closing || broken;
     }
@@ -161,9 +176,12 @@ http::awaitable<void> StdioServer::Impl::write_loop() {
 
 namespace {
 
-/// Collects the replies of one batch and writes them as one array.
+/// Collects the replies of one batch and writes them as one array; its
+/// requests run `gate`'s number at a time.
 struct Batch {
   std::function<bool(std::string)> out;
+  std::shared_ptr<BatchGate> gate;
+  std::function<void()> after;  ///< once the batch is answered
   std::mutex mu;
   std::vector<std::string> replies;
   std::size_t expected;
@@ -181,6 +199,7 @@ struct Batch {
       line.push_back(']');
     }
     out(std::move(line));
+    if (after) after();
   }
 };
 
@@ -193,11 +212,13 @@ class StdioServer::Impl::Call final : public Exchange {
       : server_(std::move(server)), batch_(std::move(batch)) {
     server_->add_request();
   }
-  void send(std::string msg) override { server_->write(std::move(msg)); }
+  bool send(std::string msg) override { return server_->write(std::move(msg)); }
+  void progress(std::string msg) override { server_->write(std::move(msg), this); }
   void reply(std::string response) override {
     if (batch_) batch_->add(std::move(response));
     else server_->write(std::move(response));
     server_->done_request();
+    if (batch_) batch_->gate->done();
   }
 
  private:
@@ -205,8 +226,8 @@ class StdioServer::Impl::Call final : public Exchange {
   std::shared_ptr<Batch> batch_;
 };
 
-StdioServer::StdioServer(Handler& handler, ClientContext ctx, Io& io, int in_fd, int out_fd)
-    : impl_(std::make_shared<Impl>(handler, std::move(ctx), io, in_fd, out_fd)) {}
+StdioServer::StdioServer(Handler& handler, ClientContext ctx, Io& io, BatchLimits batches, int in_fd, int out_fd)
+    : impl_(std::make_shared<Impl>(handler, std::move(ctx), io, batches, in_fd, out_fd)) {}
 
 StdioServer::~StdioServer() = default;
 
@@ -225,7 +246,12 @@ Result<void> StdioServer::run() {
   session->bind("", im->ctx, out);
 
   auto dispatch = [im, session, out](std::string_view line) {
-    jsonrpc::Parsed parsed = jsonrpc::parse(line);
+    jsonrpc::Parsed parsed = jsonrpc::parse(line, im->batches.max_size);
+    if (parsed.oversized_batch) {
+      spdlog::info("refused (batch): a batch of {} messages, over limits.max_batch_size", parsed.oversized_batch);
+      im->write(batch_refusal(parsed.oversized_batch, im->batches.max_size));
+      return;
+    }
     std::size_t requests = parsed.errors.size();
     for (auto& m : parsed.messages) requests += m.is_request();
     std::shared_ptr<Batch> batch;
@@ -233,12 +259,22 @@ Result<void> StdioServer::run() {
       batch = std::make_shared<Batch>();
       batch->out = out;
       batch->expected = requests;
+      batch->gate = std::make_shared<BatchGate>(im->batches.concurrency);
+      batch->after = [im, bytes = line.size()] { im->trimmer.after(bytes); };
     }
     for (auto& e : parsed.errors) batch ? batch->add(std::move(e)) : void(im->write(std::move(e)));
     for (auto& m : parsed.messages) {
-      std::shared_ptr<Exchange> ex;
-      if (m.is_request()) ex = std::make_shared<Impl::Call>(im, batch);
-      im->handler.handle(session, std::move(m), std::move(ex));
+      if (!m.is_request() || !batch) {
+        auto ex = m.is_request() ? std::make_shared<Impl::Call>(im, batch) : nullptr;
+        im->handler.handle(session, std::move(m), std::move(ex));
+        continue;
+      }
+      // A batch's requests run batch_concurrency at a time, in order; each
+      // counts as in flight from now, so the session outlasts the queue.
+      auto ex = std::make_shared<Impl::Call>(im, batch);
+      batch->gate->start([im, session, ex, m = std::make_shared<jsonrpc::Message>(std::move(m))] {
+        im->handler.handle(session, std::move(*m), ex);
+      });
     }
   };
   asio::co_spawn(im->strand, im->read_loop(dispatch), im->ended(&Impl::reading, "reader"));

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "transport/batch.hpp"
 #include "transport/downstream.hpp"
 #include "transport/io.hpp"
 
@@ -13,7 +14,8 @@ namespace mcpgw::transport {
 /// reading and writing are coroutines, no thread waits on either.
 class StdioServer {
  public:
-  StdioServer(Handler& handler, ClientContext ctx, Io& io, int in_fd = 0, int out_fd = 1);
+  /// `batches` bounds the JSON-RPC batches the client sends.
+  StdioServer(Handler& handler, ClientContext ctx, Io& io, BatchLimits batches = {}, int in_fd = 0, int out_fd = 1);
   ~StdioServer();
   StdioServer(const StdioServer&) = delete;
   StdioServer& operator=(const StdioServer&) = delete;

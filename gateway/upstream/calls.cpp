@@ -19,6 +19,16 @@ using Clock = std::chrono::steady_clock;
 /// Rounds of input_required a stateless server may ask for one call.
 constexpr int kMaxInputRounds = 16;
 
+/// The `error.type` of a request that got no answer.
+std::string_view failure_type(transport::Failure f) {
+  switch (f) {
+    case transport::Failure::Timeout: return "timeout";
+    case transport::Failure::Cancelled: return "cancelled";
+    case transport::Failure::TooLarge: return "response_too_large";
+    default: return "unavailable";
+  }
+}
+
 /// Whether outcome `r` says the server is unhealthy (rather than that this
 /// one request was wrong, refused or given up on by its client).
 bool server_failed(const transport::Response& r) {
@@ -30,6 +40,21 @@ bool server_failed(const transport::Response& r) {
 }
 
 }  // namespace
+
+void Upstream::describe_client_span(mcp::Span& span, std::string_view method, const json::Value& params,
+                                    const transport::Response& r) const {
+  mcp::describe_request(span, method, &params);
+  span.set("mcpgw.server", cfg_.name);
+  span.set("network.transport", std::string(cfg_.transport == config::Server::Transport::Http ? "tcp" : "pipe"));
+  if (modern()) span.set("mcp.protocol.version", std::string(mcp::kStatelessVersion));
+  if (!r.message) {
+    span.fail(std::string(failure_type(r.failure)), r.detail);
+    return;
+  }
+  mcp::set_request_id(span, r.message->id());
+  if (const auto* e = r.message->error()) mcp::set_outcome(span, true, *e);
+  else if (const auto* res = r.message->result()) mcp::set_outcome(span, false, *res);
+}
 
 Task<transport::Response> Upstream::send_rounds(std::string_view method, const json::Document& params,
                                                 const CallOptions& opts,
@@ -68,7 +93,7 @@ json::Document Upstream::own_result(const json::Value& result) const {
   return out;
 }
 
-transport::Response Upstream::failed(const json::Value& id, int code, const std::string& message) {
+transport::Response Upstream::failed(const jsonrpc::Id& id, int code, const std::string& message) {
   auto msg = jsonrpc::parse(jsonrpc::make_error(id, code, message));
   return {std::move(msg.messages.front()), transport::Failure::Transport, {}};
 }
@@ -107,10 +132,13 @@ Task<transport::Response> Upstream::send(std::string_view method, json::Document
           o.forwarded.emplace_back(name, value);
   }
   std::string trace_note;  // for the log lines of this call
+  mcp::SpanTimer span;
   if (opts.trace) {
-    // This request is a child span of the client's call: a header over HTTP,
-    // `_meta` where there are no headers (stdio).
-    std::string child = opts.trace->child().header();
+    // This request is a child span of the client's call (a client span
+    // when spans are recorded): a header over HTTP, `_meta` where there are
+    // no headers (stdio).
+    span = mcp::SpanTimer(opts.spans, *opts.trace, mcp::span_name(method, &p), mcp::Span::Kind::Client);
+    std::string child = span.context().header();
     trace_note = " trace=" + opts.trace->trace_id;
     json::Value* meta = json::find(p, "_meta");
     if (cfg_.transport == config::Server::Transport::Http) {
@@ -181,6 +209,16 @@ Task<transport::Response> Upstream::send(std::string_view method, json::Document
     std::string why = failure_text(r);
     bool plain = r.failure == transport::Failure::Timeout || r.failure == transport::Failure::Cancelled || unconnected;
     r.detail = "mcpgw: upstream '" + cfg_.name + "' " + (plain ? why : "failed: " + why);
+    if (r.failure != transport::Failure::Cancelled) {
+      std::lock_guard lk(mu_);
+      note_trouble_locked(method == "tools/call" ? r.detail + " (tools/call " +
+                                                       std::string(json::get_string(p, "name").value_or("")) + ")"
+                                                 : r.detail + " (" + std::string(method) + ")");
+    }
+  }
+  if (span.recording()) {
+    describe_client_span(span.span(), method, p, r);
+    span.finish();
   }
   co_return r;
 }

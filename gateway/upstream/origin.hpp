@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "jsonrpc/json.hpp"
+#include "mcp/span.hpp"
 #include "mcp/trace.hpp"
 #include "util/cancel.hpp"
 #include "util/event.hpp"
@@ -110,6 +111,9 @@ struct CallOptions {
   /// of it (header over HTTP, `_meta.traceparent` over stdio). None: no
   /// traceparent is sent.
   std::optional<mcp::TraceContext> trace;
+  /// Where the spans of this call's upstream requests (and of a plugin's
+  /// run) go, as children of `trace`; null = none recorded.
+  mcp::SpanSink* spans = nullptr;
   /// Told of every upstream call a composite (plugin) tool makes for this
   /// call; may be empty.
   std::function<void(const UpstreamCall&)> on_upstream_call;

@@ -65,6 +65,7 @@ Result<std::shared_ptr<transport::Connection>> Upstream::connect() {
       conn_dead_ = true;
       status_ = reason;
       state_ = State::Down;
+      note_trouble_locked(reason);
     }
     ready_.store(false);
     if (client_session_.empty()) listener_.on_health(cfg_.name, false);
@@ -130,6 +131,7 @@ Task<bool> Upstream::discover(transport::Connection& c) {
     if (!res) continue;
     std::lock_guard lk(mu_);
     modern_ = true;
+    protocol_ = mcp::kStatelessVersion;
     if (const auto* caps = json::find(*res, "capabilities"); caps && caps->IsObject())
       server_caps_.CopyFrom(*caps, server_caps_.GetAllocator());
     else
@@ -210,6 +212,7 @@ Task<Result<void>> Upstream::initialize(transport::Connection& c) {
   c.set_protocol_version(std::string(*answered));
   {
     std::lock_guard lk(mu_);
+    protocol_ = *answered;
     if (const auto* caps = json::find(*res, "capabilities"); caps && caps->IsObject())
       server_caps_.CopyFrom(*caps, server_caps_.GetAllocator());
     else
@@ -394,6 +397,7 @@ Task<> Upstream::supervise() {
       if (!ok) {
         status_ = ok.error();
         state_ = State::Down;
+        note_trouble_locked(ok.error());
         ++attempts_;
       }
       conn_.reset();

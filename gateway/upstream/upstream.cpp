@@ -229,6 +229,23 @@ bool Upstream::settled() const {
   return first_done_ || stopping_;
 }
 
+std::string Upstream::protocol() const {
+  std::lock_guard lk(mu_);
+  return protocol_;
+}
+
+Upstream::Trouble Upstream::last_trouble() const {
+  std::lock_guard lk(mu_);
+  return trouble_;
+}
+
+void Upstream::note_trouble_locked(std::string what) {
+  trouble_.what = std::move(what);
+  trouble_.unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+}
+
 std::shared_ptr<const Listing> Upstream::listing() const {
   std::lock_guard lk(mu_);
   return listing_;
@@ -355,7 +372,7 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
       std::shared_ptr<CancelSignal> cancel;
       if (id) {
         std::lock_guard lk(calls_mu_);
-        if (auto it = forwarded_.find(json::write(*id)); it != forwarded_.end()) cancel = it->second;
+        if (auto it = forwarded_.find(std::string(jsonrpc::Id(*id).json())); it != forwarded_.end()) cancel = it->second;
       }
       if (cancel) cancel->cancel();
     } else if (method == "notifications/resources/updated" || method == "notifications/tasks/status") {
@@ -381,13 +398,12 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
                                        "connection (session: per_client gives each client its own)"));
     return;
   }
-  auto copy = std::make_shared<json::Document>();
-  copy->CopyFrom(m.doc(), copy->GetAllocator());
+  auto shared = std::make_shared<jsonrpc::Message>(m.clone());
   // Relayed on the pool, requests sent together may reach the client's
   // call in any order: the order they came in travels with them, so a batch
   // is handed out as the server sent it.
-  if (json::Value* params = json::find(*copy, "params"); params && params->IsObject()) {
-    auto& a = copy->GetAllocator();
+  if (json::Value* params = json::find(shared->doc(), "params"); params && params->IsObject()) {
+    auto& a = shared->doc().GetAllocator();
     json::Value* meta = json::find(*params, "_meta");
     if (!meta || !meta->IsObject()) {
       json::set(*params, "_meta", json::Value(rapidjson::kObjectType), a);
@@ -395,9 +411,6 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
     }
     json::set(*meta, kInputOrder, json::Value(static_cast<std::uint64_t>(next_forward_++)), a);
   }
-  auto msg = jsonrpc::Message::from(std::move(*copy));
-  if (!msg) return;
-  auto shared = std::make_shared<jsonrpc::Message>(std::move(*msg));
   // It waits for a person (elicitation) or a model (sampling): in a
   // coroutine of its own, never on the I/O thread that delivered it.
   asio::co_spawn(
@@ -425,7 +438,7 @@ void Upstream::log_line(const json::Value& params) {
 
 Task<> Upstream::forward_request(std::shared_ptr<jsonrpc::Message> m, ActiveCall to) {
   auto cancel = std::make_shared<CancelSignal>();
-  const std::string key = json::write(m->id());
+  const std::string key(m->id().json());
   {
     std::lock_guard lk(calls_mu_);
     forwarded_[key] = cancel;

@@ -100,6 +100,16 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   State state() const;
   /// The first connection attempt has finished (either way) or stop() came.
   bool settled() const;
+  /// The MCP revision spoken on the current (or last) connection; "" before one.
+  std::string protocol() const;
+  /// The last thing that went wrong with the server itself (a failed
+  /// connection or initialize, a connection that died, a request that got
+  /// no answer), and when (Unix ms); empty text when nothing did yet.
+  struct Trouble {
+    std::string what;
+    std::int64_t unix_ms = 0;
+  };
+  Trouble last_trouble() const;
   /// Last known listing (kept while reconnecting); never null.
   std::shared_ptr<const Listing> listing() const;
   /// Until this upstream has listed for itself, it lists what `previous`
@@ -162,7 +172,7 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   Task<transport::Response> send_rounds(std::string_view method, const json::Document& params,
                                         const CallOptions& opts,
                                         std::vector<std::pair<std::string, std::string>> headers = {});
-  static transport::Response failed(const json::Value& id, int code, const std::string& message);
+  static transport::Response failed(const jsonrpc::Id& id, int code, const std::string& message);
   /// Why request outcome `r` has no answer, readably.
   std::string failure_text(const transport::Response& r) const;
   /// A copy of a final result of this server, without the framing of its
@@ -175,6 +185,10 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   /// The connection calls of `opts` use: for a per_client server, the
   /// calling client's own (started on first use), else this one.
   Task<Result<std::shared_ptr<Upstream>>> for_client(const CallOptions& opts);
+  /// The attributes and outcome of the client span of one request to this
+  /// server (OpenTelemetry's MCP conventions).
+  void describe_client_span(mcp::Span& span, std::string_view method, const json::Value& params,
+                            const transport::Response& r) const;
   /// Sends `method` with progress and session-expiry handling.
   Task<transport::Response> send(std::string_view method, json::Document params, const CallOptions& opts,
                                  std::vector<std::pair<std::string, std::string>> headers = {});
@@ -225,6 +239,10 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   json::Document server_caps_{rapidjson::kObjectType};
   std::string status_ = "connecting";
   State state_ = State::Connecting;
+  std::string protocol_;  ///< guarded by mu_
+  Trouble trouble_;       ///< guarded by mu_
+  /// Records `what` as the last trouble; with mu_ held.
+  void note_trouble_locked(std::string what);
   std::atomic<bool> ready_{false};
   std::uint64_t attempts_ = 0;  ///< connection attempts finished (either way), under mu_
   Breaker breaker_;

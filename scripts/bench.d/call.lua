@@ -20,13 +20,21 @@ wrk.body = os.getenv("MCP_BODY")
 local auth = os.getenv("MCP_AUTH") or ""
 if auth ~= "" then wrk.headers["Authorization"] = auth end
 
-local bad = 0
+-- Answers that were not a 200 carrying MCP_EXPECT, per thread (a global, so
+-- that done() can read it through the thread).
+bad = 0
 response = function(status, headers, body)
   if status ~= 200 or not string.find(body, expect, 1, true) then bad = bad + 1 end
 end
 
+local threads = {}
+setup = function(thread) table.insert(threads, thread) end
+
 done = function(summary, latency, requests)
-  io.write(string.format("RESULT rps=%.1f p50_us=%d p99_us=%d errors=%d\n",
+  local wrong = 0
+  for _, t in ipairs(threads) do wrong = wrong + t:get("bad") end
+  io.write(string.format("RESULT rps=%.1f p50_us=%d p99_us=%d errors=%d requests=%d bad=%d\n",
     summary.requests / (summary.duration / 1e6), latency:percentile(50), latency:percentile(99),
-    summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.timeout))
+    summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.timeout,
+    summary.requests, wrong))
 end

@@ -132,6 +132,9 @@ void jsonrpc_seeds(const fs::path& dir) {
            R"({"jsonrpc":"2.0","id":null,"method":"ping"})",
            R"({"jsonrpc":"1.0","id":1,"method":"ping"})",
            R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a:b","arguments":{"s":"\u00e9\ud83d\ude00","n":-9223372036854775808,"f":1e308}}})",
+           R"({"jsonrpc":"2.0","id":22222222222222222222222222222222222222222222222222222221,"method":"ping"})",
+           R"([{"jsonrpc":"2.0","id":-0,"method":"a"},{"jsonrpc":"2.0","id":1e2,"result":{}},{"jsonrpc":"2.0","id":0.10,"method":7}])",
+           "{\"jsonrpc\":\"2.0\",\"id\":\"\xC3(\",\"method\":\"tools/call\",\"params\":{\"name\":\"a\xF0\x9F\x98\",\"x\":\"\\udc00\"}}",
            "[]", "{", "", "null", "\"x\""})
     put_raw(dir, body);
 }
@@ -147,7 +150,9 @@ void config_seeds(const fs::path& dir) {
            "chain: {resolve: true, max_depth: 3, merge: last}\nwelcome: {strategy: tool, tool: \"a:b\", arguments: {x: 1}}\n"
            "sagas: {secret: [\"${EMPTY:-k1}\", k2], ttl_s: 60}\nnaming: {separator: \"__\", max_length: 64}\nservers: []\n",
            "plugins:\n  - path: ./p.so\n    config: ${YAML}\nservers: []\n", "servers: [", "{}", "- a\n- b\n",
-           "listen: {port: 99999}\n"})
+           "listen: {port: 99999}\n",
+           "limits: {calls_per_s: 5, burst: 10, max_batch_size: 0, batch_concurrency: 2, max_client_requests_per_call: 3,\n"
+           "         max_client_requests_per_session: 5}\nservers: []\n"})
     put_raw(dir, yaml);
 }
 

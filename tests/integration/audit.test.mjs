@@ -1,6 +1,7 @@
 // The audit log (`audit:`) through the real binary: one JSON line per
 // client call, chain hop, plugin upstream call, saga round and refused
-// request (bad bearer token, a tool hidden from the mode), with principal,
+// request (bad bearer token, an unknown tool or one hidden from the mode,
+// bad params), with principal,
 // session, mode, tools, an argument digest, outcome, ms, chain id and hop,
 // and the trace id the client sent; reopened on SIGHUP (logrotate).
 import { createHash } from 'node:crypto';
@@ -221,11 +222,67 @@ test(
         reason: 'tool not visible in mode limited',
       },
     );
-    // An unknown tool is an error, not a refusal.
-    assert.equal(readJsonLines(auditFile).filter((l) => l.tool === 'nope:nothing').length, 0);
+    // An unknown tool is refused and audited too: probing for tools is
+    // what an auditor looks for.
+    const [probe] = await auditLines((l) => l.event === 'refused' && l.tool === 'nope:nothing', 1, 'the unknown tool');
+    assert.deepEqual(
+      { ...probe, time: undefined },
+      { time: undefined, event: 'refused', principal: 'ci', session: c.session, mode: 'limited', tool: 'nope:nothing', arguments_digest: digest({}), outcome: 'refused', reason: 'Unknown tool: nope:nothing' },
+    );
     const m1 = parseMetrics((await httpGet(`${gw.base}/metrics`)).text);
     assert.equal(sample(m1, 'mcpgw_refused_total', { reason: 'auth' }) - sample(m0, 'mcpgw_refused_total', { reason: 'auth' }), 3);
     assert.equal(sample(m1, 'mcpgw_refused_total', { reason: 'tool_hidden' }) - sample(m0, 'mcpgw_refused_total', { reason: 'tool_hidden' }), 1);
+    assert.equal(sample(m1, 'mcpgw_refused_total', { reason: 'unknown_tool' }) - sample(m0, 'mcpgw_refused_total', { reason: 'unknown_tool' }), 1);
+    await c.close();
+  }),
+);
+
+test(
+  'every tools/call and tools/callSaga has its audit line: unknown names, bad params, each refused with why',
+  withDiagnostics(async () => {
+    const c = await connectHttp(gw.url, { headers: AUTH });
+    const calls = [
+      ['tools/call', { name: 'toolbox:no_such_tool', arguments: { probe: 1 } }, 'toolbox:no_such_tool', 'Unknown tool: toolbox:no_such_tool'],
+      ['tools/call', { name: 'admin:drop_tables' }, 'admin:drop_tables', 'Unknown tool: admin:drop_tables'],
+      ['tools/callSaga', { name: 'saga:unknown', arguments: {} }, 'saga:unknown', 'Unknown tool: saga:unknown'],
+      ['tools/call', { name: 'toolbox:echo', arguments: 'not an object' }, 'toolbox:echo', 'Invalid params: arguments must be an object'],
+      ['tools/call', { name: 42 }, undefined, 'Invalid params: name must be a string'],
+      ['tools/call', undefined, undefined, 'Invalid params: tools/call needs params'],
+    ];
+    for (const [method, params, tool, reason] of calls) {
+      const answer = await c.request(method, params);
+      assert.equal(answer.error?.code, -32602, JSON.stringify(answer));
+      assert.equal(answer.error.message, reason);
+      const [line] = await auditLines((l) => l.event === 'refused' && l.reason === reason && l.session === c.session, 1, reason);
+      assert.equal(line.tool, tool, JSON.stringify(line));
+      assert.equal(line.principal, 'ci');
+      assert.equal(line.outcome, 'refused');
+    }
+    // A call that ran has its own line, as before.
+    await c.callTool('toolbox:echo', { text: 'audited' });
+    await auditLines((l) => l.event === 'call' && l.tool === 'toolbox:echo' && l.session === c.session && l.outcome === 'ok', 1, 'the call');
+    await c.close();
+  }),
+);
+
+test(
+  'a tools/call refused by limits.calls_per_s has its refused line, naming the tool',
+  withDiagnostics(async () => {
+    const dir = tempDir('mcpgw-audit-rate-');
+    const file = path.join(dir, 'audit.jsonl');
+    const limited = await startGateway(
+      { welcome: { strategy: 'none' }, audit: { path: file }, limits: { calls_per_s: 1, burst: 1 }, servers: [toolboxStdio()] },
+      { dir, label: 'mcpgw-rate' },
+    );
+    const c = await connectHttp(limited.url);
+    // The bucket holds one call: of two at once, one is refused.
+    const answers = await Promise.all([1, 2].map((n) => c.request('tools/call', { name: 'toolbox:echo', arguments: { text: `n${n}` } })));
+    const over = answers.find((a) => a.error);
+    assert.equal(over?.error.code, -32000, JSON.stringify(answers));
+    const line = await pollUntil(() => readJsonLines(file).find((l) => l.event === 'refused'), { what: 'the refused line' });
+    assert.equal(line.tool, 'toolbox:echo', JSON.stringify(line));
+    assert.equal(line.outcome, 'refused');
+    assert.match(line.reason, /limits\.calls_per_s/);
     await c.close();
   }),
 );
@@ -283,14 +340,14 @@ test(
   withDiagnostics(async () => {
     const c = await connectHttp(gw.url, { headers: AUTH });
     await c.callTool('toolbox:echo', { text: 'before rotation' });
-    await auditLines((l) => l.tool === 'toolbox:echo', 1, 'the call before rotation');
+    await auditLines((l) => l.arguments_digest === digest({ text: 'before rotation' }), 1, 'the call before rotation');
     const rotated = `${auditFile}.1`;
     renameSync(auditFile, rotated);
     gw.proc.child.kill('SIGHUP');
     await gw.proc.waitForLine('stderr', /reloaded .*: 2 upstreams kept/);
     await c.callTool('toolbox:echo', { text: 'after rotation' });
     const [after] = await auditLines((l) => l.tool === 'toolbox:echo', 1, 'the call after rotation, in the new file');
-    assert.equal(after.arguments_digest, digest({ text: 'after rotation' }));
+    assert.equal(after.arguments_digest, digest({ text: 'after rotation' }), 'only the call after the rotation is in the new file');
     assert.equal(readJsonLines(rotated).filter((l) => l.arguments_digest === digest({ text: 'after rotation' })).length, 0);
 
     // A reload that changes audit.path moves the log there.

@@ -13,6 +13,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { StringDecoder } from 'node:string_decoder';
 import { after } from 'node:test';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -242,10 +243,15 @@ export class Proc {
     });
     // Keep stdin open (stdio servers exit on EOF) but never let it crash us.
     this.child.stdin.on('error', () => {});
+    // With opts.rawStdout, the bytes as they came (a test of what crosses
+    // the wire must not see them through a lenient decoder).
+    this.stdoutBytes = opts.rawStdout ? [] : null;
     const capture = (stream, key) => {
       let partial = '';
-      stream.setEncoding('utf8');
-      stream.on('data', (chunk) => {
+      const decoder = new StringDecoder('utf8');
+      stream.on('data', (bytes) => {
+        if (key === 'stdoutText' && this.stdoutBytes) this.stdoutBytes.push(bytes);
+        const chunk = decoder.write(bytes);
         if (this[key].length < MAX_CAPTURE) this[key] += chunk;
         else if (!this[key].endsWith('[...truncated]')) this[key] += '\n[...truncated]';
         partial += chunk;
@@ -423,12 +429,12 @@ export async function startGateway(config, { dir, env, extraArgs = [], logLevel 
   return { proc, url, base: `${u.protocol}//${u.host}`, port: Number(u.port), host: u.hostname, configPath, dir: d };
 }
 
-/** Starts mcpgw --stdio with a StdioClient attached. */
-export function startGatewayStdio(config, { dir, env, extraArgs = [], logLevel = 'debug', label = 'mcpgw-stdio' } = {}) {
+/** Starts mcpgw --stdio with a StdioClient attached (rawStdout: see Proc). */
+export function startGatewayStdio(config, { dir, env, extraArgs = [], logLevel = 'debug', label = 'mcpgw-stdio', rawStdout = false } = {}) {
   requireBinaries(MCPGW);
   const d = dir || tempDir();
   const configPath = writeConfig(d, config);
-  const proc = new Proc(label, MCPGW, ['--config', configPath, '--stdio', '--log-level', logLevel, ...extraArgs], { env });
+  const proc = new Proc(label, MCPGW, ['--config', configPath, '--stdio', '--log-level', logLevel, ...extraArgs], { env, rawStdout });
   return { proc, client: new StdioClient(proc), configPath, dir: d };
 }
 

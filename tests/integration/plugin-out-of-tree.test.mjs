@@ -8,12 +8,11 @@
 // calls the bank upstream.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { assertRan, docsExample, run } from './plugin-build.mjs';
 import {
   BUILD,
-  REPO,
   bankStdio,
   connectHttp,
   requireBinaries,
@@ -22,38 +21,6 @@ import {
   textOf,
   withDiagnostics,
 } from './harness.mjs';
-
-const CMAKE_MS = 120000;
-
-/** Runs a command to its end (killed after `timeoutMs`); {code, signal, output}. */
-function run(command, args, { cwd, timeoutMs = CMAKE_MS } = {}) {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (c) => {
-      output += c;
-    });
-    child.stderr.on('data', (c) => {
-      output += c;
-    });
-    const timer = setTimeout(() => {
-      output += `\n[killed after ${timeoutMs} ms]`;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      resolve({ code: null, signal: null, output: `${output}\n${err}` });
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, output });
-    });
-  });
-}
-
-function assertRan(r, what) {
-  assert.deepEqual({ code: r.code, signal: r.signal }, { code: 0, signal: null }, `${what} failed:\n${r.output}`);
-}
 
 /** The whole-plugin example of the header comment of <mcpgw/plugin.hpp>, uncommented as is. */
 function documentedExample(headerText) {
@@ -68,16 +35,6 @@ function documentedExample(headerText) {
   while (code.length && code[0] === '') code.shift();
   while (code.length && code.at(-1) === '') code.pop();
   return `${code.join('\n')}\n`;
-}
-
-/** The fenced block after `<!-- plugin-example:NAME -->` in docs/plugins.md. */
-function docsExample(name) {
-  const doc = readFileSync(path.join(REPO, 'docs', 'plugins.md'), 'utf8');
-  const at = doc.indexOf(`<!-- plugin-example:${name} -->`);
-  assert.ok(at >= 0, `docs/plugins.md has no <!-- plugin-example:${name} --> block`);
-  const m = doc.slice(at).match(/```[a-z]*\n([\s\S]*?)```/);
-  assert.ok(m, `no code block after <!-- plugin-example:${name} -->`);
-  return m[1];
 }
 
 /** lib or lib64 or lib/<multiarch>: wherever GNUInstallDirs put the package. */

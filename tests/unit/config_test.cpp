@@ -824,7 +824,8 @@ TEST_CASE("config: auth.oauth, limits and admin") {
     scope_modes: {"mcp:read": [readonly], "mcp:all": [all]}
     principal_claim: client_id
     leeway_s: 30
-limits: {calls_per_s: 5, burst: 10, max_in_flight_per_session: 4, max_sessions: 100}
+limits: {calls_per_s: 5, burst: 10, max_in_flight_per_session: 4, max_sessions: 100, max_batch_size: 0,
+         batch_concurrency: 2, max_client_requests_per_call: 3, max_client_requests_per_session: 5}
 admin: {host: 127.0.0.1, port: 9191}
 modes: {readonly: {include_slices: [read]}}
 servers:
@@ -845,7 +846,7 @@ servers:
   CHECK(o.scope_modes[0].second == std::vector<std::string>{"readonly"});
   CHECK(o.principal_claim == "client_id");
   CHECK(o.leeway_s == 30);
-  CHECK(c.limits == Limits{5, 10, 4, 100});
+  CHECK(c.limits == Limits{5, 10, 4, 100, 0, 2, 3, 5});
   REQUIRE(c.admin.has_value());
   CHECK(c.admin->port == 9191);
   CHECK(c.servers[0].forward_headers == std::vector<std::string>{"X-Customer-Id"});
@@ -854,7 +855,7 @@ servers:
 TEST_CASE("config: access defaults") {
   Config c = parse_ok("servers: []\n");
   CHECK_FALSE(c.auth.oauth.has_value());
-  CHECK(c.limits == Limits{0, 0, 0, 10000});
+  CHECK(c.limits == Limits{0, 0, 0, 10000, 100, 8, 64, 256});
   CHECK_FALSE(c.admin.has_value());
   Config f = parse_ok("auth: {oauth: {issuer: i, audience: \"https://gw/mcp\", jwks_file: keys.json}}\n");
   CHECK(f.auth.oauth->jwks_file == here("keys.json"));
@@ -881,6 +882,15 @@ TEST_CASE("config: bad access settings name the key") {
   CHECK(parse_error("limits: {burst: 3}\n") == "gw.yaml:1: limits.burst: burst needs calls_per_s");
   CHECK(parse_error("limits: {max_session: 3}\n") ==
         "gw.yaml:1: limits.max_session: unknown key \"max_session\" (did you mean \"max_sessions\"?)");
+  CHECK(parse_error("limits: {max_batch_size: -1}\n") == "gw.yaml:1: limits.max_batch_size: expected an integer >= 0, got -1");
+  CHECK(parse_error("limits: {batch_concurrency: 0}\n") ==
+        "gw.yaml:1: limits.batch_concurrency: expected an integer from 1 to 1024, got 0");
+  CHECK(parse_error("limits: {max_client_requests_per_call: 0}\n") ==
+        "gw.yaml:1: limits.max_client_requests_per_call: expected an integer from 1 to 65536, got 0");
+  CHECK(parse_error("limits:\n  max_client_requests_per_session: x\n").rfind(
+            "gw.yaml:2: limits.max_client_requests_per_session: expected an integer", 0) == 0);
+  CHECK(parse_error("limits: {max_batch: 3}\n") ==
+        "gw.yaml:1: limits.max_batch: unknown key \"max_batch\" (did you mean \"max_batch_size\"?)");
   CHECK(parse_error("admin: {port: 70000}\n") == "gw.yaml:1: admin.port: expected an integer from 0 to 65535, got 70000");
   CHECK(parse_error("servers:\n  - {name: a, transport: http, url: \"http://127.0.0.1:1/mcp\", forward_headers: [Authorization]}\n") ==
         "gw.yaml:2: servers[0].forward_headers: cannot forward \"Authorization\" (the client's credentials stay at the "
@@ -904,6 +914,41 @@ TEST_CASE("config: tasks") {
         "gw.yaml:2: tasks.max_result_bytes: expected an integer >= 1, got -1");
   CHECK(parse_error("tasks:\n  gateways: true\n").find("gw.yaml:2: tasks.gateways: unknown key") == 0);
   CHECK(parse_error("tasks: [1]\n").find("gw.yaml:1: tasks: expected a mapping") == 0);
+}
+
+TEST_CASE("config: telemetry.otlp") {
+  Config off = parse_ok("servers: []\n");
+  CHECK(off.telemetry.otlp.endpoint.empty());
+  CHECK(off.telemetry.otlp.sample_ratio == 1.0);
+  CHECK(off.telemetry.otlp.service_name == "mcpgw");
+  CHECK(off.telemetry.otlp.headers.empty());
+
+  Config on = parse_ok(
+      "telemetry:\n  otlp:\n    endpoint: ${OTLP:-http://127.0.0.1:4318}\n    headers: {Authorization: \"Bearer x\"}\n"
+      "    sample_ratio: 0.25\n    service_name: gw-eu\n");
+  CHECK(on.telemetry.otlp.endpoint == "http://127.0.0.1:4318");
+  REQUIRE(on.telemetry.otlp.headers.size() == 1);
+  CHECK(on.telemetry.otlp.headers[0] == std::pair<std::string, std::string>{"Authorization", "Bearer x"});
+  CHECK(on.telemetry.otlp.sample_ratio == 0.25);
+  CHECK(on.telemetry.otlp.service_name == "gw-eu");
+  CHECK(parse_ok("telemetry: {otlp: {endpoint: \"\"}}\n").telemetry.otlp.endpoint.empty());
+  CHECK(parse_ok("telemetry: {otlp: {sample_ratio: 0}}\n").telemetry.otlp.sample_ratio == 0.0);
+  CHECK(parse_ok("telemetry:\n").telemetry.otlp.endpoint.empty());
+
+  CHECK(parse_error("telemetry: {otlp: {endpoint: \"grpc://c:4317\"}}\n") ==
+        "gw.yaml:1: telemetry.otlp.endpoint: expected an http:// or https:// URL (the collector's OTLP/HTTP base, e.g. "
+        "http://collector:4318), got \"grpc://c:4317\"");
+  CHECK(parse_error("telemetry: {otlp: {endpoint: \"http://\"}}\n").find("expected an http:// or https:// URL") !=
+        std::string::npos);
+  CHECK(parse_error("telemetry: {otlp: {sample_ratio: 1.5}}\n") ==
+        "gw.yaml:1: telemetry.otlp.sample_ratio: expected a number from 0 to 1, got 1.5");
+  CHECK(parse_error("telemetry: {otlp: {sample_ratio: half}}\n") ==
+        "gw.yaml:1: telemetry.otlp.sample_ratio: expected a number, got \"half\"");
+  CHECK(parse_error("telemetry: {otlp: {service_name: \"\"}}\n") ==
+        "gw.yaml:1: telemetry.otlp.service_name: must not be empty");
+  CHECK(parse_error("telemetry: {otlp: {endpont: x}}\n") ==
+        "gw.yaml:1: telemetry.otlp.endpont: unknown key \"endpont\" (did you mean \"endpoint\"?)");
+  CHECK(parse_error("telemetry: {jaeger: {}}\n") == "gw.yaml:1: telemetry.jaeger: unknown key \"jaeger\"");
 }
 
 TEST_CASE("config: apps.tag_views") {

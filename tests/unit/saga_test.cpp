@@ -106,3 +106,19 @@ TEST_CASE("saga: state too large for a token is an error, not a token") {
                     c.state.GetAllocator());
   CHECK(!k.seal(std::move(c)));
 }
+
+TEST_CASE("saga: claims read from a peer's ill-formed text survive seal -> open (found by fuzz_token)") {
+  // Text the gateway read holds no ill-formed UTF-8 (repaired as read, a
+  // lone surrogate escape refused), so what it seals opens the same.
+  auto sent = json::parse("{\"t\":\"tools/call bank:\xFF\xC3(\",\"p\":\"al\xEDice\"}");
+  REQUIRE(sent);
+  CHECK(!json::parse(R"({"t":"tools/call bank:\ude00"})"));
+  Claims c = claims((*sent)["p"].GetString(), (*sent)["t"].GetString());
+  Keyring k({"secret-1"}, std::chrono::seconds(60));
+  auto token = k.seal(claims(c.principal, c.target));
+  REQUIRE(token);
+  auto opened = k.open(*token, c);
+  REQUIRE(std::holds_alternative<Claims>(opened));
+  CHECK(std::get<Claims>(opened).target == c.target);
+  CHECK(std::get<Claims>(opened).principal == c.principal);
+}

@@ -1,0 +1,53 @@
+#include "mcp/span.hpp"
+
+namespace mcpgw::mcp {
+
+void Span::set(std::string_view key, std::string value) { attributes.emplace_back(key, AttrValue(std::move(value))); }
+
+namespace {
+
+/// The tool or prompt a request names, for the span name and attributes.
+std::string target_of(std::string_view method, const json::Value* params) {
+  if (!params || (method != "tools/call" && method != "prompts/get")) return {};
+  return std::string(json::get_string(*params, "name").value_or(""));
+}
+
+}  // namespace
+
+std::string span_name(std::string_view method, const json::Value* params) {
+  std::string target = target_of(method, params);
+  return target.empty() ? std::string(method) : std::string(method) + " " + target;
+}
+
+void describe_request(Span& span, std::string_view method, const json::Value* params) {
+  span.set("mcp.method.name", std::string(method));
+  std::string target = target_of(method, params);
+  if (!target.empty() && method == "tools/call") {
+    span.set("gen_ai.tool.name", std::move(target));
+    span.set("gen_ai.operation.name", std::string("execute_tool"));
+  } else if (!target.empty()) {
+    span.set("gen_ai.prompt.name", std::move(target));
+  }
+  if (params)
+    if (auto uri = json::get_string(*params, "uri")) span.set("mcp.resource.uri", std::string(*uri));
+}
+
+void set_request_id(Span& span, const jsonrpc::Id& id) {
+  if (id.is_null()) return;
+  if (auto s = id.string()) span.set("jsonrpc.request.id", std::move(*s));
+  else span.set("jsonrpc.request.id", std::string(id.json()));
+}
+
+void set_outcome(Span& span, bool rpc_error, const json::Value& body) {
+  if (!body.IsObject()) return;
+  if (rpc_error) {
+    const json::Value* code = json::find(body, "code");
+    std::string type = code && code->IsInt() ? std::to_string(code->GetInt()) : "_OTHER";
+    span.set("rpc.response.status_code", type);
+    span.fail(std::move(type), std::string(json::get_string(body, "message").value_or("")));
+  } else if (const json::Value* is_error = json::find(body, "isError"); is_error && is_error->IsTrue()) {
+    span.fail("tool_error");
+  }
+}
+
+}  // namespace mcpgw::mcp

@@ -1,0 +1,23 @@
+#include "util/memory.hpp"
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+namespace mcpgw {
+
+void MemoryTrimmer::after(std::size_t bytes) {
+  if (bytes < kLargeRequest) return;
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now().time_since_epoch())
+                               .count();
+  std::int64_t last = last_ns_.load();
+  if (now - last < std::chrono::nanoseconds(interval_).count()) return;
+  // One thread trims; the others had it done for them.
+  if (!last_ns_.compare_exchange_strong(last, now)) return;
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
+}  // namespace mcpgw

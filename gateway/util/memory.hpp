@@ -1,0 +1,31 @@
+#pragma once
+// Giving memory back to the system after large work.
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+
+namespace mcpgw {
+
+/// Returns the heap's free memory to the system after a request that took
+/// a lot of it (a large body, a big batch), at most once per `interval`.
+/// glibc keeps what a burst of allocations freed in its arenas (one per
+/// thread that allocated): without a trim, a single 4 MiB batch left the
+/// process hundreds of megabytes larger for good. A trim walks every arena
+/// (about a millisecond per hundred megabytes), so it is kept for the
+/// requests that need it.
+class MemoryTrimmer {
+ public:
+  /// Requests of at least this many bytes are large.
+  static constexpr std::size_t kLargeRequest = 1 << 20;
+
+  explicit MemoryTrimmer(std::chrono::milliseconds interval = std::chrono::seconds(1)) : interval_(interval) {}
+  /// A request of `bytes` is over: trims when it was large and the last
+  /// trim is `interval` old. Safe from any thread.
+  void after(std::size_t bytes);
+
+ private:
+  const std::chrono::milliseconds interval_;
+  std::atomic<std::int64_t> last_ns_{0};
+};
+
+}  // namespace mcpgw

@@ -1,0 +1,73 @@
+// The OTLP side of telemetry that needs no collector: the sampling
+// decisions. (The encoding is checked against the official definitions by
+// tests/integration/otlp.test.mjs.)
+#include <doctest/doctest.h>
+
+#include "jsonrpc/id.hpp"
+#include "mcp/span.hpp"
+#include "telemetry/otlp.hpp"
+#include "util/random.hpp"
+
+using namespace mcpgw;
+
+TEST_CASE("otlp: sampling by trace id ratio is all, none, or about the share asked, the same for one trace") {
+  int kept = 0;
+  const int n = 4000;
+  for (int i = 0; i < n; ++i) {
+    std::string id = unique_hex(16);
+    CHECK(telemetry::sampled_by_ratio(id, 1.0));
+    CHECK_FALSE(telemetry::sampled_by_ratio(id, 0.0));
+    bool once = telemetry::sampled_by_ratio(id, 0.25);
+    CHECK(once == telemetry::sampled_by_ratio(id, 0.25));
+    if (once) ++kept;
+  }
+  // 1000 expected; 6 standard deviations (27) either way.
+  CHECK(kept > 1000 - 170);
+  CHECK(kept < 1000 + 170);
+  CHECK(telemetry::sampled_by_ratio("00000000000000000000000000000000", 0.01));
+  CHECK_FALSE(telemetry::sampled_by_ratio("ffffffffffffffffffffffffffffffff", 0.99));
+}
+
+TEST_CASE("otlp: the sampled flag of W3C trace flags") {
+  CHECK(telemetry::sampled_flag("01"));
+  CHECK(telemetry::sampled_flag("03"));
+  CHECK_FALSE(telemetry::sampled_flag("00"));
+  CHECK_FALSE(telemetry::sampled_flag("02"));
+  CHECK_FALSE(telemetry::sampled_flag(""));
+}
+
+TEST_CASE("otlp: an export request holds every span, its ids as bytes") {
+  mcp::Span s;
+  s.trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+  s.span_id = "00f067aa0ba902b7";
+  s.name = "tools/call a:b";
+  s.kind = mcp::Span::Kind::Server;
+  s.set("mcp.method.name", std::string("tools/call"));
+  telemetry::Resource r{{{"service.name", std::string("mcpgw")}}};
+  std::string one = telemetry::encode_export_request({s}, r, "mcpgw", "1");
+  std::string two = telemetry::encode_export_request({s, s}, r, "mcpgw", "1");
+  CHECK(two.size() > one.size());
+  CHECK(one.find("tools/call a:b") != std::string::npos);
+  CHECK(one.find(std::string("\x4b\xf9\x2f\x35", 4)) != std::string::npos);
+  CHECK(one.find("4bf92f35") == std::string::npos);
+}
+
+TEST_CASE("span: jsonrpc.request.id is a string id unescaped, a number as its sender wrote it, nothing for null") {
+  auto id_attribute = [](std::string_view json_id) -> std::optional<std::string> {
+    auto doc = json::parse(json_id);
+    REQUIRE(doc);
+    mcp::Span span;
+    mcp::set_request_id(span, jsonrpc::Id(*doc));
+    for (const auto& [key, value] : span.attributes)
+      if (key == "jsonrpc.request.id") return std::get<std::string>(value);
+    return std::nullopt;
+  };
+  CHECK(id_attribute(R"("a\"b")") == std::optional<std::string>(R"(a"b)"));
+  CHECK(id_attribute("42") == std::optional<std::string>("42"));
+  CHECK(id_attribute("null") == std::nullopt);
+  // A message keeps an integer beyond a double's precision as its digits.
+  mcp::Span span;
+  mcp::set_request_id(span, jsonrpc::Id::number("12345678901234567890123"));
+  REQUIRE(span.attributes.size() == 1);
+  CHECK(std::get<std::string>(span.attributes[0].second) == "12345678901234567890123");
+}
