@@ -220,6 +220,15 @@ Sagas read_sagas(const Value& v) {
   return s;
 }
 
+Tasks read_tasks(const Value& v) {
+  Tasks t;
+  Fields f = v.fields(keys::kTasks);
+  f.read("gateway", t.gateway);
+  f.read("max_per_principal", t.max_per_principal, 1);
+  if (auto bytes = f.get("max_result_bytes")) t.max_result_bytes = static_cast<std::size_t>(bytes->integer(1));
+  return t;
+}
+
 /// Splits `redis://[:password@]host[:port][/db]` into `c`.
 void read_redis_url(const Value& v, Cluster& c) {
   c.redis = v.text();
@@ -454,6 +463,7 @@ Config read_config(const Value& root, const std::string& source) {
   if (auto v = f.get("sagas")) c.sagas = read_sagas(*v);
   if (auto v = f.get("audit")) c.audit = read_audit(*v);
   if (auto v = f.get("cluster")) c.cluster = read_cluster(*v);
+  if (auto v = f.get("tasks")) c.tasks = read_tasks(*v);
   if (auto v = f.get("telemetry")) c.telemetry = read_telemetry(*v);
   auto upstream_oauth = f.get("upstream_oauth");
   if (upstream_oauth) c.upstream_oauth = read_upstream_oauth(*upstream_oauth);

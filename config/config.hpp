@@ -239,6 +239,19 @@ struct Server {
   bool operator==(const Server&) const = default;
 };
 
+/// `tasks:` — MCP tasks through the gateway (README, "Tasks").
+struct Tasks {
+  /// Any visible tool can be called as a task, run by the gateway when its
+  /// upstream does not run it as one.
+  bool gateway = false;
+  /// Tasks one principal may hold at once (running, or finished with the
+  /// result kept until its ttl); past it a task-augmented call gets -32000.
+  int max_per_principal = 1000;
+  /// A gateway-made task whose result is larger ends as failed.
+  std::size_t max_result_bytes = 16 * 1024 * 1024;
+  bool operator==(const Tasks&) const = default;
+};
+
 struct Plugin {
   /// Shared library: absolute when the file gave a path with a slash
   /// (resolved against the file's directory), else searched like any
@@ -304,6 +317,7 @@ struct Config {
   Sagas sagas;
   Audit audit;
   Cluster cluster;
+  Tasks tasks;
   Telemetry telemetry;
   UpstreamOAuth upstream_oauth;
   std::vector<Server> servers;

@@ -103,4 +103,8 @@ class DynamicLists {
 /// The tools of the stateless era (conformance_stateless_tools.cpp).
 void add_stateless_tools(ex::Server& server, DynamicLists& lists);
 
+/// The tasks extension (io.modelcontextprotocol/tasks) the suite's tasks-*
+/// scenarios expect, its tools and methods (conformance_tasks.cpp).
+void add_task_tools(ex::Server& server);
+
 }  // namespace mcpgw::examples::conformance

@@ -464,6 +464,7 @@ int main(int argc, char** argv) {
   bool mid_call_only = false;
   add_talking_tools(server, mid_call_only);
   add_stateless_tools(server, lists);
+  add_task_tools(server);
   add_resources(server, watched);
   add_prompts(server, lists);
   server.set_completion_handler(complete);

@@ -91,6 +91,13 @@ bool CallContext::client_supports(std::string_view name) const {
   return cap && cap->IsObject();
 }
 
+bool CallContext::client_declares(std::string_view id) const {
+  json::Document caps = session_ ? session_->client_capabilities() : json::clone(stateless_->capabilities);
+  const json::Value* extensions = json::find(caps, "extensions");
+  const json::Value* ext = extensions ? json::find(*extensions, id) : nullptr;
+  return ext && ext->IsObject();
+}
+
 Outcome CallContext::request(std::string_view method, const json::Value& params, std::string_view key) {
   InputAnswers answers = ask({Ask{key, method, params}});
   return std::move(answers.begin()->second);

@@ -135,6 +135,10 @@ struct Session {
     const json::Value* cap = json::find(capabilities_, name);
     return cap && cap->IsObject();
   }
+  json::Document client_capabilities() {
+    std::lock_guard lock(mutex_);
+    return json::clone(capabilities_);
+  }
 
   void subscribe(std::string_view uri, bool on) {
     std::lock_guard lock(mutex_);

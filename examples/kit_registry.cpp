@@ -39,6 +39,7 @@ std::shared_ptr<const Server::Tool> Server::make_tool(ToolSpec spec) {
       {"outputSchema", &spec.output_schema},
       {"annotations", &spec.annotations},
       {"_meta", &spec.meta},
+      {"execution", &spec.execution},
   };
   for (const auto& [key, text] : fragments) {
     if (text->empty()) continue;

@@ -149,6 +149,8 @@ class CallContext {
   /// "elicitation", "roots"): in its initialize request, or in the
   /// request's `_meta["io.modelcontextprotocol/clientCapabilities"]`.
   bool client_supports(std::string_view name) const;
+  /// True when the client declared extension `id` (capabilities.extensions).
+  bool client_declares(std::string_view id) const;
   /// Asks the client `method` with `params` and returns its answer: the
   /// result, or an RpcError saying why there is none: -32021 (with
   /// `data.requiredCapabilities`) when the client did not declare the
@@ -199,7 +201,8 @@ struct ToolSpec {
   JsonText input_schema = R"({"type":"object","properties":{},"additionalProperties":false})";
   JsonText output_schema{};
   JsonText annotations{};
-  JsonText meta{};  ///< The tool's `_meta`.
+  JsonText meta{};       ///< The tool's `_meta`.
+  JsonText execution{};  ///< The tool's `execution` (e.g. its taskSupport).
   ToolHandler handler{};
   ContextToolHandler context_handler{};
 };

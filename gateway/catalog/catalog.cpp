@@ -51,9 +51,10 @@ std::string patched(const json::Value& def, const char* key, const std::string& 
 
 /// A tool's definition as listed: its exposed name and description, the
 /// references to its server's resources exposed (`ref_server` non-empty),
-/// and with chains resolved, `mcpgw/hops` declared in its outputSchema.
+/// with chains resolved, `mcpgw/hops` declared in its outputSchema, and
+/// `execution.taskSupport: "optional"` when the gateway runs it as a task.
 std::string tool_definition(const json::Value& def, const std::string& name, const std::string* description,
-                            std::string_view ref_server, bool hops) {
+                            std::string_view ref_server, bool hops, bool gateway_task) {
   json::Document d;
   d.CopyFrom(def, d.GetAllocator());
   auto& a = d.GetAllocator();
@@ -62,6 +63,14 @@ std::string tool_definition(const json::Value& def, const std::string& name, con
   if (!ref_server.empty()) mcp::expose_tool_refs(ref_server, d, a);
   if (hops)
     if (json::Value* schema = json::find(d, "outputSchema")) declare_hops(*schema, a);
+  if (gateway_task) {
+    json::Value* execution = json::find(d, "execution");
+    if (!execution || !execution->IsObject()) {
+      json::set(d, "execution", json::Value(rapidjson::kObjectType), a);
+      execution = json::find(d, "execution");
+    }
+    json::set(*execution, "taskSupport", json::Value("optional", a), a);
+  }
   return json::write(d);
 }
 
@@ -299,7 +308,9 @@ class ToolAdder {
     e.origin = origin;
     e.composite = composite;
     e.upstream_name = uname;
-    e.definition = tool_definition(def, name, description, ref_server, cfg_.chain.resolve);
+    e.task_support = mcp::task_support(def);
+    e.gateway_task = cfg_.tasks.gateway && e.task_support == mcp::TaskSupport::Forbidden;
+    e.definition = tool_definition(def, name, description, ref_server, cfg_.chain.resolve, e.gateway_task);
     e.slices = std::move(slices);
     if (const auto* meta = json::find(def, "_meta")) {
       const auto* w = json::find(*meta, "welcomeTool");

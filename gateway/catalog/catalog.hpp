@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "mcp/tasks.hpp"
 #include "plugin/plugin.hpp"
 #include "search/index.hpp"
 #include "upstream/upstream.hpp"
@@ -28,6 +29,11 @@ struct ExposedTool {
   std::vector<std::string> slices;
   bool welcome = false;                      ///< `_meta.welcomeTool: true`
   std::vector<bool> in_mode;                 ///< by Snapshot::modes index
+  /// How the origin runs it as a task (its `execution.taskSupport`).
+  mcp::TaskSupport task_support = mcp::TaskSupport::Forbidden;
+  /// The gateway runs it as a task (`tasks.gateway`, the origin does not):
+  /// listed with `taskSupport: "optional"`.
+  bool gateway_task = false;
 };
 
 /// A prompt, resource or resource template as exposed to clients.

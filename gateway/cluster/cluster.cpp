@@ -8,6 +8,8 @@
 #include <future>
 #include <sstream>
 
+#include "util/base64.hpp"
+
 namespace mcpgw::cluster {
 namespace {
 
@@ -20,6 +22,8 @@ constexpr auto kTimeout = std::chrono::milliseconds(2000);
 constexpr auto kConfirmWithin = std::chrono::milliseconds(1000);
 
 std::string session_key(const std::string& digest) { return "mcpgw:session:" + digest; }
+std::string task_key(const std::string& digest) { return "mcpgw:task:" + digest; }
+std::string principal_tasks_key(const std::string& principal) { return "mcpgw:tasks:" + digest_of(principal); }
 std::string subs_key(const std::string& digest) { return "mcpgw:subs:" + digest; }
 
 /// The error of a reply that is not what was asked.
@@ -278,6 +282,18 @@ void Cluster::on_event(const std::string& payload) {
     oauth_changed(digest);
     return;
   }
+  if (kind == "task" || kind == "answers" || kind == "cancel") {
+    std::function<void(const std::string&, const std::string&, const std::string&)> hook;
+    {
+      std::lock_guard lk(mu_);
+      hook = hooks_.task;
+    }
+    if (!hook) return;
+    std::string payload;
+    if (kind == "answers") payload = unbase64url(arg).value_or("");
+    hook(digest, kind, payload);
+    return;
+  }
   std::optional<std::string> id;
   Hooks hooks;
   {
@@ -394,6 +410,64 @@ void Cluster::subscriptions(const std::string& id, std::function<void(Result<std
     for (const auto& item : r->items) uris.push_back(item.text);
     done(std::move(uris));
   });
+}
+
+// --- tasks --------------------------------------------------------------
+
+void Cluster::put_task(const std::string& id, const std::string& principal, std::string state, std::int64_t expires,
+                       bool listed, std::function<void(Result<void>)> done) {
+  if (!cmd_) {
+    if (done) done(Error{"cluster.redis is not set"});
+    return;
+  }
+  std::string digest = digest_of(id);
+  std::string when = std::to_string(expires);
+  if (listed) list_task(id, principal, expires);
+  cmd_->command({"SET", task_key(digest), std::move(state), "EXAT", when}, [this, digest, done](Result<RedisReply> r) {
+    if (auto why = refused(r)) {
+      if (done) done(Error{*why});
+      return;
+    }
+    cmd_->command({"PUBLISH", kEvents, "task " + digest}, nullptr);
+    if (done) done({});
+  });
+}
+
+void Cluster::get_task(const std::string& id, std::function<void(Result<std::string>)> done) {
+  if (!cmd_) return done(Error{"cluster.redis is not set"});
+  cmd_->command({"GET", task_key(digest_of(id))}, [done = std::move(done)](Result<RedisReply> r) {
+    if (auto why = refused(r)) return done(Error{*why});
+    done(r->type == RedisReply::Type::String ? r->text : std::string());
+  });
+}
+
+void Cluster::to_task(const std::string& id, const std::string& kind, const std::string& answers) {
+  if (!cmd_) return;
+  std::string message = kind + " " + digest_of(id) + (answers.empty() ? "" : " " + base64url(answers));
+  cmd_->command({"PUBLISH", kEvents, std::move(message)}, [](Result<RedisReply> r) {
+    if (auto why = refused(r)) spdlog::warn("cluster: telling a task's replica failed: {}", *why);
+  });
+}
+
+void Cluster::list_task(const std::string& id, const std::string& principal, std::int64_t expires) {
+  if (!cmd_) return;
+  std::string key = principal_tasks_key(principal);
+  cmd_->command({"ZADD", key, std::to_string(expires), id}, nullptr);
+  cmd_->command({"ZREMRANGEBYSCORE", key, "-inf", "(" + std::to_string(unix_now())}, nullptr);
+  // The set lives as long as its last task: NX for a new set, GT later.
+  cmd_->command({"EXPIREAT", key, std::to_string(expires), "NX"}, nullptr);
+  cmd_->command({"EXPIREAT", key, std::to_string(expires), "GT"}, nullptr);
+}
+
+void Cluster::tasks_of(const std::string& principal, std::function<void(Result<std::vector<std::string>>)> done) {
+  if (!cmd_) return done(std::vector<std::string>{});
+  cmd_->command({"ZRANGEBYSCORE", principal_tasks_key(principal), std::to_string(unix_now()), "+inf"},
+                [done = std::move(done)](Result<RedisReply> r) {
+                  if (auto why = refused(r)) return done(Error{*why});
+                  std::vector<std::string> ids;
+                  for (const auto& item : r->items) ids.push_back(item.text);
+                  done(std::move(ids));
+                });
 }
 
 }  // namespace mcpgw::cluster

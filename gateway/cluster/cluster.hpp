@@ -47,6 +47,9 @@ class Cluster final : public transport::SharedSessions {
     std::function<void(const std::string& id, const std::string& level)> log_level;
     /// Session `id`'s resource subscriptions changed (on any replica).
     std::function<void(const std::string& id)> subscriptions_changed;
+    /// News about gateway task `digest`: `kind` "task" (its state changed),
+    /// "answers" (`payload`: the client's answers, JSON) or "cancel".
+    std::function<void(const std::string& digest, const std::string& kind, const std::string& payload)> task;
   };
 
   Cluster(const config::Cluster& cfg, boost::asio::io_context& io);
@@ -95,6 +98,23 @@ class Cluster final : public transport::SharedSessions {
   /// The upstream OAuth tokens' store in Redis (cluster.redis set), shared
   /// by every replica; it tells of records another replica changed.
   std::shared_ptr<oauth::TokenStore> token_store();
+
+
+  // --- tasks the gateway runs (docs/protocol.md, "Tasks"); `done` on an I/O thread ---
+
+  /// Stores task `id`'s state until unix second `expires`, records it as
+  /// one of `principal`'s when `listed`, and tells the replicas.
+  void put_task(const std::string& id, const std::string& principal, std::string state, std::int64_t expires,
+                bool listed, std::function<void(Result<void>)> done);
+  /// Task `id`'s state; "" when Redis has none.
+  void get_task(const std::string& id, std::function<void(Result<std::string>)> done);
+  /// Tells the replica running task `id` to cancel it ("cancel") or to take
+  /// the client's `answers` (JSON).
+  void to_task(const std::string& id, const std::string& kind, const std::string& answers = {});
+  /// Records upstream task `id` as one of `principal`'s until `expires`.
+  void list_task(const std::string& id, const std::string& principal, std::int64_t expires);
+  /// The ids of `principal`'s tasks not yet expired.
+  void tasks_of(const std::string& principal, std::function<void(Result<std::vector<std::string>>)> done);
 
  private:
   /// Runs `args` and waits for the reply, bounded.

@@ -6,9 +6,7 @@
 //
 // Format: "m1" base64url(nonce[12] | ciphertext | tag[16]); the plaintext is
 // the SealedSession's fields, length-prefixed.
-#include <array>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>

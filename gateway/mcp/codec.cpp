@@ -8,7 +8,7 @@ constexpr int kResourceNotFound = -32002;
 
 /// Methods 2026-07-28 added: a session's client gets them as unknown.
 bool added_in_stateless(std::string_view method) {
-  return method == "server/discover" || method == "subscriptions/listen";
+  return method == "server/discover" || method == "subscriptions/listen" || method == "tasks/update";
 }
 
 Refusal method_not_found(std::string message) {

@@ -83,13 +83,18 @@ std::variant<Envelope, Refusal> read_envelope(const jsonrpc::Message& m,
 }
 
 bool removed_in_stateless(std::string_view method) {
+  // tasks/result and tasks/list: the tasks extension (SEP-2663) inlines
+  // results in tasks/get and has no listing.
   return method == "initialize" || method == "ping" || method == "logging/setLevel" ||
-         method == "resources/subscribe" || method == "resources/unsubscribe";
+         method == "resources/subscribe" || method == "resources/unsubscribe" || method == "tasks/result" ||
+         method == "tasks/list";
 }
 
 const char* named_param(std::string_view method) {
   if (method == "tools/call" || method == "prompts/get") return "name";
   if (method == "resources/read") return "uri";
+  // SEP-2663: the task id routes the task's requests to where it lives.
+  if (method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel") return "taskId";
   return nullptr;
 }
 

@@ -72,7 +72,7 @@ Refusal unsupported_version(std::string_view requested);
 bool removed_in_stateless(std::string_view method);
 
 /// The params member an `Mcp-Name` header repeats for `method` ("name",
-/// "uri"), or nullptr for methods without one.
+/// "uri", "taskId"), or nullptr for methods without one.
 const char* named_param(std::string_view method);
 
 /// HTTP status of a stateless reply carrying JSON-RPC error `code`: 400 for

@@ -44,7 +44,7 @@ Task<upstream::Reply> Inbox::ask(std::string_view method, json::Document params,
     asked_.push_back(std::move(asked));
     batch_ = std::max(batch_, batch);
   }
-  changed_.notify();
+  changed();
   bool gone = false;
   for (;;) {
     const auto seen = changed_.generation();
@@ -93,7 +93,7 @@ Task<std::vector<Question>> Inbox::wait(std::function<bool()> finished, CancelSi
 void Inbox::wake() { changed_.notify(); }
 
 std::vector<std::string> Inbox::answer(const json::Value& answers) {
-  std::lock_guard lk(mu_);
+  std::unique_lock lk(mu_);
   std::vector<std::string> missing;
   for (auto& a : asked_) {
     const json::Value* value = answers.IsObject() ? json::find(answers, a.q.key) : nullptr;
@@ -106,8 +106,32 @@ std::vector<std::string> Inbox::answer(const json::Value& answers) {
   }
   // Answered questions are no longer pending, even before their askers wake.
   std::erase_if(asked_, [](const Asked& a) { return a.pending->answer.has_value(); });
-  changed_.notify();
+  lk.unlock();
+  changed();
   return missing;
+}
+
+std::vector<Question> Inbox::pending() const {
+  std::lock_guard lk(mu_);
+  std::vector<Question> out;
+  for (const auto& a : asked_)
+    if (!a.pending->answer) out.push_back(Question{a.q.key, a.q.method, json::clone(a.q.params)});
+  return out;
+}
+
+void Inbox::watch(std::function<void()> fn) {
+  std::lock_guard lk(mu_);
+  watcher_ = std::move(fn);
+}
+
+void Inbox::changed() {
+  changed_.notify();
+  std::function<void()> fn;
+  {
+    std::lock_guard lk(mu_);
+    fn = watcher_;
+  }
+  if (fn) fn();
 }
 
 json::Document Inbox::answers() const {

@@ -60,6 +60,11 @@ class Inbox {
   std::vector<std::string> answer(const json::Value& answers);
   /// Every answer given so far, by key (for the next token).
   json::Document answers() const;
+  /// The questions waiting for an answer now, in the order they were asked
+  /// (a task's `inputRequests`).
+  std::vector<Question> pending() const;
+  /// Calls `fn` (no lock held) whenever a question is asked or answered.
+  void watch(std::function<void()> fn);
   /// No continuation will come: every question waiting gets an error.
   void abandon();
 
@@ -79,6 +84,8 @@ class Inbox {
   std::size_t batch_ = 1;
   json::Document preloaded_{rapidjson::kObjectType};
   json::Document given_{rapidjson::kObjectType};
+  std::function<void()> watcher_;
+  void changed();
 };
 
 /// A call the engine drives: between the requests that continue it, it is

@@ -1,17 +1,18 @@
 #include "server/calls.hpp"
 
 namespace mcpgw::server {
-namespace {
-
-/// The server's client of a parked call: the engine keeps the ClientCall
-/// it was started with (drive() is the only place that starts one).
-ClientCall& client_of(saga::Parked& p) { return static_cast<ClientCall&>(*p.client); }
 
 ClientRequestLimits client_limits(const Services& sv) {
   const auto& l = sv.settings.config()->limits;
   return {static_cast<std::size_t>(l.max_client_requests_per_call),
           static_cast<std::size_t>(l.max_client_requests_per_session)};
 }
+
+namespace {
+
+/// The server's client of a parked call: the engine keeps the ClientCall
+/// it was started with (drive() is the only place that starts one).
+ClientCall& client_of(saga::Parked& p) { return static_cast<ClientCall&>(*p.client); }
 
 /// The MRTR answer of a suspendable call: the result, or the questions as
 /// `input_required` with a requestState that continues the call.
@@ -61,14 +62,7 @@ Task<Answer> mrtr(Services& sv, Request& r, const std::string& target, const jso
   json::Document result(rapidjson::kObjectType);
   auto& a = result.GetAllocator();
   result.AddMember("resultType", "input_required", a);
-  json::Value requests(rapidjson::kObjectType);
-  for (auto& q : questions) {
-    json::Value req(rapidjson::kObjectType);
-    req.AddMember("method", json::str(q.method, a), a);
-    req.AddMember("params", json::Value(q.params, a), a);
-    requests.AddMember(json::str(q.key, a), req, a);
-  }
-  result.AddMember("inputRequests", requests, a);
+  result.AddMember("inputRequests", input_requests(questions, a), a);
   saga::Claims claims = std::move(expect);
   auto& ca = claims.state.GetAllocator();
   claims.state.AddMember("park", json::str(parked->id, ca), ca);
@@ -100,6 +94,17 @@ Task<Answer> execute(Services& sv, Request& r, std::string target, const json::V
   }
   upstream::Reply reply = co_await work(client, r.exchange->cancel_signal(), progress);
   co_return Answer::relay(std::move(reply));
+}
+
+json::Value input_requests(const std::vector<saga::Question>& questions, json::Allocator& a) {
+  json::Value requests(rapidjson::kObjectType);
+  for (const auto& q : questions) {
+    json::Value req(rapidjson::kObjectType);
+    req.AddMember("method", json::str(q.method, a), a);
+    req.AddMember("params", json::Value(q.params, a), a);
+    requests.AddMember(json::str(q.key, a), req, a);
+  }
+  return requests;
 }
 
 void audit_round(Services& sv, Request& r, std::string_view event, std::string_view tool, const json::Value* args,

@@ -18,6 +18,9 @@ namespace mcpgw::server {
 /// work outlives the request that started it.
 using Work = std::function<Task<upstream::Reply>(std::shared_ptr<ClientCall>, CancelSignal&, Progress*)>;
 
+/// How many requests a call's client may be asked (limits.max_client_requests_*).
+ClientRequestLimits client_limits(const Services& sv);
+
 /// Runs `work` for `r`: streamed to a session's client, suspended for a
 /// stateless one (MRTR: `input_required` and a signed requestState; a
 /// retry resumes it). `target` and `args` identify the request in its
@@ -31,6 +34,11 @@ Task<Answer> execute(Services& sv, Request& r, std::string target, const json::V
 /// check).
 Task<saga::Engine::Outcome> drive(Services& sv, Request& r, std::shared_ptr<saga::Parked>& parked,
                                   const json::Value& answers, Work work, bool sagas);
+
+/// The `inputRequests` map (key -> {method, params}) of `questions`: how a
+/// client of the stateless revision is asked, in an input_required result
+/// or a task.
+json::Value input_requests(const std::vector<saga::Question>& questions, json::Allocator& a);
 
 /// Writes the audit line of one round of a suspendable call for `r`
 /// (`event`: mrtr_round or saga_round) that ended with `outcome` after

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "mcp/era.hpp"
+#include "mcp/tasks.hpp"
 #include "util/hex.hpp"
 
 namespace mcpgw::server {
@@ -156,6 +157,7 @@ Task<upstream::Reply> ClientCall::request(std::string_view method, const json::V
   std::string name = s->client_name();
   std::string client = name.empty() ? "the client" : "the client (" + name + ")";
   if (checks_capabilities_ && need.IsObject()) co_return capability_error(client, method, std::move(need));
+  json::Document caps = s->capabilities();
   // The gateway's own hints are for the gateway: no client sees them.
   std::string key = key_of(method, params);
   std::size_t batch = 1;
@@ -174,6 +176,7 @@ Task<upstream::Reply> ClientCall::request(std::string_view method, const json::V
   }
   {
     std::lock_guard lk(mu_);
+    if (!task_.empty() && mcp::related_task(clean)) mcp::set_related_task(clean, task_, clean.GetAllocator());
     if (asking_ >= limits_.per_call)
       co_return over_limit("max_client_requests_per_call", limits_.per_call, "of this call", method);
     ++asking_;
@@ -186,8 +189,67 @@ Task<upstream::Reply> ClientCall::request(std::string_view method, const json::V
       --call.asking_;
     }
   } asked{*this};
+  // A request the upstream wants run as a task goes as an ordinary one to
+  // a client that runs no such tasks (the spec's receiver then answers it
+  // normally); a client asked mid-call in the stateless way never does.
+  if (json::find(clean, "task") && (inbox_ || !mcp::accepts_task_request(caps, method))) clean.RemoveMember("task");
   if (inbox_) co_return co_await inbox_->ask(method, std::move(clean), std::move(key), batch, order, deadline, cancel);
-  co_return co_await stream_request(method, std::move(clean), params != nullptr, deadline, cancel, std::move(client));
+  if (auto refused = to_client_task(method, clean)) co_return std::move(*refused);
+  upstream::Reply reply =
+      co_await stream_request(method, std::move(clean), params != nullptr, deadline, cancel, std::move(client));
+  from_client_task(method, reply);
+  co_return reply;
+}
+
+void ClientCall::serve_task(std::string id) {
+  std::lock_guard lk(mu_);
+  task_ = std::move(id);
+}
+
+std::optional<upstream::Reply> ClientCall::to_client_task(std::string_view method, json::Document& params) {
+  if (method.rfind("tasks/", 0) != 0 || method == "tasks/list") return std::nullopt;
+  auto id = json::get_string(params, "taskId");
+  std::lock_guard lk(mu_);
+  auto it = id ? client_tasks_.find(std::string(*id)) : client_tasks_.end();
+  if (it == client_tasks_.end())
+    return upstream::Reply::error(jsonrpc::kInvalidParams, "Failed to retrieve task: Task not found");
+  json::set(params, "taskId", json::str(it->second, params.GetAllocator()), params.GetAllocator());
+  return std::nullopt;
+}
+
+void ClientCall::from_client_task(std::string_view method, upstream::Reply& reply) {
+  if (reply.rpc_error || !reply.body.IsObject()) return;
+  auto& a = reply.body.GetAllocator();
+  std::lock_guard lk(mu_);
+  auto ours = [&](std::string_view client_id) -> std::string {
+    for (const auto& [gw, theirs] : client_tasks_)
+      if (theirs == client_id) return gw;
+    return {};
+  };
+  // A new task of the client's: named by the gateway from now on.
+  if (auto created = method.rfind("tasks/", 0) == 0 ? std::nullopt : mcp::created_task(reply.body)) {
+    std::string gw = "mcpgw-ct-" + std::to_string(ids_.fetch_add(1));
+    client_tasks_[gw] = created->task_id;
+    if (json::Value* task = json::find(reply.body, "task"); task && task->IsObject())
+      json::set(*task, "taskId", json::str(gw, a), a);
+    return;
+  }
+  if (method == "tasks/list") {
+    // Only the tasks of this call: the client's others are not the upstream's business.
+    json::Value* tasks = json::find(reply.body, "tasks");
+    if (!tasks || !tasks->IsArray()) return;
+    json::Value kept(rapidjson::kArrayType);
+    for (auto& t : tasks->GetArray()) {
+      std::string gw = ours(json::get_string(t, "taskId").value_or(""));
+      if (gw.empty()) continue;
+      json::set(t, "taskId", json::str(gw, a), a);
+      kept.PushBack(json::Value(t, a), a);
+    }
+    *tasks = std::move(kept);
+    return;
+  }
+  if (auto theirs = json::get_string(reply.body, "taskId")) json::set(reply.body, "taskId", json::str(ours(*theirs), a), a);
+  if (auto related = mcp::related_task(reply.body)) mcp::set_related_task(reply.body, ours(*related), a);
 }
 
 json::Document ClientCall::capabilities() const {

@@ -97,6 +97,10 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
   void attach(std::shared_ptr<McpSession> s, transport::Exchange& ex);
   void detach();
 
+  /// The call serves gateway task `id`: what an upstream asks the client
+  /// for it is tied to that id (`_meta` related-task), not the upstream's.
+  void serve_task(std::string id);
+
  private:
   struct Pending {
     std::optional<upstream::Reply> answer;
@@ -104,6 +108,15 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
   Task<upstream::Reply> stream_request(std::string_view method, json::Document params, bool has_params,
                                        std::chrono::steady_clock::time_point deadline, CancelSignal& cancel,
                                        std::string client);
+  /// Tasks the client runs for an upstream's task-augmented requests
+  /// (MCP 2025-11-25): the upstream knows them by ids of the gateway's
+  /// ("mcpgw-ct-N"), unique across clients, so its tasks/* requests route
+  /// back to this call. Rewrites a tasks/* request's id to the client's;
+  /// an error reply for an id this call did not hand out.
+  std::optional<upstream::Reply> to_client_task(std::string_view method, json::Document& params);
+  /// Rewrites the client's task ids in its reply to a request of `method`
+  /// to the gateway's (registering new ones).
+  void from_client_task(std::string_view method, upstream::Reply& reply);
 
   std::shared_ptr<McpSession> s_;
   std::string session_id_;
@@ -118,6 +131,8 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
   bool closed_ = false, gone_ = false;
   std::size_t asking_ = 0;  ///< requests of this call awaiting the client
   std::map<std::string, std::shared_ptr<Pending>> pending_;  ///< by our request id
+  std::string task_;  ///< the gateway task served, "" for none
+  std::map<std::string, std::string> client_tasks_;  ///< the gateway's id -> the client's
 };
 
 }  // namespace mcpgw::server

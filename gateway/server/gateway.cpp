@@ -30,7 +30,8 @@ Gateway::Gateway(config::Config cfg, unsigned io_threads)
                             },
                             [this](const std::string& level) {
                               for (const auto& u : upstreams()) u->set_log_level(level);
-                            }}) {
+                            },
+                            [this](std::string_view name) { return find_upstream(name); }}) {
   if (auto made = make_oauth(*cfg_)) oauth_ = std::move(*made);
   else startup_error_ = made.error();
   for (const auto& s : cfg_->servers) upstreams_.push_back(make_upstream(s));
@@ -237,6 +238,7 @@ void Gateway::on_circuit(const std::string& server, upstream::Breaker::State sta
 }
 
 void Gateway::on_upstream_notification(const std::string& server, jsonrpc::Message& msg) {
+  if (msg.method() == "notifications/tasks/status") return router_.task_status(server, msg);
   for (const auto& u : upstreams())
     if (u->name() == server && msg.method() == "notifications/resources/updated") router_.resource_updated(*u, msg);
 }

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "mcp/protocol.hpp"
+#include "mcp/tasks.hpp"
 #include "server/methods.hpp"
 
 namespace mcpgw::server {
@@ -27,14 +28,24 @@ json::Value server_info(json::Allocator& a) {
   return info;
 }
 
+/// Tasks, as each generation declares them: 2025-11-25 in the base
+/// protocol, 2026-07-28 as the extension (SEP-2663), never both at once.
+constexpr std::string_view kTasks2025 = R"({"list":{},"cancel":{},"requests":{"tools":{"call":{}}}})";
+
 /// The gateway's capabilities, with `extensions`: what its upstreams offer
-/// at the moment (MCP Apps, Skills), each declared only when one does.
-json::Value capabilities(Services& sv, json::Allocator& a) {
+/// at the moment (MCP Apps, Skills), each declared only when one does, and
+/// tasks in the form of the era (`stateless`: 2026-07-28).
+json::Value capabilities(Services& sv, json::Allocator& a, bool stateless) {
   auto caps = json::parse(kServerCapabilities);
   json::Value out(*caps, a);
-  auto extensions = json::parse(sv.catalog.snapshot()->extensions);
-  if (extensions && extensions->IsObject() && !extensions->ObjectEmpty())
-    out.AddMember("extensions", json::Value(*extensions, a), a);
+  auto parsed = json::parse(sv.catalog.snapshot()->extensions);
+  json::Value extensions(rapidjson::kObjectType);
+  if (parsed && parsed->IsObject()) extensions.CopyFrom(*parsed, a);
+  if (stateless)
+    json::set(extensions, mcp::kTasksExtension, json::Value(rapidjson::kObjectType), a);
+  else
+    out.AddMember("tasks", json::Value(*json::parse(kTasks2025), a), a);
+  if (!extensions.ObjectEmpty()) out.AddMember("extensions", extensions, a);
   return out;
 }
 
@@ -91,7 +102,7 @@ Task<Answer> initialize(Services& sv, Request& r) {
   json::Document result(rapidjson::kObjectType);
   auto& a = result.GetAllocator();
   result.AddMember("protocolVersion", json::str(version, a), a);
-  result.AddMember("capabilities", capabilities(sv, a), a);
+  result.AddMember("capabilities", capabilities(sv, a, false), a);
   result.AddMember("serverInfo", server_info(a), a);
   co_await add_instructions(sv, s, result);
   spdlog::info("session {}: initialized by {} (protocol {}, mode {})", s.id().substr(0, 8),
@@ -106,7 +117,7 @@ Task<Answer> discover(Services& sv, Request& r) {
   for (auto v : mcp::kStatelessVersions) versions.PushBack(json::ref(v), a);
   for (auto v : mcp::kSessionVersions) versions.PushBack(json::ref(v), a);
   result.AddMember("supportedVersions", versions, a);
-  result.AddMember("capabilities", capabilities(sv, a), a);
+  result.AddMember("capabilities", capabilities(sv, a, true), a);
   co_await add_instructions(sv, *r.session, result);
   json::Value meta(rapidjson::kObjectType);
   meta.AddMember(json::ref(mcp::kMetaServerInfo), server_info(a), a);

@@ -24,7 +24,11 @@ Answer Answer::invalid_params(std::string_view why) {
   return error(jsonrpc::kInvalidParams, "Invalid params: " + std::string(why));
 }
 
-Answer Answer::relay(upstream::Reply reply) { return Answer(std::move(reply.body), reply.rpc_error); }
+Answer Answer::relay(upstream::Reply reply) {
+  Answer out(std::move(reply.body), reply.rpc_error);
+  out.upstream_session_ = std::move(reply.session);
+  return out;
+}
 
 Answer Answer::page(std::string_view key, std::vector<std::string_view> items, json::Document rest,
                     std::shared_ptr<const void> keep) {
@@ -107,6 +111,11 @@ constexpr std::array kMethods{
     Method{"skills/get", Runs::Async, nullptr, get_skill},
     Method{"resources/directory/read", Runs::Async, nullptr, read_directory},
     Method{"subscriptions/listen", Runs::Stream, nullptr, nullptr, listen},
+    Method{"tasks/get", Runs::Async, nullptr, get_task},
+    Method{"tasks/result", Runs::Async, nullptr, task_result},
+    Method{"tasks/list", Runs::Async, nullptr, list_tasks},
+    Method{"tasks/cancel", Runs::Async, nullptr, cancel_task},
+    Method{"tasks/update", Runs::Async, nullptr, update_task},
 };
 
 struct Notification {

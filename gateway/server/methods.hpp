@@ -21,6 +21,8 @@
 #include "server/metrics.hpp"
 #include "server/sessions.hpp"
 #include "server/subscriptions.hpp"
+#include "server/task_registry.hpp"
+#include "server/task_share.hpp"
 #include "transport/downstream.hpp"
 
 namespace mcpgw::server {
@@ -45,6 +47,8 @@ class Answer {
                      std::shared_ptr<const void> keep);
 
   bool is_error() const { return error_; }
+  /// The upstream session a relayed reply came from (upstream::Reply).
+  const std::string& upstream_session() const { return upstream_session_; }
   /// The result (without a page's items) or the error object.
   json::Document& body() { return body_; }
   /// The response to request `id`, serialised.
@@ -54,6 +58,7 @@ class Answer {
   Answer(json::Document body, bool error) : body_(std::move(body)), error_(error) {}
   json::Document body_;
   bool error_;
+  std::string upstream_session_;
   std::string page_key_;
   std::vector<std::string_view> page_items_;
   std::shared_ptr<const void> keep_;
@@ -87,6 +92,12 @@ struct Services {
   Audit& audit;
   /// The I/O loop (suspendable calls start on strands of their own there).
   asio::any_io_executor io;
+  /// The tasks created through this process (docs/protocol.md, "Tasks"), and what
+  /// the replicas share of them.
+  TaskRegistry& tasks;
+  TaskShare& task_share;
+  /// The configured upstream of that name, or null.
+  std::function<std::shared_ptr<upstream::Upstream>(std::string_view)> upstream;
   /// The replicas' shared state; null for a process alone (no
   /// cluster.redis or cluster.secret) and on stdio.
   cluster::Cluster* cluster = nullptr;
@@ -172,6 +183,11 @@ Answer list_skills(Services& sv, Request& r);
 Task<Answer> get_skill(Services& sv, Request& r);
 Task<Answer> read_directory(Services& sv, Request& r);
 void listen(Services& sv, Request& r);
+Task<Answer> get_task(Services& sv, Request& r);
+Task<Answer> task_result(Services& sv, Request& r);
+Task<Answer> list_tasks(Services& sv, Request& r);
+Task<Answer> cancel_task(Services& sv, Request& r);
+Task<Answer> update_task(Services& sv, Request& r);
 
 /// `{"<key>": [the page of defs(i) for i < count], "nextCursor"?}` after the
 /// request's cursor; `keep` keeps the definitions alive.

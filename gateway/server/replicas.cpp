@@ -22,6 +22,10 @@ void Router::set_cluster(cluster::Cluster& cluster) {
   hooks.subscriptions_changed = [this](const std::string& id) {
     if (auto s = sessions_.find(id); s && s->stream_here()) load_subscriptions(s);
   };
+  hooks.task = [this](const std::string& digest, const std::string& kind, const std::string& payload) {
+    task_share_.on_event(digest, kind, payload);
+  };
+  task_share_.set_cluster(cluster);
   cluster.set_hooks(std::move(hooks));
 }
 

@@ -8,6 +8,7 @@
 
 #include "server/client_call.hpp"
 #include "server/server_span.hpp"
+#include "server/tasks.hpp"
 
 namespace mcpgw::server {
 
@@ -25,14 +26,17 @@ Router::Router(std::shared_ptr<const config::Config> cfg, catalog::Catalog& cata
       subscriptions_(
           catalog, [this](std::function<void()> task) { return post(std::move(task)); }, io_),
       audit_(settings_.config()->audit, metrics_),
-      services_{settings_, catalog_, metrics_, sessions_, subscriptions_, engine_, forwarded_ids_, audit_, io_} {}
+      tasks_(settings_.config()->cluster.secrets),
+      services_{settings_, catalog_, metrics_, sessions_,   subscriptions_, engine_,
+                forwarded_ids_, audit_, io_,     tasks_,      task_share_,    hooks_.upstream} {}
 
 Router::~Router() { drain(); }
 
 void Router::drain() {
   // Parked calls would wait for continuations that cannot come any more;
-  // requests in flight may be driving them.
+  // requests in flight may be driving them. Tasks end with the process.
   engine_.abandon_parked();
+  tasks_.cancel_all();
   {
     std::unique_lock lk(in_flight_->mu);
     in_flight_->idle.wait(lk, [&] { return in_flight_->count == 0; });
@@ -45,6 +49,7 @@ bool Router::post(std::function<void()> task) { return pool_ && pool_->submit(st
 
 void Router::set_config(std::shared_ptr<const config::Config> cfg, std::shared_ptr<const saga::Keyring> keyring) {
   audit_.configure(cfg->audit);
+  tasks_.set_secrets(cfg->cluster.secrets);
   settings_.set(std::move(cfg), std::move(keyring));
 }
 
@@ -129,6 +134,14 @@ void Router::resource_updated(const upstream::Upstream& origin, const jsonrpc::M
   params.CopyFrom(*msg.params(), params.GetAllocator());
   json::set(params, "uri", json::str(exposed, params.GetAllocator()), params.GetAllocator());
   subscriptions_.resource_updated(exposed, jsonrpc::make_notification("notifications/resources/updated", &params));
+}
+
+void Router::task_status(const std::string& server, const jsonrpc::Message& msg) {
+  auto st = msg.params() ? mcp::read_task(*msg.params()) : std::nullopt;
+  auto record = st ? tasks_.by_upstream(server, st->task_id) : nullptr;
+  if (!record || record->session.empty()) return;
+  st->task_id = record->id;
+  notify_status(services_, *record, *st);
 }
 
 void Router::handle(const std::shared_ptr<transport::Session>& session, jsonrpc::Message msg,

@@ -24,6 +24,8 @@ class Router final : public transport::Handler {
     /// The most verbose log level any live session asked for changed (to
     /// pass it on to the upstreams).
     std::function<void(const std::string& level)> log_level;
+    /// The configured upstream of a name, or null (tasks route to it).
+    std::function<std::shared_ptr<upstream::Upstream>(std::string_view name)> upstream;
   };
   /// `keyring` signs the requestState of suspended calls and saga tokens;
   /// requests run on `io`.
@@ -59,6 +61,11 @@ class Router final : public transport::Handler {
   /// Forwards an upstream's notifications/resources/updated to the sessions
   /// subscribed to that resource.
   void resource_updated(const upstream::Upstream& origin, const jsonrpc::Message& msg);
+  /// Forwards an upstream's notifications/tasks/status to the session that
+  /// created the task here, under the gateway's id.
+  void task_status(const std::string& server, const jsonrpc::Message& msg);
+  /// Tasks recorded by this process (for metrics).
+  std::size_t tasks() const { return tasks_.size(); }
   /// Waits for the requests in flight and stops the worker threads.
   void drain();
   /// The audit log (reopened on SIGHUP).
@@ -112,6 +119,8 @@ class Router final : public transport::Handler {
   saga::Engine engine_;
   std::atomic<std::uint64_t> forwarded_ids_{1};
   Audit audit_;
+  TaskRegistry tasks_;
+  TaskShare task_share_{tasks_};
   Services services_;
 };
 

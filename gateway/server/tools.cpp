@@ -12,6 +12,7 @@
 #include "chain/chain.hpp"
 #include "mcp/protocol.hpp"
 #include "server/apps.hpp"
+#include "server/tasks.hpp"
 #include "server/tool_search.hpp"
 
 namespace mcpgw::server {
@@ -264,8 +265,25 @@ Task<Answer> call_tool(Services& sv, Request& r) {
 
   auto arguments = std::make_shared<json::Document>();
   if (c.args) arguments->CopyFrom(*c.args, arguments->GetAllocator());
-  Work work = called_work(sv, r, c, arguments, upstream_meta(json::find(*r.params(), "_meta")));
-  co_return co_await execute(sv, r, "tools/call " + c.name, c.args, std::move(work));
+  auto meta = upstream_meta(json::find(*r.params(), "_meta"));
+  // A tool its OAuth server has not listed yet: the consent step runs first,
+  // and the call never becomes a task (nothing says the tool supports one).
+  if (c.unlisted)
+    co_return co_await execute(sv, r, "tools/call " + c.name, c.args, called_work(sv, r, c, arguments, std::move(meta)));
+
+  // Whether the call becomes a task is decided before anything runs: a
+  // refusal (capability, limit) reaches no upstream.
+  auto planned = plan_task(sv, r, *c.tool);
+  if (auto* refused = std::get_if<Answer>(&planned)) co_return std::move(*refused);
+  TaskPlan plan = std::move(std::get<TaskPlan>(planned));
+
+  auto task = plan.kind == TaskPlan::Kind::Upstream ? std::make_shared<const json::Document>(json::clone(plan.task))
+                                                     : nullptr;
+  Work work = tool_work(sv, *r.session, c.snap, c.mode, *c.tool, arguments, std::move(meta), r.context.span,
+                        std::move(task));
+  if (plan.kind == TaskPlan::Kind::None)
+    co_return co_await execute(sv, r, "tools/call " + c.name, c.args, std::move(work));
+  co_return co_await run_as_task(sv, r, std::move(plan), *c.tool, c.args, std::move(work));
 }
 
 Work called_work(Services& sv, Request& r, const CalledTool& c, std::shared_ptr<json::Document> arguments,
@@ -276,7 +294,8 @@ Work called_work(Services& sv, Request& r, const CalledTool& c, std::shared_ptr<
 
 Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog::Snapshot> snap, std::size_t mode,
                const catalog::ExposedTool& tool, std::shared_ptr<json::Document> arguments,
-               std::shared_ptr<json::Document> meta, std::optional<mcp::TraceContext> request_span) {
+               std::shared_ptr<json::Document> meta, std::optional<mcp::TraceContext> request_span,
+               std::shared_ptr<const json::Document> task) {
   // The client's trace goes on (a fresh one when it sent none); the
   // traceparent it sent is not forwarded as is: each upstream request
   // carries a child span of it.
@@ -288,7 +307,7 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
   }
   // The request's span, when spans are recorded, is of the same trace.
   mcp::TraceContext trace = request_span ? *request_span : sent ? *sent : mcp::TraceContext::fresh();
-  return [metrics = &sv.metrics, audit = &sv.audit, spans = sv.spans, snap, mode, tool = &tool, arguments, meta,
+  return [metrics = &sv.metrics, audit = &sv.audit, spans = sv.spans, snap, mode, tool = &tool, arguments, meta, task,
           cfg = sv.settings.config(), caller = caller_of(s), session = s.id(), trace = std::move(trace),
           request_span = std::move(request_span)](std::shared_ptr<ClientCall> client, CancelSignal& cancel,
                                                   Progress* progress) -> Task<upstream::Reply> {
@@ -328,6 +347,7 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
       opts.trace = span;
       opts.spans = spans;
       const int at_hop = hop;
+      if (task && at_hop == 0) opts.task = &*task;
       opts.on_upstream_call = [&, at_hop](const upstream::UpstreamCall& u) {
         metrics->tool_call(u.server, u.known_tool ? u.tool : "other", "plugin", u.outcome, u.ms / 1000);
         record("plugin_call", u.server, u.tool, u.arguments, u.outcome, u.ms, at_hop);

@@ -40,9 +40,11 @@ Work called_work(Services& sv, Request& r, const CalledTool& c, std::shared_ptr<
 
 /// The work of a call of `tool` by `s` with `arguments` (and the `_meta`
 /// the upstream may see), nextTool chains included; it owns everything it
-/// reads, so it may outlive the request.
+/// reads, so it may outlive the request. `task` set: the upstream may run
+/// the call as a task (upstream::CallOptions::task); the chain's hops never.
 Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog::Snapshot> snap, std::size_t mode,
                const catalog::ExposedTool& tool, std::shared_ptr<json::Document> arguments,
-               std::shared_ptr<json::Document> meta, std::optional<mcp::TraceContext> request_span = std::nullopt);
+               std::shared_ptr<json::Document> meta, std::optional<mcp::TraceContext> request_span = std::nullopt,
+               std::shared_ptr<const json::Document> task = nullptr);
 
 }  // namespace mcpgw::server

@@ -31,6 +31,9 @@ struct RequestOptions {
   /// The client's headers this server's forward_headers lists, sent with
   /// the request whatever the revision; stdio ignores them.
   std::vector<std::pair<std::string, std::string>> forwarded;
+  /// Non-empty: the HTTP session to send in instead of the connection's
+  /// own; stdio ignores it.
+  std::string session;
 };
 
 /// Why a request produced no response. TooLarge: the answer was over the
@@ -106,6 +109,9 @@ class Connection {
   Task<> shut();
   /// False once the connection has died.
   virtual bool alive() const = 0;
+  /// The session the server gave this connection (HTTP, session
+  /// revisions); "" where there is none.
+  virtual std::string session_id() const { return {}; }
 };
 
 }  // namespace mcpgw::transport

@@ -114,7 +114,12 @@ void HttpConnection::forget(const std::shared_ptr<Abort>& abort) {
   in_flight_.erase(abort.get());
 }
 
-Headers HttpConnection::base_headers(const Headers& routing) {
+std::string HttpConnection::session_id() const {
+  std::lock_guard lk(mu_);
+  return session_id_;
+}
+
+Headers HttpConnection::base_headers(const Headers& routing, const std::string& session) {
   Headers h;
   // A stateless request names its version itself and has no session.
   bool stateless =
@@ -122,7 +127,8 @@ Headers HttpConnection::base_headers(const Headers& routing) {
   {
     std::lock_guard lk(mu_);
     if (!stateless) {
-      if (!session_id_.empty()) h.emplace_back("Mcp-Session-Id", session_id_);
+      const std::string& sid = session.empty() ? session_id_ : session;
+      if (!sid.empty()) h.emplace_back("Mcp-Session-Id", sid);
       if (!protocol_version_.empty()) h.emplace_back("MCP-Protocol-Version", protocol_version_);
     }
   }
@@ -180,7 +186,7 @@ asio::awaitable<Response> HttpConnection::exchange(std::int64_t id, std::string 
   } else {
     try {
       r = co_await post(std::move(body), id, abort, std::move(opts.on_related), std::move(routing),
-                        std::move(opts.forwarded), opts.cancel);
+                        std::move(opts.forwarded), opts.cancel, std::move(opts.session));
     } catch (const std::exception& e) {
       // A bug or an allocation failure fails this request only.
       r = {std::nullopt, Failure::Transport, std::string("internal error: ") + e.what()};
@@ -209,14 +215,14 @@ asio::awaitable<Result<void>> HttpConnection::authorize(HttpRequest& req, const 
 asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<std::int64_t> id,
                                                std::shared_ptr<Abort> abort,
                                                std::function<void(jsonrpc::Message&)> on_related, Headers routing,
-                                               Headers forwarded, CancelSignal* cancel) {
+                                               Headers forwarded, CancelSignal* cancel, std::string session) {
   const std::size_t limit = target_.max_response_bytes;
-  HttpRequest req{"POST", base_headers(routing), std::move(body), {}};
+  HttpRequest req{"POST", base_headers(routing, session), std::move(body), {}};
   req.headers.insert(req.headers.end(), forwarded.begin(), forwarded.end());
   req.headers.emplace_back("Content-Type", "application/json");
   req.headers.emplace_back("Accept", "application/json, text/event-stream");
-  std::string had_session;
-  {
+  std::string had_session = session;
+  if (had_session.empty()) {
     std::lock_guard lk(mu_);
     had_session = session_id_;
   }
@@ -263,7 +269,9 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
       });
   auto on_head = [&](const HttpHead& h) {
     sse = starts_with_ci(h.get("Content-Type"), "text/event-stream");
-    if (std::string sid = h.get("Mcp-Session-Id"); !sid.empty()) {
+    // A request sent in another session (see RequestOptions) leaves the
+    // connection's own alone.
+    if (std::string sid = h.get("Mcp-Session-Id"); !sid.empty() && session.empty()) {
       std::lock_guard lk(mu_);
       session_id_ = std::move(sid);
     }
@@ -312,7 +320,7 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
     abort->on_fire({});
     if (abort->why() != Abort::Why::None) break;
     parser.restart();
-    HttpRequest resume{"GET", base_headers(), {}, {}};
+    HttpRequest resume{"GET", base_headers({}, session), {}, {}};
     resume.headers.emplace_back("Accept", "text/event-stream");
     resume.headers.emplace_back("Last-Event-ID", parser.last_event_id());
     if (target_.credential)

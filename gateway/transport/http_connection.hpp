@@ -44,6 +44,7 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
   void listen() override;
   void async_close(std::function<void()> done) override;
   bool alive() const override { return !closed_.load(); }
+  std::string session_id() const override;
 
  private:
   HttpConnection(Io& io, HttpTarget target, std::shared_ptr<HttpClient> client, ConnectionHandlers handlers);
@@ -51,15 +52,17 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
   std::shared_ptr<Abort> new_abort(asio::any_io_executor strand, std::chrono::steady_clock::time_point deadline,
                                    CancelSignal* cancel);
   void forget(const std::shared_ptr<Abort>& abort);
-  /// The headers of every request: the session's (unless `routing` is a
-  /// stateless request's own, naming its version), `routing` (with the
-  /// request's extra headers), then the configured ones.
-  Headers base_headers(const Headers& routing = {});
+  /// The headers of every request: the session's (`session`, else the
+  /// connection's own; none when `routing` is a stateless request's own,
+  /// naming its version), `routing` (with the request's extra headers),
+  /// then the configured ones.
+  Headers base_headers(const Headers& routing = {}, const std::string& session = {});
   /// POSTs `body`; for a request (`id`), reads until its response.
-  /// `forwarded`: the client's headers the server's forward_headers lists.
+  /// `forwarded`: the client's headers the server's forward_headers lists;
+  /// `session`: another session of the server to send in (RequestOptions).
   asio::awaitable<Response> post(std::string body, std::optional<std::int64_t> id, std::shared_ptr<Abort> abort,
                                  std::function<void(jsonrpc::Message&)> on_related, Headers routing,
-                                 Headers forwarded = {}, CancelSignal* cancel = nullptr);
+                                 Headers forwarded = {}, CancelSignal* cancel = nullptr, std::string session = {});
   /// Adds the credential's Authorization to `req` (renewing `rejected`);
   /// the error when there is none. Only with a credential.
   asio::awaitable<Result<void>> authorize(HttpRequest& req, const Abort& abort, CancelSignal* cancel,
@@ -81,7 +84,7 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
   ConnectionHandlers handlers_;
   std::atomic<std::int64_t> next_id_{1};
   std::atomic<bool> closed_{false};
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::string session_id_, protocol_version_;
   std::map<const Abort*, std::weak_ptr<Abort>> in_flight_;
   std::deque<std::string> outbox_;

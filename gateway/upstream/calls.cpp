@@ -126,6 +126,7 @@ Task<transport::Response> Upstream::send(std::string_view method, json::Document
   o.deadline = opts.deadline;
   o.cancel = opts.cancel;
   o.headers = headers;
+  o.session = opts.upstream_session;
   if (opts.caller) {
     for (const auto& name : cfg_.forward_headers)
       for (const auto& [have, value] : opts.caller->headers)
@@ -157,11 +158,15 @@ Task<transport::Response> Upstream::send(std::string_view method, json::Document
   std::uint64_t seq = 0;
   if (opts.client) {
     ActiveCall active{opts.client, opts.deadline};
+    // A request about one of the server's tasks (tasks/result): what the
+    // server sends tied to that task is this call's.
+    auto task = method.rfind("tasks/", 0) == 0 ? json::get_string(p, "taskId") : std::nullopt;
     {
       std::lock_guard lk(calls_mu_);
-      seq = ++next_call_;
+      seq = active.seq = ++next_call_;
       calls_.emplace(seq, active);
       by_token_.emplace(token, active);
+      if (task) by_task_[std::string(*task)] = active;
     }
     // What arrives on this request's own stream (Streamable HTTP) is this
     // call's, whoever else is calling.
@@ -184,7 +189,9 @@ Task<transport::Response> Upstream::send(std::string_view method, json::Document
     // The server forgot our session (it restarted: HTTP 400 or 404 to our
     // session id), or could not be reached at all, so the request never got
     // there: initialize anew and retry once within the same deadline.
-    bool renewable = r.failure == transport::Failure::SessionExpired || r.failure == transport::Failure::Unreachable;
+    // Another session (a task's, see CallOptions) is not ours to renew.
+    bool renewable = (r.failure == transport::Failure::SessionExpired && opts.upstream_session.empty()) ||
+                     r.failure == transport::Failure::Unreachable;
     if (r.message || !renewable || attempt == 1) break;
     spdlog::warn("upstream {}: {}; initializing a new session and retrying {}{}", cfg_.name, r.detail, method,
                  trace_note);
@@ -199,6 +206,7 @@ Task<transport::Response> Upstream::send(std::string_view method, json::Document
     std::lock_guard lk(calls_mu_);
     calls_.erase(seq);
     by_token_.erase(token);
+    std::erase_if(by_task_, [seq](const auto& e) { return e.second.seq == seq; });
   }
   if (!r.message) {
     std::string why = failure_text(r);
@@ -277,6 +285,8 @@ Task<Reply> Upstream::call_tool_now(std::string_view tool, const json::Value* ar
   p.AddMember("name", json::str(tool, a), a);
   if (arguments) p.AddMember("arguments", json::Value(*arguments, a), a);
   if (meta && meta->IsObject()) p.AddMember("_meta", json::Value(*meta, a), a);
+  // A stateless server hears of a task through the envelope (add_envelope).
+  if (opts.task && !modern()) p.AddMember("task", json::Value(*opts.task, a), a);
   std::vector<std::pair<std::string, std::string>> headers;
   if (modern()) {
     auto l = listing();
@@ -294,7 +304,13 @@ Task<Reply> Upstream::call_tool_now(std::string_view tool, const json::Value* ar
   // References to this server's resources leave it in the form clients
   // read them back by, whoever made the call (client, chain hop, plugin).
   if (cfg_.prefix) mcp::expose_result_refs(cfg_.name, result, result.GetAllocator());
-  co_return Reply{false, std::move(result)};
+  co_return Reply{false, std::move(result), false, answering_session(opts)};
+}
+
+std::string Upstream::answering_session(const CallOptions& opts) const {
+  if (!opts.upstream_session.empty()) return opts.upstream_session;
+  auto c = connection();
+  return c ? c->session_id() : std::string();
 }
 
 Task<Reply> Upstream::request(std::string_view method, const json::Value& params, const CallOptions& opts) {
@@ -312,7 +328,10 @@ Task<Reply> Upstream::request(std::string_view method, const json::Value& params
   if (!res || !res->IsObject())
     co_return Reply::error(jsonrpc::kInternalError,
                            "mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object");
-  co_return Reply{false, own_result(*res)};
+  json::Document result = own_result(*res);
+  // A task's CallToolResult (2025-11-25) leaves like a tools/call's.
+  if (cfg_.prefix && method == "tasks/result") mcp::expose_result_refs(cfg_.name, result, result.GetAllocator());
+  co_return Reply{false, std::move(result), false, answering_session(opts)};
 }
 
 }  // namespace mcpgw::upstream

@@ -63,6 +63,9 @@ struct Reply {
   /// timeout), an HTTP 5xx, a JSON-RPC internal or parse error. What a
   /// circuit breaker counts; a tool's isError or -32602 is about the call.
   bool server_failed = false;
+  /// The upstream session that answered (an HTTP server of the session
+  /// revisions; "" otherwise): a task it created lives in that session.
+  std::string session{};
 
   /// A JSON-RPC error reply `{code, message}`.
   static Reply error(int code, std::string_view message) {
@@ -132,6 +135,16 @@ struct CallOptions {
   /// Told of every upstream call a composite (plugin) tool makes for this
   /// call; may be empty.
   std::function<void(const UpstreamCall&)> on_upstream_call;
+  /// Set: the request is about MCP tasks. A tools/call may then become a
+  /// task: a server of the session revisions gets these as its `task`
+  /// params, one of 2026-07-28 is told the client declares the tasks
+  /// extension (which it is told for tasks/* requests too). Unset, neither
+  /// hears of tasks.
+  const json::Value* task = nullptr;
+  /// Non-empty: sent in this session of the server rather than the
+  /// connection's own (a task created through another replica's session
+  /// lives there). A session the server no longer knows is not renewed.
+  std::string upstream_session;
 };
 
 /// The outcome word of a reply for audit and metrics: ok, error (an isError

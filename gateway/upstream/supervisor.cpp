@@ -27,13 +27,16 @@ using namespace std::chrono_literals;
 constexpr int kMaxPages = 1000;
 
 /// What the gateway's clients can do, in the union: a request a calling
-/// client did not declare gets an error from the gateway instead. The
-/// extensions are the ones the gateway passes through (it exposes their
-/// resources under the server's name), so app servers register their UI
-/// tools on a shared connection.
+/// client did not declare gets an error from the gateway instead (and a
+/// task-augmented one goes as an ordinary request to a client that runs
+/// no tasks). The extensions are the ones the gateway passes through (it
+/// exposes their resources under the server's name), so app servers
+/// register their UI tools on a shared connection.
 constexpr std::string_view kClientCaps =
-    R"({"sampling":{},"elicitation":{"form":{},"url":{}},"roots":{},"extensions":{)"
-    R"("io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]},"io.modelcontextprotocol/skills":{}}})";
+    R"({"sampling":{},"elicitation":{"form":{},"url":{}},"roots":{},)"
+    R"("tasks":{"list":{},"cancel":{},"requests":{"sampling":{"createMessage":{}},"elicitation":{"create":{}}}},)"
+    R"("extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]},)"
+    R"("io.modelcontextprotocol/skills":{}}})";
 
 }  // namespace
 

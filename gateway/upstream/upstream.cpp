@@ -12,6 +12,7 @@
 
 #include "mcp/era.hpp"
 #include "mcp/protocol.hpp"
+#include "mcp/tasks.hpp"
 #include "util/offload.hpp"
 
 namespace mcpgw::upstream {
@@ -24,9 +25,38 @@ using namespace std::chrono_literals;
 /// child process, and sessions are cheap to open.
 constexpr std::size_t kMaxClientConnections = 256;
 
-/// Requests a server may send a client (MCP "client features").
+/// Requests a server may send a client (MCP "client features", and the
+/// tasks a client runs for the server's task-augmented requests).
 bool client_request(std::string_view method) {
-  return method == "sampling/createMessage" || method == "elicitation/create" || method == "roots/list";
+  return method == "sampling/createMessage" || method == "elicitation/create" || method == "roots/list" ||
+         method == "tasks/get" || method == "tasks/result" || method == "tasks/list" || method == "tasks/cancel";
+}
+
+/// Declares the tasks extension in client capabilities `caps` when the
+/// gateway asks for a task, and only then: a server must not turn a call
+/// the gateway relays as an ordinary one (a chain hop, say) into a task.
+void declare_tasks(json::Document& caps, bool on) {
+  if (!caps.IsObject()) caps.SetObject();
+  auto& a = caps.GetAllocator();
+  json::Value* extensions = json::find(caps, "extensions");
+  if (on && (!extensions || !extensions->IsObject())) {
+    json::set(caps, "extensions", json::Value(rapidjson::kObjectType), a);
+    extensions = json::find(caps, "extensions");
+  }
+  if (!extensions || !extensions->IsObject()) return;
+  if (on) json::set(*extensions, mcp::kTasksExtension, json::Value(rapidjson::kObjectType), a);
+  else extensions->RemoveMember(std::string(mcp::kTasksExtension).c_str());
+}
+
+/// The task a message from the server is about: the one its `_meta` ties
+/// it to, or the one a tasks/* request names.
+std::optional<std::string> task_of(const jsonrpc::Message& m) {
+  const json::Value* params = m.params();
+  if (!params) return std::nullopt;
+  if (auto related = mcp::related_task(*params)) return related;
+  if (m.method().rfind("tasks/", 0) == 0)
+    if (auto id = json::get_string(*params, "taskId")) return std::string(*id);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -311,6 +341,7 @@ void Upstream::add_envelope(json::Document& p, const CallOptions* opts) const {
   } else if (json::Document own = own_capabilities(); json::find(own, "extensions")) {
     caps.AddMember("extensions", json::Value(own["extensions"], caps.GetAllocator()), caps.GetAllocator());
   }
+  declare_tasks(caps, opts && opts->task);
   json::set(*meta, mcp::kMetaCapabilities, json::Value(caps, a), a);
   json::Value info(rapidjson::kObjectType);
   info.AddMember("name", "mcpgw", a);
@@ -353,6 +384,10 @@ void Upstream::on_message(jsonrpc::Message& m) {
   if (auto token = meta ? json::get_string(*meta, "progressToken") : std::nullopt) {
     std::lock_guard lk(calls_mu_);
     if (auto it = by_token_.find(std::string(*token)); it != by_token_.end()) call = it->second;
+  }
+  if (auto task = m.is_request() && !call ? task_of(m) : std::nullopt) {
+    std::lock_guard lk(calls_mu_);
+    if (auto it = by_task_.find(*task); it != by_task_.end()) call = it->second;
   }
   route(m, call ? call : sole_client());
 }
@@ -400,7 +435,7 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
         if (auto it = forwarded_.find(std::string(jsonrpc::Id(*id).json())); it != forwarded_.end()) cancel = it->second;
       }
       if (cancel) cancel->cancel();
-    } else if (method == "notifications/resources/updated") {
+    } else if (method == "notifications/resources/updated" || method == "notifications/tasks/status") {
       listener_.on_upstream_notification(cfg_.name, m);
     }
     return;
@@ -472,6 +507,9 @@ Task<> Upstream::forward_request(std::shared_ptr<jsonrpc::Message> m, ActiveCall
   {
     std::lock_guard lk(calls_mu_);
     forwarded_.erase(key);
+    // The client runs the request as a task: the server's tasks/* requests
+    // about it go to the same call.
+    if (auto task = r.rpc_error ? std::nullopt : mcp::created_task(r.body)) by_task_[task->task_id] = to;
   }
   if (cancel->cancelled()) co_return;  // the server withdrew it: no answer is expected
   if (auto c = connection())

@@ -155,6 +155,8 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   Breaker::State circuit() const { return breaker_.state(); }
   /// Tool calls waiting for a max_concurrency slot.
   int calls_waiting() const { return limiter_.waiting(); }
+  /// The server speaks the stateless revision (2026-07-28) now.
+  bool speaks_stateless() const { return modern(); }
 
   /// Calls tool `tool` (upstream name). Never throws and never hangs past
   /// the deadline: failures become isError results naming this server.
@@ -209,6 +211,8 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   /// A copy of a final result of this server, without the framing of its
   /// revision.
   json::Document own_result(const json::Value& result) const;
+  /// The session a request made with `opts` went in (Reply::session).
+  std::string answering_session(const CallOptions& opts) const;
   Task<Result<json::Document>> drain(transport::Connection& c, const char* method, const char* key);
   Task<Result<std::shared_ptr<Listing>>> list_all(transport::Connection& c);
   /// The connection calls of `opts` use: for a per_client server, the
@@ -234,6 +238,7 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   struct ActiveCall {
     std::shared_ptr<ClientChannel> client;
     std::chrono::steady_clock::time_point deadline;
+    std::uint64_t seq = 0;  ///< the key of calls_
   };
   void on_message(jsonrpc::Message& m);
   /// Writes a log message the server sent outside any call to the gateway's
@@ -316,6 +321,11 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   std::map<std::uint64_t, ActiveCall> calls_;  // by a local sequence number
   /// The same calls by the progress token sent with them.
   std::map<std::string, ActiveCall> by_token_;
+  /// The same calls by task id, for what the server sends about a task
+  /// (tied to it by `_meta` related-task, or naming it as `taskId`): the
+  /// server's tasks the gateway's requests name (tasks/result), and the
+  /// tasks clients created for the server's own task-augmented requests.
+  std::map<std::string, ActiveCall> by_task_;
   std::uint64_t next_call_ = 0;
   /// Requests forwarded to a client, by the server's id (JSON text), so the
   /// server's notifications/cancelled reaches them.

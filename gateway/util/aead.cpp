@@ -1,6 +1,7 @@
 #include "util/aead.hpp"
 
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
@@ -26,27 +27,41 @@ const EVP_CIPHER* cipher(const std::shared_ptr<void>& fetched) {
 
 const unsigned char* bytes(std::string_view s) { return reinterpret_cast<const unsigned char*>(s.data()); }
 
+Aead::Key derive(std::string_view purpose, std::string_view secret) {
+  std::string input = std::string(purpose) + "\n" + std::string(secret);
+  Aead::Key key{};
+  SHA256(bytes(input), input.size(), key.data());
+  return key;
+}
+
 }  // namespace
 
 Aead::Aead(std::string_view purpose, const std::vector<std::string>& secrets)
     : cipher_(EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr),
               [](void* c) { EVP_CIPHER_free(static_cast<EVP_CIPHER*>(c)); }) {
   for (const auto& s : secrets) {
-    std::string input = std::string(purpose) + "\n" + s;
-    Key key{};
-    SHA256(bytes(input), input.size(), key.data());
-    keys_.push_back(key);
+    keys_.push_back(derive(purpose, s));
+    nonce_keys_.push_back(derive(std::string(purpose) + " nonce", s));
   }
 }
 
-Result<std::string> Aead::seal(std::string_view plain, std::string_view aad) const {
+Result<std::string> Aead::seal(std::string_view plain, std::string_view aad, Nonce nonce) const {
+  if (keys_.empty()) return Error{"AES-256-GCM sealing failed: no key"};
   std::string box(kNonce + plain.size() + kTag, '\0');
   auto* out = reinterpret_cast<unsigned char*>(box.data());
-  if (RAND_bytes(out, kNonce) != 1) return Error{"no random bytes for a nonce"};
+  if (nonce == Nonce::Synthetic) {
+    const Key& k = nonce_keys_.front();
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    unsigned int mac_len = 0;
+    if (!HMAC(EVP_sha256(), k.data(), static_cast<int>(k.size()), bytes(plain), plain.size(), mac, &mac_len))
+      return Error{"no nonce could be derived"};
+    std::memcpy(out, mac, kNonce);
+  } else if (RAND_bytes(out, kNonce) != 1) {
+    return Error{"no random bytes for a nonce"};
+  }
   EVP_CIPHER_CTX* ctx = scratch();
   int len = 0;
-  bool ok = ctx && !keys_.empty() &&
-            EVP_EncryptInit_ex(ctx, cipher(cipher_), nullptr, keys_.front().data(), out) == 1 &&
+  bool ok = ctx && EVP_EncryptInit_ex(ctx, cipher(cipher_), nullptr, keys_.front().data(), out) == 1 &&
             EVP_EncryptUpdate(ctx, nullptr, &len, bytes(aad), static_cast<int>(aad.size())) == 1 &&
             EVP_EncryptUpdate(ctx, out + kNonce, &len, bytes(plain), static_cast<int>(plain.size())) == 1 &&
             EVP_EncryptFinal_ex(ctx, out + kNonce + len, &len) == 1 &&

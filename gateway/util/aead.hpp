@@ -1,9 +1,11 @@
 #pragma once
 // AES-256-GCM with keys derived from secrets: what sealed session ids,
-// sealed OAuth flow states and the tokens at rest are made with. A box is
-// nonce[12] | ciphertext | tag[16]; the nonce is fresh and random for each
-// seal, and `aad` binds a box to its use (a box made for one purpose does
-// not open as another).
+// task ids, OAuth flow states and the tokens at rest are made with. A box
+// is nonce[12] | ciphertext | tag[16], and `aad` binds a box to its use (a
+// box made for one purpose does not open as another). The nonce is random,
+// or, for ids that must come out the same on every replica for the same
+// content, derived from the content by HMAC (a synthetic IV: equal
+// plaintexts give equal boxes, which reveals only that they are equal).
 #include <array>
 #include <memory>
 #include <optional>
@@ -21,19 +23,28 @@ class Aead {
  public:
   static constexpr std::size_t kNonce = 12;
   static constexpr std::size_t kTag = 16;
+  /// Bytes a box adds to its plaintext.
+  static constexpr std::size_t kOverhead = kNonce + kTag;
   using Key = std::array<unsigned char, 32>;
+  /// How a box's nonce is made.
+  enum class Nonce {
+    Random,     ///< fresh for every seal
+    Synthetic,  ///< HMAC of the plaintext: the same plaintext, the same box
+  };
 
-  /// Keys are SHA-256(`purpose` "\n" secret): the same secret used for
-  /// another purpose gives another key. `secrets` must not be empty.
+  /// Keys are SHA-256(`purpose` "\n" secret), synthetic nonces' HMAC keys
+  /// SHA-256(`purpose` " nonce\n" secret): the same secret used for another
+  /// purpose gives other keys. `secrets` must not be empty.
   Aead(std::string_view purpose, const std::vector<std::string>& secrets);
 
   /// The box of `plain`; an error only when OpenSSL fails.
-  Result<std::string> seal(std::string_view plain, std::string_view aad) const;
+  Result<std::string> seal(std::string_view plain, std::string_view aad, Nonce nonce = Nonce::Random) const;
   /// The plaintext of `box`, when one of the keys opens it with `aad`.
   std::optional<std::string> open(std::string_view box, std::string_view aad) const;
 
  private:
   std::vector<Key> keys_;
+  std::vector<Key> nonce_keys_;  ///< keys of the synthetic nonces' HMAC
   /// AES-256-GCM, fetched once: OpenSSL 3 looks an implicit cipher up on
   /// every use, which costs more than the encryption.
   std::shared_ptr<void> cipher_;

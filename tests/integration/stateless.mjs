@@ -27,6 +27,7 @@ function namedParam(method, params) {
   if (!params || typeof params !== 'object') return undefined;
   if (method === 'tools/call' || method === 'prompts/get') return params.name;
   if (method === 'resources/read') return params.uri;
+  if (method === 'tasks/get' || method === 'tasks/update' || method === 'tasks/cancel') return params.taskId;
   return undefined;
 }
 

@@ -897,6 +897,25 @@ TEST_CASE("config: bad access settings name the key") {
         "gateway; give upstream credentials in headers)");
 }
 
+TEST_CASE("config: tasks") {
+  Tasks none = parse_ok("servers: []\n").tasks;
+  CHECK_FALSE(none.gateway);
+  CHECK(none.max_per_principal == 1000);
+  CHECK(none.max_result_bytes == 16777216);
+  // The contract's own lines.
+  Tasks t = parse_ok("tasks:\n  gateway: true\n  max_per_principal: 5\n  max_result_bytes: 2048\n").tasks;
+  CHECK(t.gateway);
+  CHECK(t.max_per_principal == 5);
+  CHECK(t.max_result_bytes == 2048);
+  CHECK(parse_error("tasks:\n  gateway: maybe\n") == "gw.yaml:2: tasks.gateway: expected true or false, got \"maybe\"");
+  CHECK(parse_error("tasks:\n  max_per_principal: 0\n") ==
+        "gw.yaml:2: tasks.max_per_principal: expected an integer >= 1, got 0");
+  CHECK(parse_error("tasks:\n  max_result_bytes: -1\n") ==
+        "gw.yaml:2: tasks.max_result_bytes: expected an integer >= 1, got -1");
+  CHECK(parse_error("tasks:\n  gateways: true\n").find("gw.yaml:2: tasks.gateways: unknown key") == 0);
+  CHECK(parse_error("tasks: [1]\n").find("gw.yaml:1: tasks: expected a mapping") == 0);
+}
+
 TEST_CASE("config: telemetry.otlp") {
   Config off = parse_ok("servers: []\n");
   CHECK(off.telemetry.otlp.endpoint.empty());

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "cluster/task_ids.hpp"
 #include "util/base64.hpp"
 
 using mcpgw::cluster::Sealer;
@@ -86,4 +87,59 @@ TEST_CASE("sealer: session digests are short, stable and distinct") {
   CHECK(a.size() == 32);
   CHECK(a == mcpgw::cluster::digest_of("id-1"));
   CHECK(a != mcpgw::cluster::digest_of("id-2"));
+}
+
+namespace {
+
+mcpgw::cluster::TaskRef sample_task() {
+  mcpgw::cluster::TaskRef r;
+  r.kind = mcpgw::cluster::TaskRef::Kind::Upstream;
+  r.principal = "alice";
+  r.server = "everything";
+  r.upstream_id = "786512e2-9e0d-44bd-8f29-789f320fe840";
+  r.upstream_session = "1a2b3c";
+  r.created_ms = 1'764'000'000'000;
+  r.expires_ms = 1'764'000'300'000;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("task ids: the same task gets the same id, which opens to it on any holder of the secret") {
+  mcpgw::cluster::TaskIds a({"secret"}), b({"other", "secret"});
+  auto r = sample_task();
+  auto id = a.seal(r);
+  REQUIRE(id.ok());
+  CHECK(id->rfind("mt1", 0) == 0);
+  CHECK(*a.seal(r) == *id);
+  CHECK(a.open(*id) == r);
+  // A replica that rotated the secret in still opens the old ids.
+  CHECK(b.open(*id) == r);
+  r.principal = "bob";
+  CHECK(*a.seal(r) != *id);
+}
+
+TEST_CASE("task ids: forged, altered, foreign and session ids do not open") {
+  mcpgw::cluster::TaskIds ids({"secret"});
+  auto id = *ids.seal(sample_task());
+  for (std::size_t i = 3; i < id.size(); ++i) {
+    std::string t = id;
+    t[i] = t[i] == 'A' ? 'B' : 'A';
+    CHECK_FALSE(ids.open(t));
+  }
+  CHECK_FALSE(mcpgw::cluster::TaskIds({"another"}).open(id));
+  CHECK_FALSE(ids.open(""));
+  CHECK_FALSE(ids.open("mt1"));
+  CHECK_FALSE(ids.open("786512e2-9e0d-44bd-8f29-789f320fe840"));
+  CHECK_FALSE(ids.open(std::string(5000, 'A')));
+  // A session id sealed with the same secret is not a task id, and the
+  // reverse: each use has keys and associated data of its own.
+  Sealer sealer({"secret"}, 3600);
+  auto session = *sealer.seal(sample(1000));
+  CHECK_FALSE(ids.open("mt1" + session.substr(2)));
+  CHECK_FALSE(sealer.open("m1" + id.substr(3), 1000));
+  // Without a secret the key is the process's own.
+  mcpgw::cluster::TaskIds random1({}), random2({});
+  CHECK_FALSE(random2.open(*random1.seal(sample_task())));
+  CHECK(random1.open(*random1.seal(sample_task())) == sample_task());
 }

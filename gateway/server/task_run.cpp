@@ -1,0 +1,74 @@
+#include "server/task_run.hpp"
+
+namespace mcpgw::server {
+
+TaskRun::TaskRun(std::size_t max_result_bytes) : max_result_bytes_(max_result_bytes) {}
+
+bool TaskRun::start(saga::Engine& engine, const asio::any_io_executor& io,
+                    std::shared_ptr<upstream::ClientChannel> client, Work work) {
+  auto self = shared_from_this();
+  parked_ = engine.start(io, inbox_, std::move(client), [self, work = std::move(work)](CancelSignal& cancel) -> Task<upstream::Reply> {
+    upstream::Reply r = co_await work(cancel);
+    self->finish(std::move(r));
+    co_return upstream::Reply{};
+  });
+  if (!parked_) return false;
+  if (cancelled_.load()) parked_->cancel.cancel();
+  return true;
+}
+
+void TaskRun::finish(upstream::Reply reply) {
+  if (max_result_bytes_ && !reply.rpc_error) {
+    std::size_t size = json::write(reply.body).size();
+    if (size > max_result_bytes_)
+      reply = upstream::Reply::error(jsonrpc::kInternalError,
+                                     "mcpgw: the task's result is " + std::to_string(size) +
+                                         " bytes, over tasks.max_result_bytes (" + std::to_string(max_result_bytes_) +
+                                         ")");
+  }
+  std::function<void()> fn;
+  {
+    std::lock_guard lk(mu_);
+    result_ = std::move(reply);
+    fn = watcher_;
+  }
+  finished_.store(true);
+  ended_.notify();
+  inbox_->wake();
+  if (fn) fn();
+}
+
+upstream::Reply TaskRun::result() const {
+  std::lock_guard lk(mu_);
+  return upstream::Reply{result_.rpc_error, json::clone(result_.body), false, result_.session};
+}
+
+void TaskRun::cancel() {
+  if (cancelled_.exchange(true)) return;
+  if (parked_) parked_->cancel.cancel();
+  inbox_->abandon();
+  std::function<void()> fn;
+  {
+    std::lock_guard lk(mu_);
+    fn = watcher_;
+  }
+  if (fn) fn();
+}
+
+void TaskRun::watch(std::function<void()> fn) {
+  {
+    std::lock_guard lk(mu_);
+    watcher_ = fn;
+  }
+  inbox_->watch(std::move(fn));
+}
+
+Task<> TaskRun::wait(CancelSignal& cancel) {
+  for (;;) {
+    const auto seen = ended_.generation();
+    if (finished() || cancel.cancelled()) co_return;
+    co_await ended_.wait(seen, std::chrono::steady_clock::time_point::max(), &cancel);
+  }
+}
+
+}  // namespace mcpgw::server
