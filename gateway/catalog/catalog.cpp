@@ -9,6 +9,7 @@
 #include "catalog/naming.hpp"
 #include "catalog/tool_search.hpp"
 #include "mcp/resource_refs.hpp"
+#include "mcp/tasks.hpp"
 
 namespace mcpgw::catalog {
 namespace {
@@ -438,7 +439,12 @@ std::shared_ptr<const Snapshot> build(const config::Config& cfg,
     add_skills(up, *listing, *snap);
     snap->resources_subscribable |= listing->can_subscribe;
     add_extensions(*listing, extensions);
+    snap->tasks |= listing->has_tasks;
   }
+  // Tasks are declared by era (capabilities.tasks or the extension), never
+  // both: the session's era decides.
+  extensions.RemoveMember(json::str(mcp::kTasksExtension, extensions.GetAllocator()));
+  snap->tasks |= cfg.tasks.gateway;
   snap->extensions = json::write(extensions);
 
   apply_discovery(cfg, *snap);

@@ -117,8 +117,11 @@ struct Snapshot {
   std::unordered_map<std::string, std::shared_ptr<upstream::Upstream>> servers;  ///< prefixed servers by name
   bool resources_subscribable = false;
   /// The gateway's `capabilities.extensions`: what its upstreams offer
-  /// (serialised object).
+  /// (serialised object), tasks aside (see `tasks`).
   std::string extensions = "{}";
+  /// The gateway offers tasks: it makes them (tasks.gateway) or an
+  /// upstream runs some. Declared in each era's own form.
+  bool tasks = false;
   /// By `modes` index: the mode has `discovery: search` (its tools/list is
   /// the meta tools of catalog/tool_search.hpp).
   std::vector<bool> search_modes;

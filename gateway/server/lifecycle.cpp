@@ -34,16 +34,18 @@ constexpr std::string_view kTasks2025 = R"({"list":{},"cancel":{},"requests":{"t
 
 /// The gateway's capabilities, with `extensions`: what its upstreams offer
 /// at the moment (MCP Apps, Skills), each declared only when one does, and
-/// tasks in the form of the era (`stateless`: 2026-07-28).
+/// tasks, when it makes them or an upstream runs some, in the form of the
+/// era (`stateless`: 2026-07-28).
 json::Value capabilities(Services& sv, json::Allocator& a, bool stateless) {
   auto caps = json::parse(kServerCapabilities);
   json::Value out(*caps, a);
-  auto parsed = json::parse(sv.catalog.snapshot()->extensions);
+  auto snap = sv.catalog.snapshot();
+  auto parsed = json::parse(snap->extensions);
   json::Value extensions(rapidjson::kObjectType);
   if (parsed && parsed->IsObject()) extensions.CopyFrom(*parsed, a);
-  if (stateless)
+  if (snap->tasks && stateless)
     json::set(extensions, mcp::kTasksExtension, json::Value(rapidjson::kObjectType), a);
-  else
+  else if (snap->tasks)
     out.AddMember("tasks", json::Value(*json::parse(kTasks2025), a), a);
   if (!extensions.ObjectEmpty()) out.AddMember("extensions", extensions, a);
   return out;

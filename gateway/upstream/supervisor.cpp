@@ -13,6 +13,7 @@
 #include "mcp/era.hpp"
 #include "mcp/protocol.hpp"
 #include "mcp/resource_refs.hpp"
+#include "mcp/tasks.hpp"
 #include "transport/http_connection.hpp"
 #include "transport/stdio_connection.hpp"
 #include "upstream/credential.hpp"
@@ -285,6 +286,8 @@ Task<Result<std::shared_ptr<Listing>>> Upstream::list_all(transport::Connection&
   l->has_completions = json::find(caps, "completions") != nullptr;
   if (const auto* ext = json::find(caps, "extensions"); ext && ext->IsObject())
     l->extensions.CopyFrom(*ext, l->extensions.GetAllocator());
+  const auto* tasks = json::find(caps, "tasks");
+  l->has_tasks = (tasks && tasks->IsObject()) || json::find(l->extensions, mcp::kTasksExtension);
   if (const auto* skills = json::find(l->extensions, mcp::kSkillsExtension); skills && skills->IsObject()) {
     l->has_skills = true;
     const auto* dir = json::find(*skills, "directoryRead");

@@ -34,6 +34,9 @@ struct Listing {
   /// Skill entries from skills/list, when the server offers Skills.
   json::Document skills{rapidjson::kArrayType};
   bool has_skills = false, can_read_directories = false;
+  /// The server runs tools as tasks: it declares `tasks` (2025-11-25) or
+  /// the tasks extension (2026-07-28).
+  bool has_tasks = false;
 };
 
 /// Hears about an upstream's changes; called on the I/O loop (must not block).

@@ -103,6 +103,34 @@ describe('listing', () => {
   );
 });
 
+describe('capabilities', () => {
+  test(
+    'tasks are declared when the gateway makes them (or an upstream runs some), in the form of each era; otherwise not at all',
+    withDiagnostics(async () => {
+      const on = await sdkClient(gw.url, { token: 'tok-alice' });
+      const off = await sdkClient(plain.url);
+      try {
+        const caps = on.client.getServerCapabilities();
+        assert.deepEqual(caps.tasks, { list: {}, cancel: {}, requests: { tools: { call: {} } } });
+        assert.equal(caps.extensions?.['io.modelcontextprotocol/tasks'], undefined);
+        // The example servers run no tasks: nothing to declare.
+        const offCaps = off.client.getServerCapabilities();
+        assert.equal(offCaps.tasks, undefined);
+        assert.equal(offCaps.extensions?.['io.modelcontextprotocol/tasks'], undefined);
+      } finally {
+        await on.client.close();
+        await off.client.close();
+      }
+      const modern = await modernClient(gw.url, { headers: alice }).result('server/discover', {});
+      assert.deepEqual(modern.capabilities.extensions['io.modelcontextprotocol/tasks'], {});
+      assert.equal(modern.capabilities.tasks, undefined);
+      const modernOff = await modernClient(plain.url).result('server/discover', {});
+      assert.equal(modernOff.capabilities.tasks, undefined);
+      assert.equal(modernOff.capabilities.extensions?.['io.modelcontextprotocol/tasks'], undefined);
+    }),
+  );
+});
+
 describe('a 2025-11-25 client', () => {
   test(
     'the call runs in the gateway: its question comes on tasks/result, tied to the task; the result and status follow',
