@@ -91,7 +91,7 @@ Task<Answer> start_gateway_task(Services& sv, Request& r, TaskPlan& plan, std::o
 
 }  // namespace
 
-std::variant<TaskPlan, Answer> plan_task(Services& sv, Request& r, const catalog::ExposedTool& tool) {
+std::variant<TaskPlan, PlanRefusal> plan_task(Services& sv, Request& r, const catalog::ExposedTool& tool) {
   using Kind = TaskPlan::Kind;
   TaskPlan plan;
   const json::Value* params = r.params();
@@ -102,7 +102,7 @@ std::variant<TaskPlan, Answer> plan_task(Services& sv, Request& r, const catalog
   if (!r.context.stateless) {
     // MCP 2025-11-25: the client asks for a task with `task`.
     if (!task) return plan;
-    if (!task->IsObject()) return Answer::invalid_params("task must be an object ({ttl?})");
+    if (!task->IsObject()) return PlanRefusal{"invalid_params", Answer::invalid_params("task must be an object ({ttl?})")};
     plan.client_asked = true;
     plan.ttl_ms = requested_ttl(task);
     if (up_modern || up_runs) {
@@ -111,9 +111,10 @@ std::variant<TaskPlan, Answer> plan_task(Services& sv, Request& r, const catalog
     } else if (tool.gateway_task) {
       plan.kind = Kind::Gateway;
     } else {
-      return Answer::error(jsonrpc::kMethodNotFound, "Method not found: tool " + tool.name +
-                                                         " cannot be called as a task (its execution.taskSupport is "
-                                                         "forbidden)");
+      return PlanRefusal{"task_forbidden", Answer::error(jsonrpc::kMethodNotFound,
+                                                         "Method not found: tool " + tool.name +
+                                                             " cannot be called as a task (its execution.taskSupport "
+                                                             "is forbidden)")};
     }
   } else {
     // MCP 2026-07-28: the server decides, for a client that declared the
@@ -127,10 +128,12 @@ std::variant<TaskPlan, Answer> plan_task(Services& sv, Request& r, const catalog
         json::Document data(rapidjson::kObjectType);
         data.AddMember("requiredCapabilities", json::Value(mcp::tasks_extension_capability(), data.GetAllocator()),
                        data.GetAllocator());
-        return Answer::error(mcp::kMissingClientCapability,
-                             "Missing required client capability: tool " + tool.name +
-                                 " runs only as a task, which needs the io.modelcontextprotocol/tasks extension",
-                             &data);
+        return PlanRefusal{"task_capability",
+                           Answer::error(mcp::kMissingClientCapability,
+                                         "Missing required client capability: tool " + tool.name +
+                                             " runs only as a task, which needs the io.modelcontextprotocol/tasks "
+                                             "extension",
+                                         &data)};
       }
       plan.kind = Kind::Upstream;
     } else if (tool.gateway_task && declared) {
@@ -141,7 +144,8 @@ std::variant<TaskPlan, Answer> plan_task(Services& sv, Request& r, const catalog
   int max = sv.settings.config()->tasks.max_per_principal;
   const std::string& principal = r.session->context().principal;
   auto slot = sv.tasks.reserve(principal, max);
-  if (auto* retry = std::get_if<std::int64_t>(&slot)) return limit_refusal(principal, max, *retry);
+  if (auto* retry = std::get_if<std::int64_t>(&slot))
+    return PlanRefusal{"task_limit", limit_refusal(principal, max, *retry)};
   plan.slot = std::move(std::get<TaskRegistry::Slot>(slot));
   return plan;
 }

@@ -28,10 +28,18 @@ struct TaskPlan {
   TaskRegistry::Slot slot;
 };
 
+/// Why a call is not run as a task it asks to be, and its answer.
+struct PlanRefusal {
+  /// The refusal's kind, as audited and counted (mcpgw_refused_total):
+  /// task_forbidden, task_capability or task_limit.
+  std::string_view reason;
+  Answer answer;
+};
+
 /// Decides how `r`'s call of `tool` runs; the refusal (a task the tool
 /// cannot be, a client without the tasks extension for a tool that needs
 /// it, tasks.max_per_principal) when it must not.
-std::variant<TaskPlan, Answer> plan_task(Services& sv, Request& r, const catalog::ExposedTool& tool);
+std::variant<TaskPlan, PlanRefusal> plan_task(Services& sv, Request& r, const catalog::ExposedTool& tool);
 /// Runs the call of a plan other than None: a gateway-made task starts and
 /// its CreateTaskResult is the answer; an upstream's CreateTaskResult is
 /// recorded and given the gateway's id, in the client's generation.

@@ -174,10 +174,15 @@ AuditRecord audit_record(const McpSession& s, std::string_view tool, const json:
 
 Answer refuse_call(Services& sv, Request& r, std::string_view reason, std::string_view tool, const json::Value* args,
                    int code, const std::string& message) {
+  return refused_call(sv, r, reason, tool, args, Answer::error(code, message));
+}
+
+Answer refused_call(Services& sv, Request& r, std::string_view reason, std::string_view tool, const json::Value* args,
+                    Answer answer) {
   AuditRecord a = audit_record(*r.session, tool, args, r.params());
-  a.reason = message;
+  a.reason = json::get_string(answer.body(), "message").value_or("");
   sv.audit.refused(reason, std::move(a));
-  return Answer::error(code, message);
+  return answer;
 }
 
 Task<std::variant<Answer, CalledTool>> called_tool(Services& sv, Request& r) {
@@ -274,7 +279,8 @@ Task<Answer> call_tool(Services& sv, Request& r) {
   // Whether the call becomes a task is decided before anything runs: a
   // refusal (capability, limit) reaches no upstream.
   auto planned = plan_task(sv, r, *c.tool);
-  if (auto* refused = std::get_if<Answer>(&planned)) co_return std::move(*refused);
+  if (auto* refused = std::get_if<PlanRefusal>(&planned))
+    co_return refused_call(sv, r, refused->reason, c.name, c.args, std::move(refused->answer));
   TaskPlan plan = std::move(std::get<TaskPlan>(planned));
 
   auto task = plan.kind == TaskPlan::Kind::Upstream ? std::make_shared<const json::Document>(json::clone(plan.task))

@@ -32,6 +32,10 @@ Task<std::variant<Answer, CalledTool>> called_tool(Services& sv, Request& r);
 /// mcpgw_refused_total by `reason`) and returns error `code` with `message`.
 Answer refuse_call(Services& sv, Request& r, std::string_view reason, std::string_view tool, const json::Value* args,
                    int code, const std::string& message);
+/// Audits and counts `answer`, an error refusing `r`'s call of `tool`
+/// for `reason`, and returns it (refuse_call for answers with data).
+Answer refused_call(Services& sv, Request& r, std::string_view reason, std::string_view tool, const json::Value* args,
+                    Answer answer);
 
 /// The work of call `c` by the session of `r` with `arguments` (tool_work,
 /// or for an unlisted tool of an OAuth server the consent step first).

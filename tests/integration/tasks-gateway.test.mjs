@@ -89,12 +89,14 @@ describe('listing', () => {
         assert.ok(tools.some((t) => t.name === 'bank:transfer_money'));
         const offTools = (await off.client.listTools()).tools;
         assert.ok(offTools.every((t) => t.execution === undefined));
-        // A tool that runs no task cannot be asked to (MCP: -32601).
+        // A tool that runs no task cannot be asked to (MCP: -32601), and
+        // the refusal is counted like any call that does not run.
         await assertRejects(
           off.client.request({ method: 'tools/call', params: { name: 'toolbox:echo', arguments: { text: 'x' }, task: {} } }, CreateTaskResultSchema),
           -32601,
           'Method not found: tool toolbox:echo cannot be called as a task (its execution.taskSupport is forbidden)',
         );
+        assert.equal(await metric('mcpgw_refused_total', { reason: 'task_forbidden' }, plain), 1);
       } finally {
         await on.client.close();
         await off.client.close();
@@ -274,6 +276,8 @@ describe('limits', () => {
       assert.equal(over.message.error.data.limit, 'max_per_principal');
       assert.ok(over.message.error.data.retryAfterMs > 0);
       assert.equal(await inFlight(), 4);
+      // Refused like any call that does not run: counted by its reason.
+      assert.equal(await metric('mcpgw_refused_total', { reason: 'task_limit' }, limited), 1);
       // Alice is not bob.
       const a = modernClient(limited.url, { headers: alice });
       const hers = await a.result('tools/call', { name: 'toolbox:echo', arguments: { text: 'fine' } });
