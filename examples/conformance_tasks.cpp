@@ -151,8 +151,21 @@ class TaskStore {
       case W::TwoInputs:
         return ex::text_result("multi_input: first " + accepted_field(t.answers.at("first"), "name") + ", second " +
                                accepted_field(t.answers.at("second"), "name"));
-      default: return ex::text_result("slow_compute " + t.text + " done");
+      default: return compute_result(t.text);
     }
+  }
+
+  /// A finished slow_compute: its text and a link to its report, a
+  /// resource reference the gateway exposes in the task's result.
+  static json::Document compute_result(const std::string& label) {
+    json::Document r = ex::text_result("slow_compute " + label + " done");
+    auto& a = r.GetAllocator();
+    json::Value link(rapidjson::kObjectType);
+    link.AddMember("type", "resource_link", a);
+    link.AddMember("uri", json::str("test://tasks/report/" + label, a), a);
+    link.AddMember("name", json::str("report " + label, a), a);
+    r["content"].PushBack(link, a);
+    return r;
   }
 
   /// Forgets tasks past their ttl.

@@ -329,8 +329,12 @@ Task<Reply> Upstream::request(std::string_view method, const json::Value& params
     co_return Reply::error(jsonrpc::kInternalError,
                            "mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object");
   json::Document result = own_result(*res);
-  // A task's CallToolResult (2025-11-25) leaves like a tools/call's.
+  // A task's CallToolResult leaves like a tools/call's: on its own
+  // (tasks/result, 2025-11-25) or inlined in the task (tasks/get, 2026-07-28).
   if (cfg_.prefix && method == "tasks/result") mcp::expose_result_refs(cfg_.name, result, result.GetAllocator());
+  if (json::Value* inlined = cfg_.prefix && method == "tasks/get" ? json::find(result, "result") : nullptr;
+      inlined && inlined->IsObject())
+    mcp::expose_result_refs(cfg_.name, *inlined, result.GetAllocator());
   co_return Reply{false, std::move(result), false, answering_session(opts)};
 }
 

@@ -35,6 +35,24 @@ after(async () => {
   await gw?.proc.stop();
 });
 
+describe('a 2026-07-28 client over a 2026-07-28 upstream', () => {
+  test(
+    "the result inlined in tasks/get names the upstream's resources as the gateway exposes them",
+    withDiagnostics(async () => {
+      const c = modernClient(gw.url);
+      const created = await c.result('tools/call', { name: 'fixture:slow_compute', arguments: { seconds: 0, label: 'r1' } });
+      assert.equal(created.resultType, 'task');
+      assertGatewayId(created.taskId);
+      const done = await c.until(created.taskId, terminal);
+      assert.equal(done.status, 'completed', JSON.stringify(done));
+      assert.deepEqual(done.result.content, [
+        { type: 'text', text: 'slow_compute r1 done' },
+        { type: 'resource_link', uri: 'fixture+test://tasks/report/r1', name: 'report r1' },
+      ]);
+    }),
+  );
+});
+
 describe('a 2026-07-28 client over a 2025-11-25 upstream', () => {
   test(
     'the task, its question as inputRequests, the answer by tasks/update, the result inlined',
