@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "jsonrpc/json.hpp"
+#include "util/iso8601.hpp"
 
 namespace mcpgw::mcp {
 
@@ -59,8 +60,8 @@ json::Document create_result_2025(const TaskState& t);
 /// `result`, `error` or `inputRequests`.
 json::Document task_2026(const TaskState& t, bool create);
 
-/// `unix_ms` as an ISO 8601 UTC timestamp with milliseconds.
-std::string iso8601(std::int64_t unix_ms);
+/// Tasks' timestamps (createdAt, lastUpdatedAt) are ISO 8601 with milliseconds.
+using mcpgw::iso8601;
 
 /// How a tool declares it may run as a task (`execution.taskSupport`;
 /// absent = forbidden).

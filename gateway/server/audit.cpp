@@ -6,10 +6,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <ctime>
 #include <vector>
 
 #include "util/hex.hpp"
+#include "util/iso8601.hpp"
 
 namespace mcpgw::server {
 namespace {
@@ -37,17 +37,6 @@ void write_canonical(const json::Value& v, json::Writer& w) {
   }
 }
 
-std::string iso_time(double unix_ms) {
-  auto ms = static_cast<long long>(unix_ms);
-  std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
-  return buf;
-}
-
 }  // namespace
 
 std::string canonical_digest(const json::Value& v) {
@@ -66,7 +55,7 @@ std::string Audit::format(const AuditRecord& r, config::Audit::Arguments argumen
     w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
   };
   w.StartObject();
-  field("time", iso_time(now_ms));
+  field("time", iso8601(static_cast<std::int64_t>(now_ms)));
   field("event", r.event);
   field("principal", r.principal);
   field("session", r.session);
