@@ -96,7 +96,7 @@ Work unlisted_work(Services& sv, std::shared_ptr<McpSession> s, std::shared_ptr<
   return [&sv, s, u, name, mode, arguments, meta, caller = caller_of(*s)](
              std::shared_ptr<ClientCall> client, CancelSignal& cancel, Progress* progress) -> Task<upstream::Reply> {
     upstream::CallOptions opts = options_for(*u, cancel, caller, client);
-    if (!u->per_principal() && !co_await u->settled(opts.deadline))
+    if (!u->per_principal() && !co_await u->wait_settled(opts.deadline))
       co_return upstream::Reply{false, mcp::tool_error("mcpgw: upstream '" + u->name() + "' is not connected (" +
                                                        u->status() + ")")};
     if (auto instead = co_await u->authorize(opts)) co_return std::move(*instead);

@@ -115,7 +115,7 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   Task<std::optional<Reply>> authorize(const CallOptions& opts, bool tool_call = true);
   /// Waits (until `deadline`) for a connection attempt under way to end;
   /// true when the server is connected then.
-  Task<bool> settled(std::chrono::steady_clock::time_point deadline);
+  Task<bool> wait_settled(std::chrono::steady_clock::time_point deadline);
   /// The caller's own connection (per principal or per client), started and
   /// tried once within the call's deadline, so that its listing is known.
   Task<> prepare(const CallOptions& opts);
