@@ -12,6 +12,7 @@
 
 #include "conformance_fixture.hpp"
 #include "mcp/tasks.hpp"
+#include "util/iso8601.hpp"
 #include "util/random.hpp"
 
 namespace mcpgw::examples::conformance {
@@ -128,8 +129,8 @@ class TaskStore {
   static mcp::TaskState state(const FixtureTask& t) {
     mcp::TaskState st;
     st.task_id = t.id;
-    st.created_at = mcp::iso8601(t.created_ms);
-    st.last_updated_at = mcp::iso8601(t.updated_ms);
+    st.created_at = iso8601(t.created_ms);
+    st.last_updated_at = iso8601(t.updated_ms);
     st.ttl_ms = kTtlMs;
     st.poll_ms = kPollMs;
     using W = FixtureTask::Work;

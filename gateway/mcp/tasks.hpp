@@ -13,7 +13,6 @@
 #include <string_view>
 
 #include "jsonrpc/json.hpp"
-#include "util/iso8601.hpp"
 
 namespace mcpgw::mcp {
 
@@ -60,8 +59,6 @@ json::Document create_result_2025(const TaskState& t);
 /// `result`, `error` or `inputRequests`.
 json::Document task_2026(const TaskState& t, bool create);
 
-/// Tasks' timestamps (createdAt, lastUpdatedAt) are ISO 8601 with milliseconds.
-using mcpgw::iso8601;
 
 /// How a tool declares it may run as a task (`execution.taskSupport`;
 /// absent = forbidden).

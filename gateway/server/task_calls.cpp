@@ -6,6 +6,7 @@
 
 #include "server/client_call.hpp"
 #include "server/tasks.hpp"
+#include "util/iso8601.hpp"
 #include "util/random.hpp"
 
 namespace mcpgw::server {
@@ -187,8 +188,8 @@ mcp::TaskState run_state(const TaskRecord& rec, bool modern) {
   const TaskRun& run = *rec.run;
   mcp::TaskState t;
   t.task_id = rec.id;
-  t.created_at = mcp::iso8601(rec.ref.created_ms);
-  t.last_updated_at = mcp::iso8601(rec.updated_ms.load());
+  t.created_at = iso8601(rec.ref.created_ms);
+  t.last_updated_at = iso8601(rec.updated_ms.load());
   t.ttl_ms = rec.ref.expires_ms - rec.ref.created_ms;
   t.poll_ms = kPollMs;
   if (run.cancelled()) {

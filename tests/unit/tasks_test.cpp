@@ -4,6 +4,7 @@
 
 #include "mcp/tasks.hpp"
 #include "server/task_registry.hpp"
+#include "util/iso8601.hpp"
 
 using namespace mcpgw;
 
@@ -46,7 +47,7 @@ TEST_CASE("tasks: each generation's shape is written as its schema says") {
   mcp::TaskState t;
   t.task_id = "gw";
   t.status = mcp::TaskStatus::Failed;
-  t.created_at = mcp::iso8601(1764000000123);
+  t.created_at = iso8601(1764000000123);
   t.last_updated_at = t.created_at;
   t.ttl_ms = 3600000;
   t.poll_ms = 1000;
