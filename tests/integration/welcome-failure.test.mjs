@@ -24,13 +24,12 @@ test(
       welcome: { strategy: 'first', timeout_ms: 300 },
       servers: [toolbox('alpha'), toolbox('slow', ['--welcome-tool', 'hello_slow', '--welcome-sleep-ms', '8000'])],
     });
-    const t0 = Date.now();
     const c = await connectHttp(gw.url);
-    const elapsed = Date.now() - t0;
     assert.equal(c.initResult.instructions, 'Configured.');
-    // Sanity bound only: the welcome tool sleeps 8000 ms, the timeout is 300 ms.
-    assert.ok(elapsed < 6000, `initialize took ${elapsed} ms`);
-    await warningAbout(gw.proc, /welcome|hello_slow/i);
+    // The session started because welcome.timeout_ms ended the wait (the
+    // tool sleeps 8000 ms), not because the tool finished.
+    const warning = await warningAbout(gw.proc, /welcome|hello_slow/i);
+    assert.match(warning, /hello_slow failed, starting without it: .*tim(ed|e) ?out/i);
     // The session works normally.
     assert.equal(textOf(await c.callTool('alpha:echo', { text: 'after a slow welcome' })), 'after a slow welcome');
     const { tools } = await c.listAllTools();
