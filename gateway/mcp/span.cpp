@@ -6,6 +6,22 @@ void Span::set(std::string_view key, std::string value) { attributes.emplace_bac
 
 namespace {
 
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return 0;
+}
+
+/// `hex` into `out`; what it lacks stays zero (TraceContext has checked the
+/// ids it holds).
+template <std::size_t N>
+void from_hex(std::string_view hex, std::array<std::uint8_t, N>& out) {
+  out.fill(0);
+  for (std::size_t i = 0; i < N && 2 * i + 1 < hex.size(); ++i)
+    out[i] = static_cast<std::uint8_t>(hex_value(hex[2 * i]) * 16 + hex_value(hex[2 * i + 1]));
+}
+
 /// The tool or prompt a request names, for the span name and attributes.
 std::string target_of(std::string_view method, const json::Value* params) {
   if (!params || (method != "tools/call" && method != "prompts/get")) return {};
@@ -13,6 +29,18 @@ std::string target_of(std::string_view method, const json::Value* params) {
 }
 
 }  // namespace
+
+void Span::set_ids(std::string_view trace_hex, std::string_view span_hex, std::string_view parent_hex) {
+  from_hex(trace_hex, trace_id);
+  from_hex(span_hex, span_id);
+  from_hex(parent_hex, parent_span_id);
+}
+
+bool Span::has_parent() const {
+  for (auto b : parent_span_id)
+    if (b) return true;
+  return false;
+}
 
 std::string span_name(std::string_view method, const json::Value* params) {
   std::string target = target_of(method, params);

@@ -4,6 +4,7 @@
 // `mcp.*`, `gen_ai.tool.name`, `jsonrpc.request.id`, `error.type`). The
 // modules that do the work record them into a SpanSink; the telemetry
 // module exports them. Nothing here does I/O.
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -28,9 +29,10 @@ struct Span {
   /// OTLP's SpanKind values.
   enum class Kind { Internal = 1, Server = 2, Client = 3 };
 
-  std::string trace_id;        ///< 32 hex digits
-  std::string span_id;         ///< 16 hex digits
-  std::string parent_span_id;  ///< 16 hex digits; empty for a root span
+  // Ids as the bytes OTLP sends: a span costs no allocation for them.
+  std::array<std::uint8_t, 16> trace_id{};
+  std::array<std::uint8_t, 8> span_id{};
+  std::array<std::uint8_t, 8> parent_span_id{};  ///< all zero for a root span (W3C forbids a zero id)
   std::string name;
   Kind kind = Kind::Internal;
   std::uint64_t start_unix_ns = 0;
@@ -42,6 +44,9 @@ struct Span {
   std::string status_message;
 
   void set(std::string_view key, AttrValue value) { attributes.emplace_back(key, std::move(value)); }
+  /// Sets the ids from their W3C hex spelling ("" parent: a root span).
+  void set_ids(std::string_view trace_hex, std::string_view span_hex, std::string_view parent_hex);
+  bool has_parent() const;
   /// A string attribute (out of line: GCC 12 misreads the variant built inline).
   void set(std::string_view key, std::string value);
   /// Marks the span failed: `error.type` (a low-cardinality class such as
@@ -70,7 +75,9 @@ class SpanSink {
   /// The sampling decision for a trace the gateway starts itself (a
   /// request without a traceparent); carried on in its flags.
   virtual bool sample_new(std::string_view trace_id) const = 0;
-  virtual void record(Span span) = 0;
+  /// Takes what it needs of `span` before returning (the caller frees it
+  /// on its own thread).
+  virtual void record(const Span& span) = 0;
 };
 
 /// A span being timed: started now as a child of `parent` (its own ids in
@@ -85,25 +92,21 @@ class SpanTimer {
       : sink_(sink && sink->sampled(parent) ? sink : nullptr), context_(parent.child()) {
     if (!sink_) return;
     span_.attributes.reserve(kTypicalAttributes);
-    span_.trace_id = parent.trace_id;
-    span_.span_id = context_.span_id;
-    span_.parent_span_id = parent.span_id;
+    span_.set_ids(parent.trace_id, context_.span_id, parent.span_id);
     span_.name = std::move(name);
     span_.kind = kind;
     span_.start_unix_ns = unix_ns_now();
   }
   /// A span whose own ids are `self` (a server span whose id was chosen
   /// before it started), with parent `parent_span_id` ("" = root).
-  static SpanTimer with_ids(SpanSink* sink, const TraceContext& self, std::string parent_span_id, std::string name,
-                            Span::Kind kind) {
+  static SpanTimer with_ids(SpanSink* sink, const TraceContext& self, std::string_view parent_span_id,
+                            std::string name, Span::Kind kind) {
     SpanTimer t;
     t.sink_ = sink && sink->sampled(self) ? sink : nullptr;
     t.context_ = self;
     if (!t.sink_) return t;
     t.span_.attributes.reserve(kTypicalAttributes);
-    t.span_.trace_id = self.trace_id;
-    t.span_.span_id = self.span_id;
-    t.span_.parent_span_id = std::move(parent_span_id);
+    t.span_.set_ids(self.trace_id, self.span_id, parent_span_id);
     t.span_.name = std::move(name);
     t.span_.kind = kind;
     t.span_.start_unix_ns = unix_ns_now();
@@ -120,7 +123,7 @@ class SpanTimer {
   void finish() {
     if (!sink_) return;
     span_.end_unix_ns = unix_ns_now();
-    std::exchange(sink_, nullptr)->record(std::move(span_));
+    std::exchange(sink_, nullptr)->record(span_);
   }
 
  private:

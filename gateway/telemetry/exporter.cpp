@@ -95,21 +95,27 @@ bool Exporter::sampled(const mcp::TraceContext& trace) const {
 
 bool Exporter::sample_new(std::string_view trace_id) const { return sampled_by_ratio(trace_id, settings_.sample_ratio); }
 
-void Exporter::record(mcp::Span span) {
-  std::size_t dropped = 0;
-  bool full_batch = false;
+void Exporter::record(const mcp::Span& span) {
+  // Encoded before the lock: the lock only covers a copy of its bytes.
+  std::string entry;
+  append_span(entry, span);
+  bool dropped = false, full_batch = false;
   {
     std::lock_guard lk(mu_);
-    if (stopping_ && finished_) {
-      dropped = 1;
-    } else if (queue_.size() >= settings_.queue_limit) {
-      dropped = 1;
+    if ((stopping_ && finished_) || queued_ >= settings_.queue_limit) {
+      dropped = true;
     } else {
-      queue_.push_back(std::move(span));
-      full_batch = queue_.size() >= settings_.batch_size;
+      if (filling_.spans.empty()) filling_.spans.reserve(settings_.batch_size * (entry.size() + entry.size() / 4));
+      filling_.spans.append(entry);
+      ++queued_;
+      if (++filling_.count >= settings_.batch_size) {
+        full_.push_back(std::move(filling_));
+        filling_ = Batch{};
+        full_batch = true;
+      }
     }
   }
-  if (dropped) report(settings_.on_dropped, dropped);
+  if (dropped) report(settings_.on_dropped, 1);
   if (full_batch) wake();
 }
 
@@ -124,12 +130,17 @@ void Exporter::wake() {
   asio::post(loop_->strand, [loop = loop_] { loop->timer.cancel(); });
 }
 
-std::vector<mcp::Span> Exporter::take_batch() {
+Exporter::Batch Exporter::take_batch() {
   std::lock_guard lk(mu_);
-  std::size_t n = std::min(queue_.size(), settings_.batch_size);
-  std::vector<mcp::Span> batch(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.begin() + static_cast<std::ptrdiff_t>(n)));
-  queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
-  return batch;
+  Batch b;
+  if (!full_.empty()) {
+    b = std::move(full_.front());
+    full_.pop_front();
+  } else {
+    std::swap(b, filling_);
+  }
+  queued_ -= b.count;
+  return b;
 }
 
 void Exporter::start() {
@@ -145,7 +156,7 @@ void Exporter::start() {
         Loop& loop = *self->loop_;
         const ExporterSettings& s = self->settings_;
         std::chrono::milliseconds delay{0};
-        std::string body, spans_buffer;  // kept between batches: no large allocation per batch
+        std::string body;  // kept between batches: no large allocation per batch
         bool failing = false;
         std::size_t lost_while_failing = 0;
         for (;;) {
@@ -153,7 +164,7 @@ void Exporter::start() {
           {
             std::lock_guard lk(self->mu_);
             stopping = self->stopping_;
-            full = self->queue_.size() >= s.batch_size;
+            full = !self->full_.empty();
           }
           // A full batch waiting goes at once (a wake-up that came while the
           // last one was being sent found no wait to cut short).
@@ -164,16 +175,16 @@ void Exporter::start() {
           }
           self->wake_pending_ = false;
           auto batch = self->take_batch();
-          if (batch.empty()) {
+          if (batch.count == 0) {
             std::lock_guard lk(self->mu_);
             if (self->stopping_) break;
             continue;
           }
-          encode_export_request(batch, s.resource, "mcpgw", MCPGW_VERSION, body, spans_buffer);
+          encode_export_request(batch.spans, s.resource, "mcpgw", MCPGW_VERSION, body);
           for (int attempt = 1;; ++attempt) {
             Attempt a = co_await loop.post(s, body);
             if (a.ok) {
-              self->report(s.on_exported, batch.size());
+              self->report(s.on_exported, batch.count);
               if (failing)
                 spdlog::info("otlp: exporting to {} again ({} spans dropped meanwhile)", loop.url_text,
                              lost_while_failing);
@@ -187,9 +198,9 @@ void Exporter::start() {
               stopping = self->stopping_;
             }
             if (!a.retryable || stopping || attempt >= kMaxAttempts) {
-              self->report(s.on_dropped, batch.size());
-              lost_while_failing += batch.size();
-              spdlog::warn("otlp: dropped {} spans: export to {} failed: {}{}", batch.size(), loop.url_text, a.why,
+              self->report(s.on_dropped, batch.count);
+              lost_while_failing += batch.count;
+              spdlog::warn("otlp: dropped {} spans: export to {} failed: {}{}", batch.count, loop.url_text, a.why,
                            a.retryable ? " (gave up after " + std::to_string(attempt) + " tries)" : "");
               break;
             }
@@ -227,7 +238,7 @@ void Exporter::shutdown(std::chrono::milliseconds grace) {
   {
     std::unique_lock lk(mu_);
     if (!finished_cv_.wait_for(lk, grace, [&] { return finished_; }))
-      spdlog::warn("otlp: {} spans not exported at shutdown", queue_.size());
+      spdlog::warn("otlp: {} spans not exported at shutdown", queued_);
   }
   // A loop still sending (a collector that does not answer) may outlive
   // the owner of the callbacks: it reports nothing from now on.

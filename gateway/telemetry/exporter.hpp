@@ -54,13 +54,20 @@ class Exporter final : public mcp::SpanSink, public std::enable_shared_from_this
 
   bool sampled(const mcp::TraceContext& trace) const override;
   bool sample_new(std::string_view trace_id) const override;
-  void record(mcp::Span span) override;
+  void record(const mcp::Span& span) override;
 
  private:
   struct Loop;
+  /// Spans encoded as they finished (otlp's append_span entries): what the
+  /// queue holds, so a span is freed where it was made and a batch is one
+  /// buffer.
+  struct Batch {
+    std::string spans;
+    std::size_t count = 0;
+  };
   Exporter(transport::Io& io, ExporterSettings settings);
-  /// Up to batch_size spans from the queue.
-  std::vector<mcp::Span> take_batch();
+  /// The oldest full batch, else what has gathered since the last one.
+  Batch take_batch();
   void wake();
   /// Tells `to` (on_dropped or on_exported) of `n` spans, unless shutdown() has returned.
   void report(const std::function<void(std::size_t)>& to, std::size_t n);
@@ -69,7 +76,9 @@ class Exporter final : public mcp::SpanSink, public std::enable_shared_from_this
   ExporterSettings settings_;
   std::shared_ptr<Loop> loop_;
   std::mutex mu_;
-  std::deque<mcp::Span> queue_;
+  Batch filling_;            ///< guarded by mu_
+  std::deque<Batch> full_;   ///< batch_size spans each; guarded by mu_
+  std::size_t queued_ = 0;   ///< spans in filling_ and full_; guarded by mu_
   bool started_ = false;
   bool stopping_ = false;
   bool finished_ = false;

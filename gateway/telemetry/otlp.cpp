@@ -1,5 +1,6 @@
 #include "telemetry/otlp.hpp"
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -55,6 +56,14 @@ class Writer {
     tag(f, Wire::Fixed64);
     for (int i = 0; i < 8; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
   }
+  void tag(int f, Wire w) { raw_varint((static_cast<std::uint64_t>(f) << 3) | static_cast<std::uint64_t>(w)); }
+  void raw_varint(std::uint64_t v) {
+    while (v >= 0x80) {
+      out_.push_back(static_cast<char>((v & 0x7f) | 0x80));
+      v >>= 7;
+    }
+    out_.push_back(static_cast<char>(v));
+  }
   void bytes(int f, std::string_view b) {
     header(f, b.size());
     out_.append(b);
@@ -64,21 +73,13 @@ class Writer {
     tag(f, Wire::Bytes);
     raw_varint(size);
   }
-  void hex_bytes(int f, std::string_view hex) {
-    header(f, hex.size() / 2);
-    for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
-      out_.push_back(static_cast<char>(hex_digit(hex[i]) * 16 + hex_digit(hex[i + 1])));
+  template <std::size_t N>
+  void bytes(int f, const std::array<std::uint8_t, N>& b) {
+    header(f, N);
+    out_.append(reinterpret_cast<const char*>(b.data()), N);
   }
 
  private:
-  void tag(int f, Wire w) { raw_varint((static_cast<std::uint64_t>(f) << 3) | static_cast<std::uint64_t>(w)); }
-  void raw_varint(std::uint64_t v) {
-    while (v >= 0x80) {
-      out_.push_back(static_cast<char>((v & 0x7f) | 0x80));
-      v >>= 7;
-    }
-    out_.push_back(static_cast<char>(v));
-  }
   std::string& out_;
 };
 
@@ -117,9 +118,9 @@ void attributes(Writer& w, int f, const std::vector<std::pair<Key, mcp::AttrValu
 }
 
 void span_message(Writer& w, const mcp::Span& s) {
-  w.hex_bytes(field::kSpanTraceId, s.trace_id);
-  w.hex_bytes(field::kSpanSpanId, s.span_id);
-  if (!s.parent_span_id.empty()) w.hex_bytes(field::kSpanParentSpanId, s.parent_span_id);
+  w.bytes(field::kSpanTraceId, s.trace_id);
+  w.bytes(field::kSpanSpanId, s.span_id);
+  if (s.has_parent()) w.bytes(field::kSpanParentSpanId, s.parent_span_id);
   w.bytes(field::kSpanName, s.name);
   w.varint(field::kSpanKind, static_cast<std::uint64_t>(s.kind));
   w.fixed64(field::kSpanStart, s.start_unix_ns);
@@ -135,26 +136,30 @@ void span_message(Writer& w, const mcp::Span& s) {
 
 }  // namespace
 
-void encode_export_request(const std::vector<mcp::Span>& spans, const Resource& resource, std::string_view scope_name,
-                           std::string_view scope_version, std::string& out, std::string& spans_buffer) {
-  // The spans first, each behind its own length, into a buffer of their
-  // own; the few outer messages then only need those sizes, so the body is
-  // written once, front to back, into `out` (both buffers keep their
-  // capacity from batch to batch).
-  spans_buffer.clear();
-  std::string scratch;
-  Writer sw(spans_buffer);
-  for (const auto& s : spans) {
-    scratch.clear();
-    Writer one(scratch);
-    span_message(one, s);
-    sw.bytes(field::kScopeSpansSpans, scratch);
-  }
+void append_span(std::string& spans, const mcp::Span& span) {
+  // The span is written behind two bytes kept for its length, which are
+  // then replaced by it: in place for the usual span (128 to 16383 bytes),
+  // a move of the span by a byte or more otherwise.
+  constexpr std::size_t kRoom = 2;
+  Writer w(spans);
+  w.tag(field::kScopeSpansSpans, Wire::Bytes);
+  std::size_t at = spans.size();
+  spans.append(kRoom, '\0');
+  span_message(w, span);
+  std::string length;
+  Writer(length).raw_varint(spans.size() - at - kRoom);
+  spans.replace(at, kRoom, length);
+}
+
+void encode_export_request(std::string_view spans, const Resource& resource, std::string_view scope_name,
+                           std::string_view scope_version, std::string& out) {
+  // The outer messages only need the spans' size, so the body is written
+  // once, front to back.
   std::string res;
   Writer r(res);
   attributes(r, field::kResourceAttributes, resource.attributes);
   std::size_t scope = field_size(scope_name.size()) + field_size(scope_version.size());
-  std::size_t scope_spans = field_size(scope) + spans_buffer.size();
+  std::size_t scope_spans = field_size(scope) + spans.size();
   std::size_t resource_spans = field_size(res.size()) + field_size(scope_spans);
   out.clear();
   out.reserve(field_size(resource_spans));
@@ -165,13 +170,14 @@ void encode_export_request(const std::vector<mcp::Span>& spans, const Resource& 
   w.header(field::kScopeSpansScope, scope);
   w.bytes(field::kScopeName, scope_name);
   w.bytes(field::kScopeVersion, scope_version);
-  out.append(spans_buffer);
+  out.append(spans);
 }
 
 std::string encode_export_request(const std::vector<mcp::Span>& spans, const Resource& resource,
                                   std::string_view scope_name, std::string_view scope_version) {
-  std::string out, buffer;
-  encode_export_request(spans, resource, scope_name, scope_version, out, buffer);
+  std::string entries, out;
+  for (const auto& s : spans) append_span(entries, s);
+  encode_export_request(entries, resource, scope_name, scope_version, out);
   return out;
 }
 

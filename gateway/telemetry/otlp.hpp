@@ -17,15 +17,19 @@ struct Resource {
   std::vector<std::pair<std::string, mcp::AttrValue>> attributes;
 };
 
+/// Appends `span` to `spans` as one entry of ScopeSpans' repeated `spans`
+/// field: a batch is these entries back to back, built as spans finish.
+void append_span(std::string& spans, const mcp::Span& span);
+
 /// The body of POST <endpoint>/v1/traces (Content-Type
-/// application/x-protobuf): `spans` under one resource and one
+/// application/x-protobuf) into `out` (its capacity reused from one batch
+/// to the next): `spans` (append_span's entries) under one resource and one
 /// instrumentation scope (`scope_name`, `scope_version`).
+void encode_export_request(std::string_view spans, const Resource& resource, std::string_view scope_name,
+                           std::string_view scope_version, std::string& out);
+/// The same for a list of spans.
 std::string encode_export_request(const std::vector<mcp::Span>& spans, const Resource& resource,
                                   std::string_view scope_name, std::string_view scope_version);
-/// The same into `out`, with `spans_buffer` for the spans: both are reused
-/// (their capacity kept) from one batch to the next.
-void encode_export_request(const std::vector<mcp::Span>& spans, const Resource& resource, std::string_view scope_name,
-                           std::string_view scope_version, std::string& out, std::string& spans_buffer);
 
 /// The TraceIdRatioBased decision for a new trace: true for the share
 /// `ratio` (0 to 1) of trace ids, read from their lower 8 bytes, so every

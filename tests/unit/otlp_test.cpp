@@ -38,8 +38,7 @@ TEST_CASE("otlp: the sampled flag of W3C trace flags") {
 
 TEST_CASE("otlp: an export request holds every span, its ids as bytes") {
   mcp::Span s;
-  s.trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
-  s.span_id = "00f067aa0ba902b7";
+  s.set_ids("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7", "");
   s.name = "tools/call a:b";
   s.kind = mcp::Span::Kind::Server;
   s.set("mcp.method.name", std::string("tools/call"));
@@ -50,6 +49,30 @@ TEST_CASE("otlp: an export request holds every span, its ids as bytes") {
   CHECK(one.find("tools/call a:b") != std::string::npos);
   CHECK(one.find(std::string("\x4b\xf9\x2f\x35", 4)) != std::string::npos);
   CHECK(one.find("4bf92f35") == std::string::npos);
+}
+
+TEST_CASE("otlp: a span's entry is its field tag, its exact length and the span, whatever its size") {
+  // Lengths of one, two and three varint bytes: a bare span, a usual one
+  // and one with a status message beyond 16383 bytes.
+  for (std::size_t message : {std::size_t{0}, std::size_t{300}, std::size_t{20000}}) {
+    mcp::Span s;
+    s.set_ids("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7", message ? "1111111111111111" : "");
+    if (message) s.fail("tool_error", std::string(message, 'x'));
+    std::string entry;
+    telemetry::append_span(entry, s);
+    REQUIRE(entry.size() > 2);
+    CHECK(static_cast<unsigned char>(entry[0]) == 0x12);  // field 2 (spans), length-delimited
+    std::uint64_t length = 0;
+    std::size_t at = 1;
+    for (int shift = 0; at < entry.size(); shift += 7) {
+      auto byte = static_cast<unsigned char>(entry[at++]);
+      length |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+      if (!(byte & 0x80)) break;
+    }
+    CHECK(length == entry.size() - at);
+    CHECK(entry[at] == 0x0a);  // the span starts with its trace id (field 1)
+    CHECK(s.has_parent() == (message != 0));
+  }
 }
 
 TEST_CASE("span: jsonrpc.request.id is a string id unescaped, a number as its sender wrote it, nothing for null") {
