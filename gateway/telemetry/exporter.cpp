@@ -22,6 +22,9 @@ using Clock = std::chrono::steady_clock;
 /// Tries of one batch while the collector fails (1, 2, 4, 8, 16 s apart
 /// and more): about a minute, then the batch is dropped and counted.
 constexpr int kMaxAttempts = 7;
+/// Room for one encoded span up front (the usual ones take 250 to 400
+/// bytes), so that encoding it allocates once.
+constexpr std::size_t kTypicalSpanBytes = 512;
 /// The collector's answer is read only this far (it is a short protobuf).
 constexpr std::size_t kMaxAnswer = 64 * 1024;
 
@@ -43,15 +46,18 @@ struct Exporter::Loop {
   std::shared_ptr<transport::HttpClient> client;
   std::string url_text;
 
-  asio::awaitable<Attempt> post(const ExporterSettings& s, const std::string& body) {
+  /// Sends `body`, which is lent to the request and given back (its
+  /// buffer serves every batch).
+  asio::awaitable<Attempt> post(const ExporterSettings& s, std::string& body) {
     auto abort = transport::Abort::start(strand, Clock::now() + s.request_timeout, nullptr);
-    transport::HttpRequest req{"POST", {{"Content-Type", "application/x-protobuf"}}, body, ""};
+    transport::HttpRequest req{"POST", {{"Content-Type", "application/x-protobuf"}}, std::move(body), ""};
     for (const auto& h : s.headers) req.headers.push_back(h);
     std::size_t answered = 0;
     transport::HttpResult res = co_await client->exchange(
         req, *abort, [](const transport::HttpHead&) { return true; },
         [&](std::string_view data) { return (answered += data.size()) <= kMaxAnswer; });
     abort->disarm();
+    body = std::move(req.body);
     Attempt a;
     if (!res.error.empty()) {
       a.retryable = true;  // not reached, or no answer: the collector may be restarting
@@ -98,6 +104,7 @@ bool Exporter::sample_new(std::string_view trace_id) const { return sampled_by_r
 void Exporter::record(const mcp::Span& span) {
   // Encoded before the lock: the lock only covers a copy of its bytes.
   std::string entry;
+  entry.reserve(kTypicalSpanBytes);
   append_span(entry, span);
   bool dropped = false, full_batch = false;
   {
@@ -105,7 +112,10 @@ void Exporter::record(const mcp::Span& span) {
     if ((stopping_ && finished_) || queued_ >= settings_.queue_limit) {
       dropped = true;
     } else {
-      if (filling_.spans.empty()) filling_.spans.reserve(settings_.batch_size * (entry.size() + entry.size() / 4));
+      if (filling_.count == 0 && !spare_.empty()) {
+        filling_.spans = std::move(spare_.back());
+        spare_.pop_back();
+      }
       filling_.spans.append(entry);
       ++queued_;
       if (++filling_.count >= settings_.batch_size) {
@@ -141,6 +151,13 @@ Exporter::Batch Exporter::take_batch() {
   }
   queued_ -= b.count;
   return b;
+}
+
+void Exporter::recycle(std::string spans) {
+  spans.clear();
+  std::lock_guard lk(mu_);
+  // Two cover the batch being filled while one is sent.
+  if (spare_.size() < 2) spare_.push_back(std::move(spans));
 }
 
 void Exporter::start() {
@@ -181,6 +198,7 @@ void Exporter::start() {
             continue;
           }
           encode_export_request(batch.spans, s.resource, "mcpgw", MCPGW_VERSION, body);
+          self->recycle(std::move(batch.spans));
           for (int attempt = 1;; ++attempt) {
             Attempt a = co_await loop.post(s, body);
             if (a.ok) {

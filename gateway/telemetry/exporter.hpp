@@ -68,6 +68,9 @@ class Exporter final : public mcp::SpanSink, public std::enable_shared_from_this
   Exporter(transport::Io& io, ExporterSettings settings);
   /// The oldest full batch, else what has gathered since the last one.
   Batch take_batch();
+  /// Keeps a sent batch's buffer for the next one: a batch's size is past
+  /// malloc's large-block threshold, whose every free costs a heap sweep.
+  void recycle(std::string spans);
   void wake();
   /// Tells `to` (on_dropped or on_exported) of `n` spans, unless shutdown() has returned.
   void report(const std::function<void(std::size_t)>& to, std::size_t n);
@@ -79,6 +82,7 @@ class Exporter final : public mcp::SpanSink, public std::enable_shared_from_this
   Batch filling_;            ///< guarded by mu_
   std::deque<Batch> full_;   ///< batch_size spans each; guarded by mu_
   std::size_t queued_ = 0;   ///< spans in filling_ and full_; guarded by mu_
+  std::vector<std::string> spare_;  ///< emptied batch buffers; guarded by mu_
   bool started_ = false;
   bool stopping_ = false;
   bool finished_ = false;
