@@ -8,9 +8,9 @@
 #include "server/status.hpp"
 
 namespace mcpgw::server {
+namespace {
 
-std::string_view status_html() {
-  static constexpr std::string_view kPage = R"PAGE(<!doctype html>
+constexpr std::string_view kPage = R"PAGE(<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -301,7 +301,9 @@ refresh();
 </body>
 </html>
 )PAGE";
-  return kPage;
-}
+
+}  // namespace
+
+std::string_view status_html() { return kPage; }
 
 }  // namespace mcpgw::server

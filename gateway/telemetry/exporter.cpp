@@ -45,6 +45,48 @@ struct Exporter::Loop {
   asio::steady_timer backoff;  ///< between tries of a batch; only shutdown cuts it short
   std::shared_ptr<transport::HttpClient> client;
   std::string url_text;
+  // While the collector fails: the next backoff and what was lost meanwhile.
+  bool failing = false;
+  std::size_t lost_while_failing = 0;
+  std::chrono::milliseconds delay{0};
+
+  /// Sends one batch of `count` spans (`body`), trying again with backoff
+  /// while the collector is down or overloaded, and tells `e` the outcome.
+  asio::awaitable<void> deliver(Exporter& e, std::size_t count, std::string& body) {
+    const ExporterSettings& s = e.settings_;
+    for (int attempt = 1;; ++attempt) {
+      Attempt a = co_await post(s, body);
+      if (a.ok) {
+        e.report(s.on_exported, count);
+        if (failing)
+          spdlog::info("otlp: exporting to {} again ({} spans dropped meanwhile)", url_text, lost_while_failing);
+        failing = false;
+        lost_while_failing = 0;
+        delay = std::chrono::milliseconds{0};
+        co_return;
+      }
+      bool stopping;
+      {
+        std::lock_guard lk(e.mu_);
+        stopping = e.stopping_;
+      }
+      if (!a.retryable || stopping || attempt >= kMaxAttempts) {
+        e.report(s.on_dropped, count);
+        lost_while_failing += count;
+        spdlog::warn("otlp: dropped {} spans: export to {} failed: {}{}", count, url_text, a.why,
+                     a.retryable ? " (gave up after " + std::to_string(attempt) + " tries)" : "");
+        co_return;
+      }
+      if (!failing)
+        spdlog::warn("otlp: export to {} failed: {}; retrying with backoff (calls are not affected)", url_text,
+                     a.why);
+      failing = true;
+      delay = std::min(s.max_backoff, delay.count() ? delay * 2 : std::chrono::milliseconds{1000});
+      boost::system::error_code ec;
+      backoff.expires_after(a.retry_after.count() ? std::min(a.retry_after, s.max_backoff) : delay);
+      co_await backoff.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+  }
 
   /// Sends `body`, which is lent to the request and given back (its
   /// buffer serves every batch).
@@ -172,10 +214,7 @@ void Exporter::start() {
       [self]() -> asio::awaitable<void> {
         Loop& loop = *self->loop_;
         const ExporterSettings& s = self->settings_;
-        std::chrono::milliseconds delay{0};
         std::string body;  // kept between batches: no large allocation per batch
-        bool failing = false;
-        std::size_t lost_while_failing = 0;
         for (;;) {
           bool stopping, full;
           {
@@ -199,38 +238,7 @@ void Exporter::start() {
           }
           encode_export_request(batch.spans, s.resource, "mcpgw", MCPGW_VERSION, body);
           self->recycle(std::move(batch.spans));
-          for (int attempt = 1;; ++attempt) {
-            Attempt a = co_await loop.post(s, body);
-            if (a.ok) {
-              self->report(s.on_exported, batch.count);
-              if (failing)
-                spdlog::info("otlp: exporting to {} again ({} spans dropped meanwhile)", loop.url_text,
-                             lost_while_failing);
-              failing = false;
-              lost_while_failing = 0;
-              delay = std::chrono::milliseconds{0};
-              break;
-            }
-            {
-              std::lock_guard lk(self->mu_);
-              stopping = self->stopping_;
-            }
-            if (!a.retryable || stopping || attempt >= kMaxAttempts) {
-              self->report(s.on_dropped, batch.count);
-              lost_while_failing += batch.count;
-              spdlog::warn("otlp: dropped {} spans: export to {} failed: {}{}", batch.count, loop.url_text, a.why,
-                           a.retryable ? " (gave up after " + std::to_string(attempt) + " tries)" : "");
-              break;
-            }
-            if (!failing)
-              spdlog::warn("otlp: export to {} failed: {}; retrying with backoff (calls are not affected)",
-                           loop.url_text, a.why);
-            failing = true;
-            delay = std::min(s.max_backoff, delay.count() ? delay * 2 : std::chrono::milliseconds{1000});
-            boost::system::error_code ec;
-            loop.backoff.expires_after(a.retry_after.count() ? std::min(a.retry_after, s.max_backoff) : delay);
-            co_await loop.backoff.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-          }
+          co_await loop.deliver(*self, batch.count, body);
         }
         loop.client->clear();
         {
