@@ -364,6 +364,52 @@ void apply_discovery(const config::Config& cfg, Snapshot& snap) {
   }
 }
 
+/// The prompts `up` lists, under their exposed names; the first server
+/// to give a name keeps it.
+void add_prompts(const config::Config& cfg, const std::shared_ptr<upstream::Upstream>& up,
+                 const upstream::Listing& listing, Snapshot& snap) {
+  const auto& sc = up->config();
+  for (const auto& p : listing.prompts.GetArray()) {
+    std::string uname(json::get_string(p, "name").value_or(""));
+    std::string name = exposed_name(cfg.naming, sc.name, uname, sc.prefix);
+    if (snap.prompt_index.count(name)) {
+      snap.warnings.push_back("prompt \"" + name + "\" of server " + sc.name + " is also given by server " +
+                              snap.prompts[snap.prompt_index[name]].origin->name() + "; keeping the first");
+      continue;
+    }
+    std::string desc = exposed_description(cfg.naming, sc.name, json::get_string(p, "description").value_or(""));
+    snap.prompt_index.emplace(name, snap.prompts.size());
+    snap.prompts.push_back({name, up, uname, patched(p, "name", name, &desc)});
+  }
+}
+
+/// The resources and resource templates `up` lists, under their exposed URIs.
+void add_resources(const std::shared_ptr<upstream::Upstream>& up, const upstream::Listing& listing, Snapshot& snap) {
+  const std::string& server = up->config().name;
+  for (const auto& r : listing.resources.GetArray()) {
+    std::string uri(json::get_string(r, "uri").value_or(""));
+    std::string exposed = snap.expose_uri(*up, uri);
+    if (snap.resource_index.count(exposed)) {
+      snap.warnings.push_back("resource " + exposed + " of server " + server + " is also given by server " +
+                              snap.resources[snap.resource_index[exposed]].origin->name() + "; keeping the first");
+      continue;
+    }
+    std::size_t i = snap.resources.size();
+    snap.resource_index.emplace(exposed, i);
+    // A raw URI listed by two servers is ambiguous: route it by neither.
+    auto& listed_by = snap.raw_resource_index[uri];
+    if (listed_by.empty() || snap.resources[listed_by[0]].origin != up) listed_by.push_back(i);
+    snap.resources.push_back({exposed, up, uri, patched(r, "uri", exposed)});
+  }
+  for (const auto& t : listing.resource_templates.GetArray()) {
+    std::string tmpl(json::get_string(t, "uriTemplate").value_or(""));
+    std::string exposed = snap.expose_uri(*up, tmpl);
+    if (snap.template_index.count(exposed)) continue;
+    snap.template_index.emplace(exposed, snap.templates.size());
+    snap.templates.push_back({exposed, up, tmpl, patched(t, "uriTemplate", exposed)});
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<const Snapshot> build(const config::Config& cfg,
@@ -402,40 +448,8 @@ std::shared_ptr<const Snapshot> build(const config::Config& cfg,
       }
     }
 
-    for (const auto& p : listing->prompts.GetArray()) {
-      std::string uname(json::get_string(p, "name").value_or(""));
-      std::string name = exposed_name(cfg.naming, sc.name, uname, sc.prefix);
-      if (snap->prompt_index.count(name)) {
-        snap->warnings.push_back("prompt \"" + name + "\" of server " + sc.name + " is also given by server " +
-                                 snap->prompts[snap->prompt_index[name]].origin->name() + "; keeping the first");
-        continue;
-      }
-      std::string desc = exposed_description(cfg.naming, sc.name, json::get_string(p, "description").value_or(""));
-      snap->prompt_index.emplace(name, snap->prompts.size());
-      snap->prompts.push_back({name, up, uname, patched(p, "name", name, &desc)});
-    }
-    for (const auto& r : listing->resources.GetArray()) {
-      std::string uri(json::get_string(r, "uri").value_or(""));
-      std::string exposed = snap->expose_uri(*up, uri);
-      if (snap->resource_index.count(exposed)) {
-        snap->warnings.push_back("resource " + exposed + " of server " + sc.name + " is also given by server " +
-                                 snap->resources[snap->resource_index[exposed]].origin->name() + "; keeping the first");
-        continue;
-      }
-      std::size_t i = snap->resources.size();
-      snap->resource_index.emplace(exposed, i);
-      // A raw URI listed by two servers is ambiguous: route it by neither.
-      auto& listed_by = snap->raw_resource_index[uri];
-      if (listed_by.empty() || snap->resources[listed_by[0]].origin != up) listed_by.push_back(i);
-      snap->resources.push_back({exposed, up, uri, patched(r, "uri", exposed)});
-    }
-    for (const auto& t : listing->resource_templates.GetArray()) {
-      std::string tmpl(json::get_string(t, "uriTemplate").value_or(""));
-      std::string exposed = snap->expose_uri(*up, tmpl);
-      if (snap->template_index.count(exposed)) continue;
-      snap->template_index.emplace(exposed, snap->templates.size());
-      snap->templates.push_back({exposed, up, tmpl, patched(t, "uriTemplate", exposed)});
-    }
+    add_prompts(cfg, up, *listing, *snap);
+    add_resources(up, *listing, *snap);
     add_skills(up, *listing, *snap);
     snap->resources_subscribable |= listing->can_subscribe;
     add_extensions(*listing, extensions);

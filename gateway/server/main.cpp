@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <thread>
+#include <variant>
 
 #include "config/config.hpp"
 #include "server/check.hpp"
@@ -74,33 +76,40 @@ class SignalThread {
   std::thread thread_;
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"mcpgw: one MCP endpoint in front of many MCP servers"};
-  app.set_version_flag("--version", std::string("mcpgw ") + MCPGW_VERSION);
+/// The command line, parsed.
+struct Cli {
   std::string config_path, mode, log_level = "info", log_format = "text";
   bool stdio = false, as_json = false;
   unsigned threads = 0;
-  app.add_option("--config", config_path, "gateway YAML file");
-  app.add_flag("--stdio", stdio, "serve one MCP client on stdin/stdout");
-  app.add_option("--mode", mode, "with --stdio: the mode this client uses");
-  app.add_option("--threads", threads, "I/O threads (default: one per core)")->check(CLI::Range(0u, 256u));
-  app.add_option("--log-level", log_level, "trace|debug|info|warn|error")->capture_default_str();
-  app.add_option("--log-format", log_format, "text|json")->capture_default_str();
+  bool check = false, revoke = false;
+  std::optional<std::string> search;  ///< check --search
+  std::string revoke_server, revoke_url;
+};
+
+/// The command line, or the exit code when there is nothing to run (help,
+/// version, a usage error: one line and exit 2, like an invalid configuration).
+std::variant<Cli, int> parse_cli(int argc, char** argv) {
+  Cli c;
+  CLI::App app{"mcpgw: one MCP endpoint in front of many MCP servers"};
+  app.set_version_flag("--version", std::string("mcpgw ") + MCPGW_VERSION);
+  app.add_option("--config", c.config_path, "gateway YAML file");
+  app.add_flag("--stdio", c.stdio, "serve one MCP client on stdin/stdout");
+  app.add_option("--mode", c.mode, "with --stdio: the mode this client uses");
+  app.add_option("--threads", c.threads, "I/O threads (default: one per core)")->check(CLI::Range(0u, 256u));
+  app.add_option("--log-level", c.log_level, "trace|debug|info|warn|error")->capture_default_str();
+  app.add_option("--log-format", c.log_format, "text|json")->capture_default_str();
   auto* check = app.add_subcommand("check", "validate the configuration, connect every upstream, print the catalog");
   // The common flags (--config, --log-level, ...) belong to the app and are
   // taken before or after the subcommand alike.
   check->fallthrough();
-  check->add_flag("--json", as_json, "machine-readable output");
+  check->add_flag("--json", c.as_json, "machine-readable output");
   std::string search_query;
   auto* search = check->add_option("--search", search_query, "also show what this search_tools query finds per mode");
   auto* revoke = app.add_subcommand(
       "revoke", "forget your stored upstream OAuth tokens at a running gateway (your credential in MCPGW_TOKEN)");
   revoke->fallthrough();
-  std::string revoke_server, revoke_url;
-  revoke->add_option("--server", revoke_server, "only this upstream's (default: every upstream's)");
-  revoke->add_option("--url", revoke_url, "the gateway's /oauth/revoke (default: from the configuration's admin or listen)");
+  revoke->add_option("--server", c.revoke_server, "only this upstream's (default: every upstream's)");
+  revoke->add_option("--url", c.revoke_url, "the gateway's /oauth/revoke (default: from the configuration's admin or listen)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -110,60 +119,24 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    // A usage error is one line and exit 2, like an invalid configuration.
     std::fprintf(stderr, "mcpgw: %s (see mcpgw --help)\n", e.what());
     return 2;
   }
-  if (auto r = server::setup_logging(log_level, log_format); !r) {
-    std::fprintf(stderr, "mcpgw: %s\n", r.error().c_str());
-    return 2;
-  }
-  if (config_path.empty()) {
-    std::fprintf(stderr, "mcpgw: --config FILE is required (see mcpgw --help)\n");
-    return 2;
-  }
-  if (!mode.empty() && !stdio && !check->parsed() && !revoke->parsed()) {
-    std::fprintf(stderr, "mcpgw: --mode applies to --stdio; HTTP clients select a mode with the URL /mcp/<mode>\n");
-    return 2;
-  }
-  auto cfg = config::load(config_path);
-  if (!cfg) {
-    std::fprintf(stderr, "mcpgw: %s\n", cfg.error().c_str());
-    return check->parsed() ? 1 : 2;
-  }
+  c.check = check->parsed();
+  c.revoke = revoke->parsed();
+  if (search->count()) c.search = search_query;
+  return c;
+}
 
-  if (!mode.empty() && mode != "all" &&
-      std::none_of(cfg->modes.begin(), cfg->modes.end(), [&](const config::Mode& m) { return m.name == mode; })) {
-    std::string list = "all";
-    for (const auto& m : cfg->modes) list += ", " + m.name;
-    std::fprintf(stderr, "mcpgw: unknown mode \"%s\" for --mode; %s defines: %s\n", mode.c_str(), config_path.c_str(),
-                 list.c_str());
-    return 2;
-  }
-
-  // Block the signals we wait for before any thread exists, so every thread
-  // inherits the mask; writes to a dead peer must fail, not kill us.
-  sigset_t set;
-  sigemptyset(&set);
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGUSR2}) sigaddset(&set, s);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-
-  if (revoke->parsed()) {
-    const char* token = std::getenv("MCPGW_TOKEN");
-    return server::run_revoke(*cfg, revoke_server, revoke_url, token ? token : "", std::cout, std::cerr);
-  }
-  if (check->parsed())
-    return server::run_check(std::move(*cfg), as_json, std::cout,
-                             search->count() ? std::optional(search_query) : std::nullopt);
-
-  int grace = cfg->shutdown_grace_ms;
-  server::Gateway gw(std::move(*cfg), threads);
+/// Runs the gateway on `cfg` until it is stopped; the process's exit code.
+int serve(config::Config cfg, const Cli& cli) {
+  int grace = cfg.shutdown_grace_ms;
+  server::Gateway gw(std::move(cfg), cli.threads);
   if (!gw.startup_error().empty()) {
-    std::fprintf(stderr, "mcpgw: %s: %s\n", config_path.c_str(), gw.startup_error().c_str());
+    std::fprintf(stderr, "mcpgw: %s: %s\n", cli.config_path.c_str(), gw.startup_error().c_str());
     return 2;
   }
-  if (!stdio) {
+  if (!cli.stdio) {
     if (auto bound = gw.bind_http(); !bound) {
       std::fprintf(stderr, "mcpgw: %s\n", bound.error().c_str());
       return 1;
@@ -173,17 +146,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mcpgw: %s\n", traced.error().c_str());
     return 2;
   }
-  SignalThread signals(gw, config_path, grace);
+  SignalThread signals(gw, cli.config_path, grace);
   gw.start_upstreams();
-  auto invalid = [&](const std::string& why) { spdlog::error("{}: {}", config_path, why); };
-  if (stdio) {
+  auto invalid = [&](const std::string& why) { spdlog::error("{}: {}", cli.config_path, why); };
+  if (cli.stdio) {
     // A stdio client lists the tools once, right after initialize, and has
     // no readiness probe: it is served once every upstream has had its try.
     if (auto checked = gw.await_upstreams(); !checked) {
       invalid(checked.error());
       return 2;
     }
-    return gw.serve_stdio(mode);
+    return gw.serve_stdio(cli.mode);
   }
   // HTTP serves from the first moment (/healthz, connected servers' calls);
   // what needs every upstream's tools is checked once they have had their try.
@@ -198,4 +171,53 @@ int main(int argc, char** argv) {
   int code = gw.serve_http();
   start_check.join();
   return refused ? 2 : code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto parsed = parse_cli(argc, argv);
+  if (const int* code = std::get_if<int>(&parsed)) return *code;
+  const Cli& cli = std::get<Cli>(parsed);
+  if (auto r = server::setup_logging(cli.log_level, cli.log_format); !r) {
+    std::fprintf(stderr, "mcpgw: %s\n", r.error().c_str());
+    return 2;
+  }
+  if (cli.config_path.empty()) {
+    std::fprintf(stderr, "mcpgw: --config FILE is required (see mcpgw --help)\n");
+    return 2;
+  }
+  if (!cli.mode.empty() && !cli.stdio && !cli.check && !cli.revoke) {
+    std::fprintf(stderr, "mcpgw: --mode applies to --stdio; HTTP clients select a mode with the URL /mcp/<mode>\n");
+    return 2;
+  }
+  auto cfg = config::load(cli.config_path);
+  if (!cfg) {
+    std::fprintf(stderr, "mcpgw: %s\n", cfg.error().c_str());
+    return cli.check ? 1 : 2;
+  }
+  const std::string& mode = cli.mode;
+  if (!mode.empty() && mode != "all" &&
+      std::none_of(cfg->modes.begin(), cfg->modes.end(), [&](const config::Mode& m) { return m.name == mode; })) {
+    std::string list = "all";
+    for (const auto& m : cfg->modes) list += ", " + m.name;
+    std::fprintf(stderr, "mcpgw: unknown mode \"%s\" for --mode; %s defines: %s\n", mode.c_str(),
+                 cli.config_path.c_str(), list.c_str());
+    return 2;
+  }
+
+  // Block the signals we wait for before any thread exists, so every thread
+  // inherits the mask; writes to a dead peer must fail, not kill us.
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGUSR2}) sigaddset(&set, s);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  if (cli.revoke) {
+    const char* token = std::getenv("MCPGW_TOKEN");
+    return server::run_revoke(*cfg, cli.revoke_server, cli.revoke_url, token ? token : "", std::cout, std::cerr);
+  }
+  if (cli.check) return server::run_check(std::move(*cfg), cli.as_json, std::cout, cli.search);
+  return serve(std::move(*cfg), cli);
 }
