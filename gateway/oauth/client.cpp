@@ -395,6 +395,7 @@ Task<CheckReport> Client::check(Clock::time_point deadline) {
   auto ep = co_await endpoints(deadline, nullptr);
   if (!ep) {
     r.ok = false;
+    r.discovered = false;
     r.discovery = ep.error();
     r.credentials = "not checked (no token endpoint)";
     co_return r;

@@ -68,6 +68,7 @@ struct Consent {
 struct CheckReport {
   std::string discovery;    ///< where the endpoints are, or why discovery failed
   std::string credentials;  ///< whether the gateway's own credentials work
+  bool discovered = true;   ///< false: `discovery` says why the endpoints were not found
   bool ok = true;
 };
 

@@ -182,18 +182,19 @@ Plugin::~Plugin() {
   if (loaded_) spdlog::info("plugin {} unloaded", name_);
 }
 
-Result<std::shared_ptr<Plugin>> Plugin::load(const config::Plugin& cfg, std::shared_ptr<Host> host) {
-  // Not make_shared: the constructor is private to keep load() the only way in.
-  std::shared_ptr<Plugin> p(new Plugin(cfg, std::move(host)));
-  const std::string where = "plugin " + cfg.path;
+namespace {
+
+/// Opens the library at `path` into `handle` and checks the descriptor its
+/// entry point gives (`where` names it in errors).
+Result<const mcpgw_plugin*> open_descriptor(const std::string& path, const std::string& where, void*& handle) {
   dlerror();
-  p->lib_->handle = dlopen(cfg.path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!p->lib_->handle) {
+  handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
     const char* why = dlerror();
     return Error{where + ": cannot load: " + (why ? why : "unknown dlopen error")};
   }
   dlerror();
-  void* sym = dlsym(p->lib_->handle, MCPGW_PLUGIN_ENTRY);
+  void* sym = dlsym(handle, MCPGW_PLUGIN_ENTRY);
   if (!sym)
     return Error{where + ": no entry point " MCPGW_PLUGIN_ENTRY
                          " (define it with MCPGW_PLUGIN from <mcpgw/plugin.hpp>, or export extern \"C\" "
@@ -213,6 +214,38 @@ Result<std::shared_ptr<Plugin>> Plugin::load(const config::Plugin& cfg, std::sha
                  (d->name ? json::quote(d->name) : std::string("none"))};
   if (!d->init || !d->list_tools || !d->call)
     return Error{where + ": descriptor lacks " + std::string(!d->init ? "init" : !d->list_tools ? "list_tools" : "call")};
+  return d;
+}
+
+/// Checks list_tools' answer: named tools, each once, with object schemas
+/// (`who` names the plugin in errors).
+Result<void> check_tools(const json::Value& tools, const std::string& who) {
+  std::set<std::string> seen;
+  std::size_t i = 0;
+  for (const auto& t : tools.GetArray()) {
+    const std::string at = who + ": tool " + std::to_string(i++);
+    auto name = json::get_string(t, "name");
+    if (!t.IsObject() || !name || name->empty()) return Error{at + " has no name"};
+    const std::string tool = "\"" + std::string(*name) + "\"";
+    if (!seen.insert(std::string(*name)).second) return Error{who + ": tool " + tool + " is declared twice"};
+    const json::Value* schema = json::find(t, "inputSchema");
+    if (!schema || !schema->IsObject() || json::get_string(*schema, "type") != "object")
+      return Error{who + ": tool " + tool + ": inputSchema must be an object schema ({\"type\": \"object\", ...})"};
+    if (const json::Value* out = json::find(t, "outputSchema"); out && !out->IsObject())
+      return Error{who + ": tool " + tool + ": outputSchema must be an object"};
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<std::shared_ptr<Plugin>> Plugin::load(const config::Plugin& cfg, std::shared_ptr<Host> host) {
+  // Not make_shared: the constructor is private to keep load() the only way in.
+  std::shared_ptr<Plugin> p(new Plugin(cfg, std::move(host)));
+  const std::string where = "plugin " + cfg.path;
+  auto opened = open_descriptor(cfg.path, where, p->lib_->handle);
+  if (!opened) return Error{opened.error()};
+  const mcpgw_plugin* d = *opened;
   p->desc_ = d;
   p->name_ = d->name;
   p->version_ = d->version ? d->version : "";
@@ -258,21 +291,7 @@ Result<std::shared_ptr<Plugin>> Plugin::load(const config::Plugin& cfg, std::sha
   auto tools = json::parse(listed.get());
   if (!tools) return Error{where + " (" + p->name_ + "): list_tools returned invalid JSON: " + tools.error()};
   if (!tools->IsArray()) return Error{where + " (" + p->name_ + "): list_tools must return a JSON array of tools"};
-  std::set<std::string> seen;
-  std::size_t i = 0;
-  for (const auto& t : tools->GetArray()) {
-    const std::string at = where + " (" + p->name_ + "): tool " + std::to_string(i++);
-    auto name = json::get_string(t, "name");
-    if (!t.IsObject() || !name || name->empty()) return Error{at + " has no name"};
-    const std::string tool = "\"" + std::string(*name) + "\"";
-    if (!seen.insert(std::string(*name)).second)
-      return Error{where + " (" + p->name_ + "): tool " + tool + " is declared twice"};
-    const json::Value* schema = json::find(t, "inputSchema");
-    if (!schema || !schema->IsObject() || json::get_string(*schema, "type") != "object")
-      return Error{where + " (" + p->name_ + "): tool " + tool + ": inputSchema must be an object schema ({\"type\": \"object\", ...})"};
-    if (const json::Value* out = json::find(t, "outputSchema"); out && !out->IsObject())
-      return Error{where + " (" + p->name_ + "): tool " + tool + ": outputSchema must be an object"};
-  }
+  if (auto checked = check_tools(*tools, where + " (" + p->name_ + ")"); !checked) return Error{checked.error()};
   p->tools_ = std::move(*tools);
   p->loaded_ = true;
   spdlog::info("plugin {} {} loaded from {}: {} tools", p->name_, p->version_, cfg.path, p->tools_.Size());

@@ -49,6 +49,80 @@ json::Value rounded(const std::vector<double>& values, json::Allocator& a) {
   return arr;
 }
 
+/// The catalog's generation, size, modes and errors.
+json::Value catalog_entry(const catalog::Snapshot& snap, json::Allocator& a) {
+  json::Value catalog(rapidjson::kObjectType);
+  catalog.AddMember("generation", static_cast<std::uint64_t>(snap.generation), a);
+  catalog.AddMember("tools", static_cast<std::uint64_t>(snap.tools.size()), a);
+  json::Value modes(rapidjson::kArrayType);
+  for (std::size_t i = 0; i < snap.modes.size(); ++i) {
+    json::Value m(rapidjson::kObjectType);
+    m.AddMember("name", str(snap.modes[i], a), a);
+    m.AddMember("tools", static_cast<std::uint64_t>(i < snap.mode_tools.size() ? snap.mode_tools[i].size() : 0), a);
+    m.AddMember("discovery", json::ref(i < snap.search_modes.size() && snap.search_modes[i] ? "search" : "all"), a);
+    auto pick = i < snap.welcome_by_mode.size() ? snap.welcome_by_mode[i] : std::nullopt;
+    if (pick && *pick < snap.tools.size()) m.AddMember("welcome", str(snap.tools[*pick].name, a), a);
+    modes.PushBack(m, a);
+  }
+  catalog.AddMember("modes", modes, a);
+  json::Value problems(rapidjson::kArrayType);
+  for (const auto& e : snap.errors) problems.PushBack(str(e, a), a);
+  catalog.AddMember("errors", problems, a);
+  return catalog;
+}
+
+/// Sessions per principal (the largest few by name, the rest summed),
+/// streams and suspended calls.
+json::Value sessions_entry(const StatusInputs& in, json::Allocator& a) {
+  json::Value sessions(rapidjson::kObjectType);
+  std::size_t total = 0, others = 0, other_principals = 0;
+  json::Value by(rapidjson::kArrayType);
+  for (std::size_t i = 0; i < in.principals.size(); ++i) {
+    const auto& [who, n] = in.principals[i];
+    total += n;
+    if (i >= kPrincipalsShown) {
+      others += n;
+      ++other_principals;
+      continue;
+    }
+    json::Value e(rapidjson::kObjectType);
+    e.AddMember("principal", str(who, a), a);
+    e.AddMember("sessions", static_cast<std::uint64_t>(n), a);
+    by.PushBack(e, a);
+  }
+  sessions.AddMember("total", static_cast<std::uint64_t>(total), a);
+  sessions.AddMember("by_principal", by, a);
+  sessions.AddMember("other_principals", static_cast<std::uint64_t>(other_principals), a);
+  sessions.AddMember("other_sessions", static_cast<std::uint64_t>(others), a);
+  sessions.AddMember("open_streams", static_cast<std::uint64_t>(in.open_streams), a);
+  sessions.AddMember("suspended_calls", static_cast<std::uint64_t>(in.suspended), a);
+  return sessions;
+}
+
+/// The recent refusals and failed calls, newest first.
+json::Value recent_entries(const StatusInputs& in, json::Allocator& a) {
+  json::Value recent(rapidjson::kArrayType);
+  for (auto it = in.recent.rbegin(); it != in.recent.rend(); ++it) {
+    json::Value e(rapidjson::kObjectType);
+    e.AddMember("unix_ms", static_cast<std::int64_t>(it->unix_ms), a);
+    auto put = [&](const char* key, const std::string& v) {
+      if (!v.empty()) e.AddMember(json::Value(key, a), str(v, a), a);
+    };
+    put("event", it->event);
+    put("outcome", it->outcome);
+    put("principal", it->principal);
+    put("mode", it->mode);
+    put("tool", it->tool);
+    put("server", it->server);
+    put("upstream_tool", it->upstream_tool);
+    put("reason", it->reason);
+    put("trace_id", it->trace_id);
+    if (it->ms >= 0) e.AddMember("ms", it->ms, a);
+    recent.PushBack(e, a);
+  }
+  return recent;
+}
+
 }  // namespace
 
 std::string status_json(const StatusInputs& in) {
@@ -76,49 +150,8 @@ std::string status_json(const StatusInputs& in) {
   for (const auto& e : in.plugin_errors) plugin_errors.PushBack(str(e, a), a);
   d.AddMember("plugin_errors", plugin_errors, a);
 
-  const auto& snap = *in.snapshot;
-  json::Value catalog(rapidjson::kObjectType);
-  catalog.AddMember("generation", static_cast<std::uint64_t>(snap.generation), a);
-  catalog.AddMember("tools", static_cast<std::uint64_t>(snap.tools.size()), a);
-  json::Value modes(rapidjson::kArrayType);
-  for (std::size_t i = 0; i < snap.modes.size(); ++i) {
-    json::Value m(rapidjson::kObjectType);
-    m.AddMember("name", str(snap.modes[i], a), a);
-    m.AddMember("tools", static_cast<std::uint64_t>(i < snap.mode_tools.size() ? snap.mode_tools[i].size() : 0), a);
-    m.AddMember("discovery", json::ref(i < snap.search_modes.size() && snap.search_modes[i] ? "search" : "all"), a);
-    auto pick = i < snap.welcome_by_mode.size() ? snap.welcome_by_mode[i] : std::nullopt;
-    if (pick && *pick < snap.tools.size()) m.AddMember("welcome", str(snap.tools[*pick].name, a), a);
-    modes.PushBack(m, a);
-  }
-  catalog.AddMember("modes", modes, a);
-  json::Value problems(rapidjson::kArrayType);
-  for (const auto& e : snap.errors) problems.PushBack(str(e, a), a);
-  catalog.AddMember("errors", problems, a);
-  d.AddMember("catalog", catalog, a);
-
-  json::Value sessions(rapidjson::kObjectType);
-  std::size_t total = 0, others = 0, other_principals = 0;
-  json::Value by(rapidjson::kArrayType);
-  for (std::size_t i = 0; i < in.principals.size(); ++i) {
-    const auto& [who, n] = in.principals[i];
-    total += n;
-    if (i >= kPrincipalsShown) {
-      others += n;
-      ++other_principals;
-      continue;
-    }
-    json::Value e(rapidjson::kObjectType);
-    e.AddMember("principal", str(who, a), a);
-    e.AddMember("sessions", static_cast<std::uint64_t>(n), a);
-    by.PushBack(e, a);
-  }
-  sessions.AddMember("total", static_cast<std::uint64_t>(total), a);
-  sessions.AddMember("by_principal", by, a);
-  sessions.AddMember("other_principals", static_cast<std::uint64_t>(other_principals), a);
-  sessions.AddMember("other_sessions", static_cast<std::uint64_t>(others), a);
-  sessions.AddMember("open_streams", static_cast<std::uint64_t>(in.open_streams), a);
-  sessions.AddMember("suspended_calls", static_cast<std::uint64_t>(in.suspended), a);
-  d.AddMember("sessions", sessions, a);
+  d.AddMember("catalog", catalog_entry(*in.snapshot, a), a);
+  d.AddMember("sessions", sessions_entry(in, a), a);
 
   json::Value series(rapidjson::kObjectType);
   series.AddMember("bucket_s", CallHistory::kBucketSeconds, a);
@@ -135,26 +168,7 @@ std::string status_json(const StatusInputs& in) {
   series.AddMember("origins", origins, a);
   d.AddMember("series", series, a);
 
-  json::Value recent(rapidjson::kArrayType);
-  for (auto it = in.recent.rbegin(); it != in.recent.rend(); ++it) {
-    json::Value e(rapidjson::kObjectType);
-    e.AddMember("unix_ms", static_cast<std::int64_t>(it->unix_ms), a);
-    auto put = [&](const char* key, const std::string& v) {
-      if (!v.empty()) e.AddMember(json::Value(key, a), str(v, a), a);
-    };
-    put("event", it->event);
-    put("outcome", it->outcome);
-    put("principal", it->principal);
-    put("mode", it->mode);
-    put("tool", it->tool);
-    put("server", it->server);
-    put("upstream_tool", it->upstream_tool);
-    put("reason", it->reason);
-    put("trace_id", it->trace_id);
-    if (it->ms >= 0) e.AddMember("ms", it->ms, a);
-    recent.PushBack(e, a);
-  }
-  d.AddMember("recent", recent, a);
+  d.AddMember("recent", recent_entries(in, a), a);
   return json::write(d);
 }
 
