@@ -542,7 +542,7 @@ int Server::serve_http(int port) {
   opts.host = "127.0.0.1";
   opts.port = port;
   opts.max_body_bytes = 256 << 20;
-  transport::http::Listener listener(io.context(), opts,
+  transport::http::Listener listener(io, opts,
                                      [&http](Request& req, Responder& res) { return http.handle(req, res); });
   auto bound = listener.bind();
   if (!bound) {

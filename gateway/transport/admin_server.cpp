@@ -31,7 +31,7 @@ AdminServer::AdminServer(std::string host, int port, Io& io) : impl_(std::make_u
   lo.max_body_bytes = 64 << 10;
   Impl* im = impl_.get();
   impl_->listener = std::make_unique<http::Listener>(
-      io.context(), std::move(lo), [im](http::Request& req, http::Responder& res) { return im->handle(req, res); });
+      io, std::move(lo), [im](http::Request& req, http::Responder& res) { return im->handle(req, res); });
 }
 
 AdminServer::~AdminServer() { stop(); }

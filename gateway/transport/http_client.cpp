@@ -224,7 +224,7 @@ asio::awaitable<void> transfer(S& stream, beast::flat_buffer& buffer, const Url&
 
 }  // namespace
 
-HttpClient::HttpClient(Io& io, Url url) : io_(io), url_(std::move(url)) {}
+HttpClient::HttpClient(Io& io, Url url) : io_(io), url_(std::move(url)), idle_(io.threads()) {}
 
 HttpClient::~HttpClient() = default;
 
@@ -250,11 +250,19 @@ Result<std::shared_ptr<HttpClient>> HttpClient::create(Io& io, Url url, const Tl
   return c;
 }
 
+std::vector<std::unique_ptr<HttpClient::Stream>>& HttpClient::idle_here() {
+  // Called on a worker (exchanges run on the loop); a worker's connections
+  // are its own, so the calls it runs never wait on another thread's socket.
+  auto worker = static_cast<std::size_t>(std::max(0, io_.current()));
+  return idle_[worker];
+}
+
 std::unique_ptr<HttpClient::Stream> HttpClient::take_idle() {
   std::lock_guard lk(mu_);
-  while (!idle_.empty()) {
-    auto s = std::move(idle_.back());
-    idle_.pop_back();
+  auto& idle = idle_here();
+  while (!idle.empty()) {
+    auto s = std::move(idle.back());
+    idle.pop_back();
     if (s->idle_and_open()) return s;
   }
   return nullptr;
@@ -262,12 +270,13 @@ std::unique_ptr<HttpClient::Stream> HttpClient::take_idle() {
 
 void HttpClient::give_back(std::unique_ptr<Stream> s) {
   std::lock_guard lk(mu_);
-  if (idle_.size() < kMaxIdle) idle_.push_back(std::move(s));
+  auto& idle = idle_here();
+  if (idle.size() < kMaxIdle) idle.push_back(std::move(s));
 }
 
 void HttpClient::clear() {
   std::lock_guard lk(mu_);
-  idle_.clear();
+  for (auto& idle : idle_) idle.clear();
 }
 
 asio::awaitable<Result<std::unique_ptr<HttpClient::Stream>>> HttpClient::open(Abort& abort) {
@@ -280,7 +289,8 @@ asio::awaitable<Result<std::unique_ptr<HttpClient::Stream>>> HttpClient::open(Ab
   if (abort.why() != Abort::Why::None) co_return Error{"aborted"};
   if (rec) co_return Error{"cannot resolve " + url_.host + " (" + rec.message() + ")"};
 
-  // The socket outlives this strand in the pool: bind it to the loop.
+  // The socket outlives this call in the pool of this worker: bind it to
+  // the worker itself.
   tcp::socket sock(io_.executor());
   abort.on_fire([&sock] {
     boost::system::error_code ignored;

@@ -143,6 +143,8 @@ class HttpClient {
 
  private:
   HttpClient(Io& io, Url url);
+  /// The idle connections of the calling thread's worker (under mu_).
+  std::vector<std::unique_ptr<Stream>>& idle_here();
   std::unique_ptr<Stream> take_idle();
   void give_back(std::unique_ptr<Stream> s);
   asio::awaitable<Result<std::unique_ptr<Stream>>> open(Abort& abort);
@@ -152,7 +154,7 @@ class HttpClient {
   struct Tls;
   std::unique_ptr<Tls> tls_;  ///< null for http://
   std::mutex mu_;
-  std::vector<std::unique_ptr<Stream>> idle_;
+  std::vector<std::vector<std::unique_ptr<Stream>>> idle_;  ///< per worker
 };
 
 }  // namespace mcpgw::transport

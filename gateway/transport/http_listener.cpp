@@ -216,10 +216,10 @@ void StreamQueue::set_interrupt(std::function<void()> fn) { interrupt_ = std::mo
 // --- Listener -----------------------------------------------------------
 
 struct Listener::Impl : std::enable_shared_from_this<Impl> {
-  Impl(asio::io_context& i, ListenerOptions o, Handler h)
-      : io(i), opts(std::move(o)), handler(std::move(h)), acceptor(asio::make_strand(i)) {}
+  Impl(Io& i, ListenerOptions o, Handler h)
+      : io(i), opts(std::move(o)), handler(std::move(h)), acceptor(i.next()) {}
 
-  asio::io_context& io;
+  Io& io;
   ListenerOptions opts;
   Handler handler;
   tcp::acceptor acceptor;
@@ -382,7 +382,9 @@ awaitable<void> Listener::Impl::accept_loop() {
   auto self = shared_from_this();
   asio::steady_timer backoff(acceptor.get_executor());
   for (;;) {
-    tcp::socket sock(asio::make_strand(io));
+    // Each connection goes to the next worker and stays there: a worker's
+    // thread alone runs it, so it needs no strand.
+    tcp::socket sock(io.next());
     error_code ec;
     co_await acceptor.async_accept(sock, with_ec(ec));
     if (stopping.load() || ec == asio::error::operation_aborted) break;
@@ -551,7 +553,7 @@ awaitable<void> Listener::Impl::serve(Stream& stream, Conn& conn, bool deadline_
   }
 }
 
-Listener::Listener(asio::io_context& io, ListenerOptions opts, Handler handler)
+Listener::Listener(Io& io, ListenerOptions opts, Handler handler)
     : impl_(std::make_shared<Impl>(io, std::move(opts), std::move(handler))) {}
 
 Listener::~Listener() { stop(); }
@@ -575,7 +577,7 @@ Result<int> Listener::bind() {
     if (ec) return fail("TLS key " + o.tls_key_file + ": " + ec.message());
   }
   error_code ec;
-  tcp::resolver resolver(impl_->io);
+  tcp::resolver resolver(impl_->io.next());
   auto found = resolver.resolve(o.host, std::to_string(o.port), tcp::resolver::passive | tcp::resolver::numeric_service, ec);
   if (ec || found.empty()) return fail(ec ? ec.message() : "no address");
   tcp::endpoint ep = found.begin()->endpoint();

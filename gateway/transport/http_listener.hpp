@@ -7,7 +7,7 @@
 //
 // Usage:
 //
-//   http::Listener l(io.context(), opts,
+//   http::Listener l(io, opts,
 //       [](http::Request& req, http::Responder& res) -> asio::awaitable<void> {
 //         co_await res.send({200, {{"Content-Type", "text/plain"}}, "hello\n"});
 //       });
@@ -34,6 +34,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "transport/io.hpp"
 #include "util/result.hpp"
 
 namespace mcpgw::transport::http {
@@ -217,7 +218,7 @@ struct ListenerOptions {
 /// The acceptor and its connections.
 class Listener {
  public:
-  Listener(asio::io_context& io, ListenerOptions opts, Handler handler);
+  Listener(Io& io, ListenerOptions opts, Handler handler);
   ~Listener();
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;

@@ -586,7 +586,7 @@ HttpServer::HttpServer(HttpServerOptions opts, Handler& handler, Io& io)
   lo.idle_timeout = std::chrono::milliseconds(o.idle_timeout_ms);
   Impl* im = impl_.get();
   impl_->listener = std::make_unique<http::Listener>(
-      io.context(), std::move(lo), [im](http::Request& req, http::Responder& res) { return im->handle(req, res); });
+      io, std::move(lo), [im](http::Request& req, http::Responder& res) { return im->handle(req, res); });
 }
 
 HttpServer::~HttpServer() {

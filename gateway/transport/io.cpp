@@ -6,16 +6,32 @@
 
 namespace mcpgw::transport {
 
-Io::Io(unsigned threads)
-    : ctx_(static_cast<int>(threads ? threads : std::max(1u, std::thread::hardware_concurrency()))),
-      work_(asio::make_work_guard(ctx_)) {
+namespace {
+/// The worker the calling thread runs (set once by the thread itself).
+thread_local const void* tl_io = nullptr;
+thread_local int tl_worker = -1;
+}  // namespace
+
+struct Io::Worker {
+  // Concurrency hint 1: one thread runs it, so the scheduler never wakes
+  // another to take a handler.
+  asio::io_context ctx{1};
+  asio::executor_work_guard<asio::io_context::executor_type> work{asio::make_work_guard(ctx)};
+  std::thread thread;
+};
+
+Io::Io(unsigned threads) {
   unsigned n = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
-  threads_.reserve(n);
+  workers_.reserve(n);
+  for (unsigned i = 0; i < n; ++i) workers_.push_back(std::make_unique<Worker>());
   for (unsigned i = 0; i < n; ++i) {
-    threads_.emplace_back([this] {
+    Worker& w = *workers_[i];
+    w.thread = std::thread([this, &w, i] {
+      tl_io = this;
+      tl_worker = static_cast<int>(i);
       for (;;) {
         try {
-          ctx_.run();
+          w.ctx.run();
           return;
         } catch (const std::exception& e) {
           // A handler that throws must not take the loop (and every client
@@ -29,16 +45,26 @@ Io::Io(unsigned threads)
 
 Io::~Io() { stop(); }
 
+int Io::current() const { return tl_io == this ? tl_worker : -1; }
+
+asio::io_context& Io::context() {
+  int here = current();
+  return here >= 0 ? workers_[static_cast<std::size_t>(here)]->ctx : next();
+}
+
+asio::io_context& Io::next() { return workers_[turn_.fetch_add(1, std::memory_order_relaxed) % workers_.size()]->ctx; }
+
 void Io::stop() {
-  work_.reset();
-  ctx_.stop();
-  for (auto& t : threads_) {
-    if (!t.joinable()) continue;
-    // Called from a handler: that thread returns from run() by itself.
-    if (t.get_id() == std::this_thread::get_id()) t.detach();
-    else t.join();
+  for (auto& w : workers_) {
+    w->work.reset();
+    w->ctx.stop();
   }
-  threads_.clear();
+  for (auto& w : workers_) {
+    if (!w->thread.joinable()) continue;
+    // Called from a handler: that thread returns from run() by itself.
+    if (w->thread.get_id() == std::this_thread::get_id()) w->thread.detach();
+    else w->thread.join();
+  }
 }
 
 }  // namespace mcpgw::transport

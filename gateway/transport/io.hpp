@@ -1,11 +1,17 @@
 #pragma once
-// The event loop every socket, pipe, timer and child process of the gateway
-// lives on: one io_context run by a small fixed set of I/O threads. Nothing
-// run on it may block; blocking work goes to a WorkerPool.
+// The event loops every socket, pipe, timer and child process of the gateway
+// lives on: one worker per I/O thread, each an io_context run by that thread
+// alone (Envoy's model). A connection, and the calls made for it, stay on
+// the worker that accepted it: its HTTP upstream connections come from that
+// worker's pool, so a request crosses to another thread only where a
+// resource is single (a stdio child's pipes, a plugin handler). Nothing run
+// on a worker may block; blocking work goes to a WorkerPool.
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include <atomic>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -13,7 +19,7 @@ namespace mcpgw::transport {
 
 namespace asio = boost::asio;
 
-/// Owns the io_context and its threads. Work is kept alive until stop(), so
+/// Owns the workers and their threads. Work is kept alive until stop(), so
 /// the threads idle instead of returning while nothing is queued.
 class Io {
  public:
@@ -23,20 +29,28 @@ class Io {
   Io(const Io&) = delete;
   Io& operator=(const Io&) = delete;
 
-  asio::io_context& context() { return ctx_; }
-  asio::any_io_executor executor() { return ctx_.get_executor(); }
-  /// Number of I/O threads running the loop.
-  unsigned threads() const { return static_cast<unsigned>(threads_.size()); }
+  /// The calling thread's worker; from outside the loop, the next worker in
+  /// turn (where long-lived work is spread).
+  asio::io_context& context();
+  /// context()'s executor.
+  asio::any_io_executor executor() { return context().get_executor(); }
+  /// The next worker in turn, wherever the caller runs (where an accepted
+  /// connection goes).
+  asio::io_context& next();
+  /// Number of workers (one thread each).
+  unsigned threads() const { return static_cast<unsigned>(workers_.size()); }
+  /// Which worker the calling thread runs, or -1 off the loop.
+  int current() const;
   /// True on one of this loop's threads (where blocking is forbidden).
-  bool in_loop() { return ctx_.get_executor().running_in_this_thread(); }
-  /// Stops the loop and joins its threads; idempotent. Handlers still queued
-  /// are destroyed without running.
+  bool in_loop() const { return current() >= 0; }
+  /// Stops every worker and joins its thread; idempotent. Handlers still
+  /// queued are destroyed without running.
   void stop();
 
  private:
-  asio::io_context ctx_;
-  asio::executor_work_guard<asio::io_context::executor_type> work_;
-  std::vector<std::thread> threads_;
+  struct Worker;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::atomic<unsigned> turn_{0};
 };
 
 }  // namespace mcpgw::transport
