@@ -3,7 +3,8 @@
 // an acceptor (plain TCP or TLS), one coroutine per connection that owns its
 // socket and buffers, keep-alive, deadlines against slow peers, a body
 // limit, and two ways to answer: a whole response, or a chunked stream fed
-// from any thread through a bounded StreamQueue (server-sent events).
+// from any thread through a bounded StreamQueue (server-sent events;
+// stream_queue.hpp).
 //
 // Usage:
 //
@@ -25,23 +26,17 @@
 #include <boost/asio/io_context.hpp>
 
 #include <chrono>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "transport/io.hpp"
+#include "transport/stream_queue.hpp"
 #include "util/result.hpp"
 
 namespace mcpgw::transport::http {
-
-namespace asio = boost::asio;
-template <typename T>
-using awaitable = asio::awaitable<T>;
 
 /// One header field, as received or to send.
 struct Header {
@@ -72,86 +67,6 @@ struct Response {
   int status = 200;
   std::vector<Header> headers;
   std::string body;
-};
-
-/// Wakes one coroutine from any thread: notify() may be called anywhere;
-/// wait() only from a coroutine on the executor given at construction (a
-/// strand), which is what makes a notify between the waiter's check and its
-/// wait impossible to lose.
-class Signal : public std::enable_shared_from_this<Signal> {
- public:
-  explicit Signal(asio::any_io_executor strand);
-  ~Signal();
-  /// Wakes the waiter (or the next wait, if none waits now).
-  void notify();
-  /// Returns when notified or after `timeout`; true when notified. May wake
-  /// spuriously: callers re-check their condition.
-  awaitable<bool> wait(std::chrono::steady_clock::duration timeout);
-  /// The strand the waiter runs on.
-  const asio::any_io_executor& executor() const;
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
-
-/// The bounded queue of chunks a streamed response writes, filled from any
-/// thread. Full means more than `max_items` chunks, or `max_bytes` with at
-/// least one chunk waiting: the reader is not keeping up. A slow client
-/// costs at most its bound.
-class StreamQueue : public std::enable_shared_from_this<StreamQueue> {
- public:
-  /// What a push into a full queue does.
-  enum class WhenFull {
-    /// The push fails and the stream ends at once (Responder::stream
-    /// returns Overflow): a GET stream, which the client opens again.
-    Close,
-    /// The chunk is dropped and counted; the stream goes on: a POST's
-    /// stream, whose answer must still reach the client.
-    Drop,
-  };
-  StreamQueue(asio::any_io_executor strand, std::size_t max_items = 1024, std::size_t max_bytes = 16 << 20,
-              WhenFull when_full = WhenFull::Close);
-  /// Queues `chunk`; false when closed or full (then it overflowed, or the
-  /// chunk was dropped).
-  bool push(std::string chunk);
-  /// Queues `chunk`; once the reader falls behind (congested()), in place
-  /// of the chunk still waiting under `key`, if any, so a request's
-  /// progress takes one place (the latest wins) instead of filling the
-  /// queue. Otherwise like push().
-  bool replace(const void* key, std::string chunk);
-  /// Whether a queue holding `items` chunks of `bytes` is backing up: its
-  /// reader is slow, and a request's progress is coalesced. Below this, a
-  /// reader keeping up sees every progress notification.
-  static bool congested(std::size_t items, std::size_t bytes) { return items >= 64 || bytes >= (1 << 20); }
-  /// Queues `chunk` whatever the bound: a request's final answer.
-  void push_final(std::string chunk);
-  /// Ends the stream once what is queued is written.
-  void close();
-  bool closed() const;
-  bool overflowed() const;
-  /// Chunks dropped because the queue was full (WhenFull::Drop).
-  std::size_t dropped() const;
-
- private:
-  friend class Responder;
-  /// Moves what is queued into `out`; true when the stream is to end after it.
-  bool take(std::string& out);
-  /// Called on the strand by the writer: how to cut its write short on
-  /// overflow (nullptr when it stops writing).
-  void set_interrupt(std::function<void()> fn);
-  /// Queues under mu_; false when full.
-  bool admit_locked(std::string& chunk, bool always);
-  void wake(bool overflow);
-
-  mutable std::mutex mu_;
-  std::deque<std::string> q_;
-  std::unordered_map<const void*, std::size_t> slots_;  ///< key -> its chunk in q_
-  std::size_t bytes_ = 0, max_items_, max_bytes_, dropped_ = 0;
-  WhenFull when_full_;
-  bool closed_ = false, overflow_ = false;
-  std::shared_ptr<Signal> signal_;
-  std::function<void()> interrupt_;  // strand only
 };
 
 /// How a streamed response is paced.
