@@ -18,6 +18,7 @@
 #include "upstream/limiter.hpp"
 #include "upstream/log_gate.hpp"
 #include "upstream/origin.hpp"
+#include "upstream/send_filter.hpp"
 
 namespace mcpgw::upstream {
 
@@ -187,6 +188,22 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   /// Connects, initializes, lists, waits for the connection to die or a
   /// list to change, and reconnects with backoff, until stop().
   Task<> supervise();
+  /// Marks the server connecting; false when it is stopping.
+  bool start_attempt();
+  /// Connects (`conn`, set once there is a connection) and initializes.
+  Task<Result<void>> connect_and_initialize(std::shared_ptr<transport::Connection>& conn);
+  /// Lists `conn` and waits for it to die or a list to change, over and
+  /// over, until it dies or stop(); the error that ended it otherwise.
+  /// `listen_stop` ends the subscriptions/listen it starts.
+  Task<Result<void>> serve_connection(std::shared_ptr<transport::Connection> conn,
+                                      std::shared_ptr<CancelSignal>& listen_stop);
+  /// Makes `listing`, just listed on `conn`, the server's (`first`: the
+  /// connection's first listing, which counts its attempt).
+  void go_live(std::shared_ptr<transport::Connection> conn, std::shared_ptr<const Listing> listing, bool first);
+  /// Ends the attempt whose outcome is `ok`: the server is down, `conn`
+  /// (null when none came) closed.
+  Task<> end_attempt(const Result<void>& ok, std::shared_ptr<transport::Connection> conn,
+                     std::shared_ptr<CancelSignal> listen_stop);
   Result<std::shared_ptr<transport::Connection>> connect();
   /// Probes `server/discover`: true when the server speaks the stateless
   /// revision (then used without initialize).
@@ -234,9 +251,19 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   Task<std::optional<Reply>> consent(const CallOptions& opts, const std::string& principal, bool tool_call);
   /// The key of the caller's own connection in clients_; "" = the shared one.
   std::string owner_key(const CallOptions& opts) const;
-  /// Sends `method` with progress and session-expiry handling.
+  /// Sends `method` through the send filters (upstream/send_filter.hpp).
   Task<transport::Response> send(std::string_view method, json::Document params, const CallOptions& opts,
                                  std::vector<std::pair<std::string, std::string>> headers = {});
+  // The send filters (upstream/send_filters.cpp), nested so that each
+  // reaches the part of the server's state that is its concern.
+  class TraceFilter;
+  class FailureFilter;
+  class ClientRoutingFilter;
+  class ForwardFilter;
+  class RenewalFilter;
+  /// This server's send filters, outermost first.
+  std::vector<std::unique_ptr<SendFilter>> send_filters();
+  static std::vector<SendFilter*> chain_of(const std::vector<std::unique_ptr<SendFilter>>& filters);
   /// A call in flight that has a client to reach.
   struct ActiveCall {
     std::shared_ptr<ClientChannel> client;
@@ -333,6 +360,9 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   /// Requests forwarded to a client, by the server's id (JSON text), so the
   /// server's notifications/cancelled reaches them.
   std::map<std::string, std::shared_ptr<CancelSignal>> forwarded_;
+  std::vector<std::unique_ptr<SendFilter>> send_filters_ = send_filters();
+  /// send_filters_ as the chain SendNext runs.
+  std::vector<SendFilter*> send_chain_ = chain_of(send_filters_);
 };
 
 }  // namespace mcpgw::upstream
