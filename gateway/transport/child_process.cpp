@@ -58,87 +58,93 @@ std::vector<std::string> candidates(const ChildSpec& spec, const std::vector<std
   }
 }
 
-}  // namespace
+/// The child's stdin, stdout and stderr, and the pipe exec's errno comes
+/// back on.
+struct ChildPipes {
+  Pipe in, out, err, status;
+  bool open() { return in.open() && out.open() && err.open() && status.open(); }
+  void close_all() { in.close_all(), out.close_all(), err.close_all(), status.close_all(); }
+};
 
-Result<std::shared_ptr<ChildProcess>> ChildProcess::spawn(asio::any_io_executor ex, const ChildSpec& spec) {
-  if (spec.command.empty()) return Error{"empty command"};
-  // Everything the child needs is prepared before fork: between fork and exec
-  // only async-signal-safe calls are allowed in a threaded process.
-  std::vector<std::string> argv_s{spec.command};
-  argv_s.insert(argv_s.end(), spec.args.begin(), spec.args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
+/// What exec needs, built before fork. argv and envp point into the strings
+/// held here, so it stays where it is built.
+struct PreparedExec {
+  explicit PreparedExec(const ChildSpec& spec);
+  PreparedExec(const PreparedExec&) = delete;
+  PreparedExec& operator=(const PreparedExec&) = delete;
+
+  std::vector<std::string> args, env;
+  std::vector<char*> argv, envp;
+  std::vector<std::string> paths;  ///< the executables to try, in order
+};
+
+PreparedExec::PreparedExec(const ChildSpec& spec) : args{spec.command} {
+  args.insert(args.end(), spec.args.begin(), spec.args.end());
+  for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
-  std::vector<std::string> env_s;
   for (char** e = environ; *e; ++e) {
     std::string_view kv(*e);
     auto name = kv.substr(0, kv.find('='));
     bool overridden = false;
     for (auto& [k, v] : spec.env) overridden |= (k == name);
-    if (!overridden) env_s.emplace_back(kv);
+    if (!overridden) env.emplace_back(kv);
   }
-  for (auto& [k, v] : spec.env) env_s.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& e : env_s) envp.push_back(e.data());
+  for (auto& [k, v] : spec.env) env.push_back(k + "=" + v);
+  for (auto& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
-  const std::vector<std::string> paths = candidates(spec, env_s);
+  paths = candidates(spec, env);
+}
 
-  Pipe in, out, err, status;
-  if (!in.open() || !out.open() || !err.open() || !status.open()) {
-    int e = errno;
-    in.close_all(), out.close_all(), err.close_all(), status.close_all();
-    return Error{std::string("pipe: ") + std::strerror(e)};
+/// The child's side, between fork and exec: async-signal-safe calls only.
+/// exec's errno, should every candidate fail, goes back on the status pipe.
+[[noreturn]] void exec_child(const ChildSpec& spec, const PreparedExec& exec, const ChildPipes& pipes, pid_t parent) {
+  setpgid(0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(127);
+  // Undo the parent's signal set-up (it ignores SIGPIPE, blocks some).
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  signal(SIGPIPE, SIG_DFL);
+  dup2(pipes.in.r, 0);
+  dup2(pipes.out.w, 1);
+  dup2(pipes.err.w, 2);
+  // Nothing else of ours crosses exec: sockets (the listener, clients'
+  // connections) and the loop's descriptors are not opened close-on-exec
+  // by Asio, and a child holding the listening socket would keep the port
+  // after we exit. The status pipe is close-on-exec already.
+  if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+    for (int fd = 3; fd < 4096; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
   }
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid < 0) {
-    int e = errno;
-    in.close_all(), out.close_all(), err.close_all(), status.close_all();
-    return Error{std::string("fork: ") + std::strerror(e)};
-  }
-  if (pid == 0) {
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);
-    // Undo the parent's signal set-up (it ignores SIGPIPE, blocks some).
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    signal(SIGPIPE, SIG_DFL);
-    dup2(in.r, 0);
-    dup2(out.w, 1);
-    dup2(err.w, 2);
-    // Nothing else of ours crosses exec: sockets (the listener, clients'
-    // connections) and the loop's descriptors are not opened close-on-exec
-    // by Asio, and a child holding the listening socket would keep the port
-    // after we exit. The status pipe is close-on-exec already.
-    if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-      for (int fd = 3; fd < 4096; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
+  int e = 0;
+  if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0) {
+    e = errno;
+  } else {
+    for (const auto& c : exec.paths) {
+      execve(c.c_str(), exec.argv.data(), exec.envp.data());
+      if (errno != ENOENT || e == 0) e = errno;
     }
-    int e = 0;
-    if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0) {
-      e = errno;
-    } else {
-      for (const auto& c : paths) {
-        execve(c.c_str(), argv.data(), envp.data());
-        if (errno != ENOENT || e == 0) e = errno;
-      }
-    }
-    [[maybe_unused]] ssize_t n = write(status.w, &e, sizeof e);
-    _exit(127);
   }
-  ::close(in.r);
-  ::close(out.w);
-  ::close(err.w);
-  ::close(status.w);
+  [[maybe_unused]] ssize_t n = write(pipes.status.w, &e, sizeof e);
+  _exit(127);
+}
+
+/// The parent's side once the child is forked: the child's pidfd once it has
+/// exec'd (our ends of its stdio stay open), else why it did not start (then
+/// it is killed and reaped and our ends are closed).
+Result<int> started_child(const ChildSpec& spec, pid_t pid, const ChildPipes& pipes) {
+  ::close(pipes.in.r);
+  ::close(pipes.out.w);
+  ::close(pipes.err.w);
+  ::close(pipes.status.w);
   // The status pipe closes on exec (CLOEXEC) or carries exec's errno: a
   // wait of the order of a fork, not of the child's work.
   int child_errno = 0;
   ssize_t n;
-  do n = read(status.r, &child_errno, sizeof child_errno);
+  do n = read(pipes.status.r, &child_errno, sizeof child_errno);
   while (n < 0 && errno == EINTR);
-  ::close(status.r);
+  ::close(pipes.status.r);
   int pidfd = n == sizeof child_errno ? -1 : static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   if (pidfd < 0) {
     std::string why = n == sizeof child_errno
@@ -147,13 +153,39 @@ Result<std::shared_ptr<ChildProcess>> ChildProcess::spawn(asio::any_io_executor 
                           : std::string("pidfd_open: ") + std::strerror(errno);
     kill(-pid, SIGKILL);
     waitpid(pid, nullptr, 0);
-    ::close(in.w);
-    ::close(out.r);
-    ::close(err.r);
+    ::close(pipes.in.w);
+    ::close(pipes.out.r);
+    ::close(pipes.err.r);
     return Error{why};
   }
+  return pidfd;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<ChildProcess>> ChildProcess::spawn(asio::any_io_executor ex, const ChildSpec& spec) {
+  if (spec.command.empty()) return Error{"empty command"};
+  // Everything the child needs is prepared before fork: between fork and exec
+  // only async-signal-safe calls are allowed in a threaded process.
+  const PreparedExec exec(spec);
+  ChildPipes pipes;
+  if (!pipes.open()) {
+    int e = errno;
+    pipes.close_all();
+    return Error{std::string("pipe: ") + std::strerror(e)};
+  }
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    int e = errno;
+    pipes.close_all();
+    return Error{std::string("fork: ") + std::strerror(e)};
+  }
+  if (pid == 0) exec_child(spec, exec, pipes, parent);
+  auto pidfd = started_child(spec, pid, pipes);
+  if (!pidfd) return Error{pidfd.error()};
   // Private constructor, so make_shared cannot reach it.
-  std::shared_ptr<ChildProcess> c(new ChildProcess(std::move(ex), pid, pidfd, in.w, out.r, err.r));
+  std::shared_ptr<ChildProcess> c(new ChildProcess(std::move(ex), pid, *pidfd, pipes.in.w, pipes.out.r, pipes.err.r));
   c->watch();
   return c;
 }
