@@ -4,21 +4,116 @@ namespace mcpgw::transport {
 
 using Clock = std::chrono::steady_clock;
 
-http::awaitable<Answer> wait_first(PostStream& s, bool accept_json, bool accept_sse,
-                                   std::optional<std::chrono::milliseconds> stream_after) {
+void PostStream::push_error(std::string msg) {
+  {
+    std::lock_guard lk(mu_);
+    ++finals_expected_;
+  }
+  push_final(std::move(msg));
+}
+
+void PostStream::push_final(std::string msg) {
+  {
+    std::lock_guard lk(mu_);
+    ++finals_seen_;
+    if (streaming_) {
+      queue_->push_final(sse::format_event(msg));
+      if (finals_seen_ == finals_expected_) queue_->close();
+    } else {
+      events_.push_back({true, nullptr, std::move(msg)});
+    }
+  }
+  signal_->notify();
+}
+
+bool PostStream::push_related(std::string msg, const void* key) {
+  bool queued = true;
+  {
+    std::lock_guard lk(mu_);
+    seen_related_ = true;
+    if (streaming_) queued = key ? queue_->replace(key, sse::format_event(msg)) : queue_->push(sse::format_event(msg));
+    else queued = keep(std::move(msg), key);
+  }
+  signal_->notify();
+  return queued;
+}
+
+void PostStream::start_streaming() {
+  std::lock_guard lk(mu_);
+  streaming_ = true;
+  for (auto& e : events_) {
+    std::string chunk = sse::format_event(e.msg);
+    if (e.final) queue_->push_final(std::move(chunk));
+    else if (e.key) queue_->replace(e.key, std::move(chunk));
+    else queue_->push(std::move(chunk));
+  }
+  events_.clear();
+  if (finals_seen_ == finals_expected_) queue_->close();
+}
+
+std::optional<std::string> PostStream::first_final() {
+  std::lock_guard lk(mu_);
+  auto it = std::find_if(events_.begin(), events_.end(), [](const Event& e) { return e.final; });
+  return it == events_.end() ? std::nullopt : std::optional<std::string>(it->msg);
+}
+
+std::string PostStream::take_json(bool batch) {
+  std::lock_guard lk(mu_);
+  if (!batch) return std::move(events_.front().msg);
+  std::string body = "[";
+  for (auto& e : events_) {
+    if (body.size() > 1) body += ',';
+    body += e.msg;
+  }
+  body.push_back(']');
+  return body;
+}
+
+void PostStream::cancel_all() {
+  std::vector<std::shared_ptr<Exchange>> live;
+  {
+    std::lock_guard lk(mu_);
+    for (auto& e : exchanges_)
+      if (auto x = e.lock()) live.push_back(std::move(x));
+  }
+  // Cancel callbacks take other locks: run them outside ours.
+  for (auto& x : live) x->cancel();
+}
+
+bool PostStream::keep(std::string msg, const void* key) {
+  if (key && http::StreamQueue::congested(waiting_, waiting_bytes_)) {
+    auto same = std::find_if(events_.rbegin(), events_.rend(), [&](const Event& e) { return e.key == key; });
+    if (same != events_.rend()) {
+      waiting_bytes_ = waiting_bytes_ - same->msg.size() + msg.size();
+      same->msg = std::move(msg);
+      return true;
+    }
+  }
+  if (waiting_ >= max_waiting_) {
+    ++dropped_early_;
+    return false;
+  }
+  ++waiting_;
+  waiting_bytes_ += msg.size();
+  events_.push_back({false, key, std::move(msg)});
+  return true;
+}
+
+http::awaitable<Answer> PostStream::wait_answer(bool accept_json, bool accept_sse,
+                                                std::optional<std::chrono::milliseconds> stream_after) {
   auto deadline = stream_after && accept_sse ? Clock::now() + *stream_after : Clock::time_point::max();
   for (;;) {
     bool ready, related;
     {
-      std::lock_guard lk(s.mu);
-      related = s.seen_related;
-      ready = s.finals_seen == s.finals_expected || (related && accept_sse);
+      std::lock_guard lk(mu_);
+      related = seen_related_;
+      ready = finals_seen_ == finals_expected_ || (related && accept_sse);
     }
     if (ready) co_return accept_json && !related ? Answer::Json : Answer::Stream;
     auto now = Clock::now();
     if (now >= deadline) co_return Answer::Stream;
-    co_await s.signal->wait(deadline == Clock::time_point::max() ? Clock::duration(std::chrono::hours(1))
-                                                                   : deadline - now);
+    co_await signal_->wait(deadline == Clock::time_point::max() ? Clock::duration(std::chrono::hours(1))
+                                                                 : deadline - now);
   }
 }
 
