@@ -212,159 +212,70 @@ asio::awaitable<Result<void>> HttpConnection::authorize(HttpRequest& req, const 
   co_return Result<void>{};
 }
 
-asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<std::int64_t> id,
-                                               std::shared_ptr<Abort> abort,
-                                               std::function<void(jsonrpc::Message&)> on_related, Headers routing,
-                                               Headers forwarded, CancelSignal* cancel, std::string session) {
-  const std::size_t limit = target_.max_response_bytes;
-  HttpRequest req{"POST", base_headers(routing, session), std::move(body), {}};
-  req.headers.insert(req.headers.end(), forwarded.begin(), forwarded.end());
-  req.headers.emplace_back("Content-Type", "application/json");
-  req.headers.emplace_back("Accept", "application/json, text/event-stream");
-  std::string had_session = session;
-  if (had_session.empty()) {
-    std::lock_guard lk(mu_);
-    had_session = session_id_;
-  }
-
-  std::optional<jsonrpc::Message> answer;
+struct HttpConnection::PostAnswer {
+  HttpConnection& c;
+  const std::optional<std::int64_t> id;
+  const std::function<void(jsonrpc::Message&)> on_related;
+  const std::string session;  ///< the session the POST goes in; "" = the connection's
+  std::optional<jsonrpc::Message> answer{};
   bool sse = false;
-  std::optional<std::size_t> too_large;
-  std::optional<std::string> malformed;  ///< what is wrong with the answer to this request
-  std::string json_body;
-  auto deliver = [&](jsonrpc::Message& m) {
+  std::optional<std::size_t> too_large{};
+  std::optional<std::string> malformed{};  ///< what is wrong with the answer to this request
+  std::string json_body{};
+  sse::Parser parser{[this](std::string_view, std::string_view data) { return on_event(data); },
+                     c.target_.max_response_bytes, [this](std::size_t bytes) {
+                       // On a request's own stream, the event too large to keep is
+                       // most likely its answer: fail the request rather than wait.
+                       too_large = bytes;
+                       return false;
+                     }};
+
+  bool deliver(jsonrpc::Message& m) {
     if (m.is_response()) {
-      if (id && m.id().int64() == *id) {
-        answer = std::move(m);
-        return false;  // we have what we came for; stop reading
-      }
-      return true;
+      if (!id || m.id().int64() != *id) return true;
+      answer = std::move(m);
+      return false;  // we have what we came for; stop reading
     }
     if (on_related) on_related(m);
-    else if (handlers_.on_message) handlers_.on_message(m);
+    else if (c.handlers_.on_message) c.handlers_.on_message(m);
     return true;
-  };
-  sse::Parser parser(
-      [&](std::string_view, std::string_view data) {
-        // Servers prime a stream with an event without data (2025-11-25).
-        if (data.empty()) return true;
-        auto read = jsonrpc::read(data);
-        if (auto* bad = std::get_if<jsonrpc::Unreadable>(&read)) {
-          if (id && bad->answers == *id) {
-            malformed = bad->why;
-            return false;  // the answer came, unusable: no point waiting on
-          }
-          spdlog::warn("upstream {}: ignoring a malformed message on an SSE stream ({}): {:.200}", target_.name,
-                       bad->why, data);
-          return true;
-        }
-        return deliver(std::get<jsonrpc::Message>(read));
-      },
-      limit,
-      [&](std::size_t bytes) {
-        // On a request's own stream, the event too large to keep is
-        // most likely its answer: fail the request rather than wait.
-        too_large = bytes;
-        return false;
-      });
-  auto on_head = [&](const HttpHead& h) {
+  }
+  bool on_event(std::string_view data) {
+    // Servers prime a stream with an event without data (2025-11-25).
+    if (data.empty()) return true;
+    auto read = jsonrpc::read(data);
+    if (auto* bad = std::get_if<jsonrpc::Unreadable>(&read)) {
+      if (id && bad->answers == *id) {
+        malformed = bad->why;
+        return false;  // the answer came, unusable: no point waiting on
+      }
+      spdlog::warn("upstream {}: ignoring a malformed message on an SSE stream ({}): {:.200}", c.target_.name,
+                   bad->why, data);
+      return true;
+    }
+    return deliver(std::get<jsonrpc::Message>(read));
+  }
+  const HttpClient::OnHead on_head = [this](const HttpHead& h) {
     sse = starts_with_ci(h.get("Content-Type"), "text/event-stream");
     // A request sent in another session (see RequestOptions) leaves the
     // connection's own alone.
     if (std::string sid = h.get("Mcp-Session-Id"); !sid.empty() && session.empty()) {
-      std::lock_guard lk(mu_);
-      session_id_ = std::move(sid);
+      std::lock_guard lk(c.mu_);
+      c.session_id_ = std::move(sid);
     }
     return true;
   };
-  auto on_data = [&](std::string_view data) {
+  const HttpClient::OnData on_data = [this](std::string_view data) {
     if (sse) return parser.feed(data);
-    if (json_body.size() + data.size() > limit) {
+    if (json_body.size() + data.size() > c.target_.max_response_bytes) {
       too_large = json_body.size() + data.size();
       return false;
     }
     json_body.append(data);
     return true;
   };
-  // (Checked here, not in authorize(): a coroutine frame per request is not free.)
-  if (target_.credential)
-    if (auto authorized = co_await authorize(req, *abort, cancel); !authorized)
-      co_return Response{std::nullopt, Failure::Credential, authorized.error()};
-  HttpResult res = co_await client_->exchange(req, *abort, on_head, on_data);
-  // An OAuth upstream refused the token (expired early, revoked): renewed
-  // once, the request goes again; a 401 is the answer to nothing done.
-  if (res.error.empty() && res.head.status == 401 && target_.credential && abort->why() == Abort::Why::None) {
-    std::string refused;
-    for (const auto& [name, value] : req.headers)
-      if (starts_with_ci(name, "authorization")) refused = value;
-    if (auto renewed = co_await authorize(req, *abort, cancel, refused); !renewed)
-      co_return Response{std::nullopt, Failure::Credential, renewed.error()};
-    json_body.clear();
-    sse = false;
-    too_large.reset();
-    parser.restart();
-    res = co_await client_->exchange(req, *abort, on_head, on_data);
-  }
-
-  // Resumability (2025-11-25): a stream that ended before the answer, after
-  // events with ids, goes on in a GET with Last-Event-ID once the delay the
-  // server asked for has passed.
-  for (int attempt = 0; attempt < kMaxResumes && res.error.empty() && sse && id && !answer && !too_large && !malformed &&
-                        res.head.status == 200 && !parser.last_event_id().empty() &&
-                        abort->why() == Abort::Why::None;
-       ++attempt) {
-    asio::steady_timer pause(co_await asio::this_coro::executor,
-                             std::chrono::milliseconds(parser.retry_ms() >= 0 ? parser.retry_ms() : 1000));
-    abort->on_fire([&pause] { pause.cancel(); });
-    co_await pause.async_wait(kAwait);
-    abort->on_fire({});
-    if (abort->why() != Abort::Why::None) break;
-    parser.restart();
-    HttpRequest resume{"GET", base_headers({}, session), {}, {}};
-    resume.headers.emplace_back("Accept", "text/event-stream");
-    resume.headers.emplace_back("Last-Event-ID", parser.last_event_id());
-    if (target_.credential)
-      if (auto authorized = co_await authorize(resume, *abort, cancel); !authorized)
-        co_return Response{std::nullopt, Failure::Credential, authorized.error()};
-    res = co_await client_->exchange(
-        resume, *abort, [](const HttpHead& h) { return h.status == 200; },
-        [&](std::string_view data) { return parser.feed(data); });
-  }
-  if (answer) co_return Response{std::move(answer), Failure::Transport, {}};
-  if (too_large) co_return Response{std::nullopt, Failure::TooLarge, size_text(*too_large, limit)};
-  if (malformed) co_return Response{std::nullopt, Failure::Transport, "sent a malformed answer: " + *malformed};
-  switch (abort->why()) {
-    case Abort::Why::Timeout: co_return Response{std::nullopt, Failure::Timeout, "timed out"};
-    case Abort::Why::Cancelled: co_return Response{std::nullopt, Failure::Cancelled, "cancelled"};
-    case Abort::Why::Closed: co_return Response{std::nullopt, Failure::Closed, "connection closed"};
-    case Abort::Why::None: break;
-  }
-  if (res.head.status == 0)
-    co_return Response{std::nullopt,
-                       res.kind == HttpError::Unreachable ? Failure::Unreachable
-                       : res.kind == HttpError::Broken    ? Failure::Interrupted
-                                                          : Failure::Transport,
-                       client_->url().text() + ": " + res.error};
-  int status = res.head.status;
-  if ((status == 401 || status == 403) && target_.credential) {
-    std::string why = "HTTP " + std::to_string(status);
-    std::string challenge = res.head.get("WWW-Authenticate");
-    if (!challenge.empty()) why += " (" + challenge.substr(0, 300) + ")";
-    co_return Response{std::nullopt, Failure::Unauthorized, "refused the gateway's OAuth token: " + why};
-  }
-  // A restarted server does not know our session: the spec says 404, the
-  // official SDKs' examples answer 400 ("Bad Request: No valid session ID
-  // provided", "Server not initialized"). Another 400 is the server's
-  // answer to the request itself.
-  if ((status == 404 || (status == 400 && names_session(json_body))) && !had_session.empty())
-    co_return Response{std::nullopt, Failure::SessionExpired,
-                       "the server does not know session " + had_session.substr(0, 8) + " (HTTP " +
-                           std::to_string(status) + session_error_text(json_body) + ")"};
-  if (!id) {
-    if (status >= 200 && status < 300) co_return Response{std::nullopt, Failure::Transport, {}};
-    co_return Response{std::nullopt, Failure::Transport, "HTTP " + std::to_string(status)};
-  }
-  if (!sse && !json_body.empty()) {
+  /// Reads a JSON body that came with HTTP `status`.
+  void read_json(int status) {
     auto doc = json::parse(json_body);
     if (!doc) malformed = "not JSON (" + doc.error() + ")";
     else if (doc->IsArray()) {
@@ -383,18 +294,117 @@ asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<s
       if (auto m = jsonrpc::Message::from(std::move(*doc), json_body)) deliver(*m);
       else malformed = m.error();
     }
-    if (answer) co_return Response{std::move(answer), Failure::Transport, {}};
-    if (malformed && status < 300)
-      co_return Response{std::nullopt, Failure::Transport, "sent a malformed answer: " + *malformed};
   }
-  if (status >= 400 && status < 500)
-    co_return Response{std::nullopt, Failure::Rejected, "HTTP " + std::to_string(status)};
-  if (status >= 300) co_return Response{std::nullopt, Failure::Transport, "HTTP " + std::to_string(status)};
-  if (!res.error.empty())
-    co_return Response{std::nullopt, res.kind == HttpError::Broken ? Failure::Interrupted : Failure::Transport,
-                       client_->url().text() + ": " + res.error};
-  co_return Response{std::nullopt, Failure::Transport,
-                     sse ? "SSE stream ended without a response" : "response was not the JSON-RPC answer"};
+  /// What came of the POST, sent in `had_session`, whose last exchange is
+  /// `res`, ended early for `ended`.
+  Response outcome(const HttpResult& res, Abort::Why ended, const std::string& had_session) {
+    if (answer) return Response{std::move(answer), Failure::Transport, {}};
+    if (too_large)
+      return Response{std::nullopt, Failure::TooLarge, size_text(*too_large, c.target_.max_response_bytes)};
+    if (malformed) return Response{std::nullopt, Failure::Transport, "sent a malformed answer: " + *malformed};
+    switch (ended) {
+      case Abort::Why::Timeout: return Response{std::nullopt, Failure::Timeout, "timed out"};
+      case Abort::Why::Cancelled: return Response{std::nullopt, Failure::Cancelled, "cancelled"};
+      case Abort::Why::Closed: return Response{std::nullopt, Failure::Closed, "connection closed"};
+      case Abort::Why::None: break;
+    }
+    if (res.head.status == 0)
+      return Response{std::nullopt,
+                      res.kind == HttpError::Unreachable ? Failure::Unreachable
+                      : res.kind == HttpError::Broken    ? Failure::Interrupted
+                                                         : Failure::Transport,
+                      c.client_->url().text() + ": " + res.error};
+    int status = res.head.status;
+    if ((status == 401 || status == 403) && c.target_.credential) {
+      std::string why = "HTTP " + std::to_string(status);
+      std::string challenge = res.head.get("WWW-Authenticate");
+      if (!challenge.empty()) why += " (" + challenge.substr(0, 300) + ")";
+      return Response{std::nullopt, Failure::Unauthorized, "refused the gateway's OAuth token: " + why};
+    }
+    // A restarted server does not know our session: the spec says 404, the
+    // official SDKs' examples answer 400 ("Bad Request: No valid session ID
+    // provided", "Server not initialized"). Another 400 is the server's
+    // answer to the request itself.
+    if ((status == 404 || (status == 400 && names_session(json_body))) && !had_session.empty())
+      return Response{std::nullopt, Failure::SessionExpired,
+                      "the server does not know session " + had_session.substr(0, 8) + " (HTTP " +
+                          std::to_string(status) + session_error_text(json_body) + ")"};
+    if (!id) {
+      if (status >= 200 && status < 300) return Response{std::nullopt, Failure::Transport, {}};
+      return Response{std::nullopt, Failure::Transport, "HTTP " + std::to_string(status)};
+    }
+    if (!sse && !json_body.empty()) {
+      read_json(status);
+      if (answer) return Response{std::move(answer), Failure::Transport, {}};
+      if (malformed && status < 300)
+        return Response{std::nullopt, Failure::Transport, "sent a malformed answer: " + *malformed};
+    }
+    if (status >= 400 && status < 500)
+      return Response{std::nullopt, Failure::Rejected, "HTTP " + std::to_string(status)};
+    if (status >= 300) return Response{std::nullopt, Failure::Transport, "HTTP " + std::to_string(status)};
+    if (!res.error.empty())
+      return Response{std::nullopt, res.kind == HttpError::Broken ? Failure::Interrupted : Failure::Transport,
+                      c.client_->url().text() + ": " + res.error};
+    return Response{std::nullopt, Failure::Transport,
+                    sse ? "SSE stream ended without a response" : "response was not the JSON-RPC answer"};
+  }
+};
+
+asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<std::int64_t> id,
+                                               std::shared_ptr<Abort> abort,
+                                               std::function<void(jsonrpc::Message&)> on_related, Headers routing,
+                                               Headers forwarded, CancelSignal* cancel, std::string session) {
+  HttpRequest req{"POST", base_headers(routing, session), std::move(body), {}};
+  req.headers.insert(req.headers.end(), forwarded.begin(), forwarded.end());
+  req.headers.emplace_back("Content-Type", "application/json");
+  req.headers.emplace_back("Accept", "application/json, text/event-stream");
+  const std::string had_session = session.empty() ? session_id() : session;
+  PostAnswer p{*this, id, std::move(on_related), std::move(session)};
+  // (Checked here, not in authorize(): a coroutine frame per request is not free.)
+  if (target_.credential)
+    if (auto authorized = co_await authorize(req, *abort, cancel); !authorized)
+      co_return Response{std::nullopt, Failure::Credential, authorized.error()};
+  HttpResult res = co_await client_->exchange(req, *abort, p.on_head, p.on_data);
+  // An OAuth upstream refused the token (expired early, revoked): renewed
+  // once, the request goes again; a 401 is the answer to nothing done.
+  if (res.error.empty() && res.head.status == 401 && target_.credential && abort->why() == Abort::Why::None) {
+    std::string refused;
+    for (const auto& [name, value] : req.headers)
+      if (starts_with_ci(name, "authorization")) refused = value;
+    if (auto renewed = co_await authorize(req, *abort, cancel, refused); !renewed)
+      co_return Response{std::nullopt, Failure::Credential, renewed.error()};
+    p.json_body.clear();
+    p.sse = false;
+    p.too_large.reset();
+    p.parser.restart();
+    res = co_await client_->exchange(req, *abort, p.on_head, p.on_data);
+  }
+
+  // Resumability (2025-11-25): a stream that ended before the answer, after
+  // events with ids, goes on in a GET with Last-Event-ID once the delay the
+  // server asked for has passed.
+  for (int attempt = 0; attempt < kMaxResumes && res.error.empty() && p.sse && id && !p.answer && !p.too_large &&
+                        !p.malformed && res.head.status == 200 && !p.parser.last_event_id().empty() &&
+                        abort->why() == Abort::Why::None;
+       ++attempt) {
+    asio::steady_timer pause(co_await asio::this_coro::executor,
+                             std::chrono::milliseconds(p.parser.retry_ms() >= 0 ? p.parser.retry_ms() : 1000));
+    abort->on_fire([&pause] { pause.cancel(); });
+    co_await pause.async_wait(kAwait);
+    abort->on_fire({});
+    if (abort->why() != Abort::Why::None) break;
+    p.parser.restart();
+    HttpRequest resume{"GET", base_headers({}, p.session), {}, {}};
+    resume.headers.emplace_back("Accept", "text/event-stream");
+    resume.headers.emplace_back("Last-Event-ID", p.parser.last_event_id());
+    if (target_.credential)
+      if (auto authorized = co_await authorize(resume, *abort, cancel); !authorized)
+        co_return Response{std::nullopt, Failure::Credential, authorized.error()};
+    res = co_await client_->exchange(
+        resume, *abort, [](const HttpHead& h) { return h.status == 200; },
+        [&p](std::string_view data) { return p.parser.feed(data); });
+  }
+  co_return p.outcome(res, abort->why(), had_session);
 }
 
 bool HttpConnection::notify(std::string_view method, const json::Value* params) {

@@ -57,6 +57,9 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
   /// naming its version), `routing` (with the request's extra headers),
   /// then the configured ones.
   Headers base_headers(const Headers& routing = {}, const std::string& session = {});
+  /// The answer to one POST as it is read: a JSON body, or an SSE stream
+  /// whose messages go to the request's handler until its response comes.
+  struct PostAnswer;
   /// POSTs `body`; for a request (`id`), reads until its response.
   /// `forwarded`: the client's headers the server's forward_headers lists;
   /// `session`: another session of the server to send in (RequestOptions).
