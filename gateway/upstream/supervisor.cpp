@@ -360,101 +360,115 @@ void Upstream::adopt(std::shared_ptr<const Listing> listing) {
   listener_.on_tools_changed(cfg_.name);
 }
 
+bool Upstream::start_attempt() {
+  std::lock_guard lk(mu_);
+  if (stopping_) return false;
+  conn_dead_ = false;
+  status_ = "connecting";
+  state_ = State::Connecting;
+  return true;
+}
+
+Task<Result<void>> Upstream::connect_and_initialize(std::shared_ptr<transport::Connection>& conn) {
+  auto c = connect();
+  if (!c) co_return Error{c.error()};
+  conn = std::move(*c);
+  Result<void> ok = co_await initialize(*conn);
+  if (ok) co_await send_log_level(conn);
+  co_return ok;
+}
+
+void Upstream::go_live(std::shared_ptr<transport::Connection> conn, std::shared_ptr<const Listing> listing,
+                       bool first) {
+  {
+    std::lock_guard lk(mu_);
+    conn_ = std::move(conn);
+    listing_ = std::move(listing);
+    status_ = "connected";
+    state_ = State::Connected;
+    refresh_ = false;
+    if (first) ++attempts_;
+    first_done_ = true;
+  }
+  ready_.store(true);
+  if (!child_) listener_.on_health(cfg_.name, true);
+  // A principal's listing is its server's before anyone waiting for this
+  // connection is woken: their call looks its tool up there.
+  if (auto parent = parent_.lock(); parent && child_ && per_principal()) parent->adopt(Upstream::listing());
+  changed_.notify();
+}
+
+Task<Result<void>> Upstream::serve_connection(std::shared_ptr<transport::Connection> conn,
+                                              std::shared_ptr<CancelSignal>& listen_stop) {
+  bool counted = false;  // this connection's attempt, once
+  for (;;) {
+    auto listing = co_await list_all(*conn);
+    if (!listing) co_return Error{listing.error()};
+    go_live(conn, std::move(*listing), !counted);
+    counted = true;
+    if (modern() && !child_ && !listen_stop) {
+      listen_stop = std::make_shared<CancelSignal>();
+      auto listen = [self = shared_from_this(), conn, listen_stop]() -> Task<> {
+        co_await self->listen_for_changes(conn, listen_stop);
+      };
+      asio::co_spawn(asio::make_strand(io_.executor()), std::move(listen), asio::detached);
+    }
+    // The catalog lists the shared connection's tools; a client's own
+    // connection serves calls only, a principal's lists for its server.
+    if (!child_) listener_.on_tools_changed(cfg_.name);
+    std::function<bool()> woken = [this] { return stopping_ || conn_dead_ || refresh_; };
+    co_await wait_until(woken);
+    if (std::lock_guard lk(mu_); stopping_ || conn_dead_) co_return Result<void>{};
+  }
+}
+
+Task<> Upstream::end_attempt(const Result<void>& ok, std::shared_ptr<transport::Connection> conn,
+                             std::shared_ptr<CancelSignal> listen_stop) {
+  ready_.store(false);
+  if (!child_) listener_.on_health(cfg_.name, false);
+  if (listen_stop) listen_stop->cancel();
+  bool settled_now = false;  // this attempt was the first to end
+  {
+    std::lock_guard lk(mu_);
+    if (!ok) {
+      status_ = ok.error();
+      state_ = State::Down;
+      note_trouble_locked(ok.error());
+      ++attempts_;
+    }
+    conn_.reset();
+    settled_now = !first_done_;
+    first_done_ = true;
+  }
+  changed_.notify();
+  if (!ok) spdlog::warn("upstream {}: {}", cfg_.name, ok.error());
+  // Calls waiting for this server's tools learn that it did not come up.
+  if (settled_now && !child_) listener_.on_tools_changed(cfg_.name);
+  // Callers may still hold the connection; closing it fails their calls
+  // promptly instead of leaving them to time out.
+  if (conn) co_await conn->shut();
+  conn.reset();
+  pid_.store(0);
+}
+
 Task<> Upstream::supervise() {
   if (per_principal() && !child_) {
     co_await serve_principals();
     co_return;
   }
   auto backoff = 100ms;
-  for (;;) {
-    {
-      std::lock_guard lk(mu_);
-      if (stopping_) break;
-      conn_dead_ = false;
-      status_ = "connecting";
-      state_ = State::Connecting;
-    }
+  while (start_attempt()) {
     auto started = Clock::now();
     std::shared_ptr<transport::Connection> conn;
     std::shared_ptr<CancelSignal> listen_stop;
-    Result<void> ok;
-    if (auto c = connect(); !c) {
-      ok = Error{c.error()};
-    } else {
-      conn = std::move(*c);
-      ok = co_await initialize(*conn);
-      if (ok) co_await send_log_level(conn);
-    }
-    bool counted = false;  // this connection's attempt, once
-    bool settled_now = false;  // this attempt was the first to end
-    while (ok) {
-      auto listing = co_await list_all(*conn);
-      if (!listing) {
-        ok = Error{listing.error()};
-        break;
-      }
-      {
-        std::lock_guard lk(mu_);
-        conn_ = conn;
-        listing_ = std::move(*listing);
-        status_ = "connected";
-        state_ = State::Connected;
-        refresh_ = false;
-        if (!counted) ++attempts_;
-        counted = true;
-        first_done_ = true;
-      }
-      ready_.store(true);
-      if (!child_) listener_.on_health(cfg_.name, true);
-      // A principal's listing is its server's before anyone waiting for this
-      // connection is woken: their call looks its tool up there.
-      if (auto parent = parent_.lock(); parent && child_ && per_principal()) parent->adopt(Upstream::listing());
-      changed_.notify();
-      if (modern() && !child_ && !listen_stop) {
-        listen_stop = std::make_shared<CancelSignal>();
-        auto listen = [self = shared_from_this(), conn, listen_stop]() -> Task<> {
-          co_await self->listen_for_changes(conn, listen_stop);
-        };
-        asio::co_spawn(asio::make_strand(io_.executor()), std::move(listen), asio::detached);
-      }
-      // The catalog lists the shared connection's tools; a client's own
-      // connection serves calls only, a principal's lists for its server.
-      if (!child_) listener_.on_tools_changed(cfg_.name);
-      std::function<bool()> woken = [this] { return stopping_ || conn_dead_ || refresh_; };
-      co_await wait_until(woken);
-      std::lock_guard lk(mu_);
-      if (stopping_ || conn_dead_) break;
-    }
-    ready_.store(false);
-    if (!child_) listener_.on_health(cfg_.name, false);
-    if (listen_stop) listen_stop->cancel();
-    {
-      std::lock_guard lk(mu_);
-      if (!ok) {
-        status_ = ok.error();
-        state_ = State::Down;
-        note_trouble_locked(ok.error());
-        ++attempts_;
-      }
-      conn_.reset();
-      settled_now = !first_done_;
-      first_done_ = true;
-    }
-    changed_.notify();
-    if (!ok) spdlog::warn("upstream {}: {}", cfg_.name, ok.error());
-    // Calls waiting for this server's tools learn that it did not come up.
-    if (settled_now && !child_) listener_.on_tools_changed(cfg_.name);
-    // Callers may still hold the connection; closing it fails their calls
-    // promptly instead of leaving them to time out.
-    if (conn) co_await conn->shut();
-    conn.reset();
-    pid_.store(0);
+    Result<void> ok = co_await connect_and_initialize(conn);
+    if (ok) ok = co_await serve_connection(conn, listen_stop);
+    co_await end_attempt(ok, std::move(conn), std::move(listen_stop));
     // A principal's connection that cannot connect (its token went, the
     // server refuses it) stops: its next call obtains a token and a new one.
     if (child_ && per_principal() && !ok) break;
     if (Clock::now() - started > 10s) backoff = 100ms;
-    bool again = co_await wait_backoff(backoff);
-    if (!again) break;
+    if (!co_await wait_backoff(backoff)) break;
     backoff = std::min(backoff * 2, std::chrono::milliseconds(30s));
   }
 }
