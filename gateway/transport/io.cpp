@@ -1,8 +1,10 @@
 #include "transport/io.hpp"
 
+#include <boost/asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 
 namespace mcpgw::transport {
 
@@ -17,13 +19,29 @@ struct Io::Worker {
   // another to take a handler.
   asio::io_context ctx{1};
   asio::executor_work_guard<asio::io_context::executor_type> work{asio::make_work_guard(ctx)};
+  /// Always pending, a second ahead. The kernel timer of a worker is re-armed
+  /// whenever a new deadline is its earliest; without the tick every
+  /// request's (an upstream call's timeout, a connection's header and write
+  /// deadlines, seconds ahead) would be, and each would cost two system
+  /// calls (arming, then the next earliest).
+  asio::steady_timer tick{ctx};
   std::thread thread;
+
+  void arm_tick() {
+    tick.expires_after(std::chrono::seconds(1));
+    tick.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) arm_tick();
+    });
+  }
 };
 
 Io::Io(unsigned threads) {
   unsigned n = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
   workers_.reserve(n);
-  for (unsigned i = 0; i < n; ++i) workers_.push_back(std::make_unique<Worker>());
+  for (unsigned i = 0; i < n; ++i) {
+    workers_.push_back(std::make_unique<Worker>());
+    workers_.back()->arm_tick();
+  }
   for (unsigned i = 0; i < n; ++i) {
     Worker& w = *workers_[i];
     w.thread = std::thread([this, &w, i] {
