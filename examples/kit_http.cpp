@@ -28,8 +28,6 @@ using detail::no_initialize;
 using transport::http::Request;
 using transport::http::Responder;
 using transport::http::Response;
-template <typename T>
-using awaitable = transport::http::awaitable<T>;
 
 constexpr const char* kJson = "application/json";
 constexpr const char* kEventStream = "text/event-stream";
@@ -234,7 +232,7 @@ class PostExchange {
   }
   /// Waits for the first message; the response with its status when it
   /// comes first (it then goes out as plain JSON), else nothing.
-  awaitable<std::optional<Response>> first() {
+  Task<std::optional<Response>> first() {
     for (;;) {
       {
         std::lock_guard lock(mutex_);
@@ -282,7 +280,7 @@ using Work = std::function<Dispatched(const std::function<bool(std::string)>&)>;
 /// the I/O threads must not. A call that sends nothing before its response
 /// is answered with plain JSON like any other; one that talks (to a client
 /// that takes a stream) is answered as SSE.
-awaitable<void> run_on_pool(WorkerPool& pool, Responder& res, bool can_stream, Work work) {
+Task<void> run_on_pool(WorkerPool& pool, Responder& res, bool can_stream, Work work) {
   auto exchange = std::make_shared<PostExchange>(res.executor(), can_stream);
   bool queued = pool.submit([exchange, work = std::move(work)] {
     auto [status, body] = work([exchange](std::string out) { return exchange->send(std::move(out)); });
@@ -315,7 +313,7 @@ struct Server::Http {
   WorkerPool& pool;
   const std::function<bool(std::string)> no_stream = [](std::string) { return false; };
 
-  awaitable<void> handle(Request& req, Responder& res) {
+  Task<void> handle(Request& req, Responder& res) {
     if (req.path() == "/mcp") {
       if (req.method == "POST") co_await post(req, res);
       else if (req.method == "GET") co_await get(req, res);
@@ -347,7 +345,7 @@ struct Server::Http {
     return status_reply(status, status == 400 ? "Missing Mcp-Session-Id" : "Unknown session");
   }
 
-  awaitable<void> post(Request& req, Responder& res) {
+  Task<void> post(Request& req, Responder& res) {
     if (std::string why = foreign_host_or_origin(req); !why.empty()) {
       {
         auto reply = status_reply(403, why);
@@ -409,7 +407,7 @@ struct Server::Http {
     return r;
   }
 
-  awaitable<void> post_stateless(Request& req, Responder& res, jsonrpc::Message& msg) {
+  Task<void> post_stateless(Request& req, Responder& res, jsonrpc::Message& msg) {
     // A stateless client posts no responses (the server asks nothing), and
     // its notifications need no action: cancelling means closing the stream.
     if (!msg.is_request()) {
@@ -457,7 +455,7 @@ struct Server::Http {
 
   // A subscriptions/listen request: an SSE response that stays open, the
   // acknowledgement first, until the client goes away or the server stops.
-  awaitable<void> listen(Responder& res, const jsonrpc::Message& msg) {
+  Task<void> listen(Responder& res, const jsonrpc::Message& msg) {
     auto opened = server.listen(msg, {});
     if (auto* err = std::get_if<RpcError>(&opened)) {
       int status = mcp::http_status(err->code, false);
@@ -480,7 +478,7 @@ struct Server::Http {
   // Only the stateful era has GET streams and sessions to delete.
   bool stateless_only() const { return server.era_ == Era::Stateless; }
 
-  awaitable<void> del(Request& req, Responder& res) {
+  Task<void> del(Request& req, Responder& res) {
     int status = 0;
     std::shared_ptr<detail::Session> session;
     std::optional<Response> refused;
@@ -499,7 +497,7 @@ struct Server::Http {
     }
   }
 
-  awaitable<void> get(Request& req, Responder& res) {
+  Task<void> get(Request& req, Responder& res) {
     int status = 0;
     std::shared_ptr<detail::Session> session;
     std::optional<Response> refused;

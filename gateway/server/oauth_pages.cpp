@@ -31,16 +31,16 @@ bool method_is(const http::Request& req, std::initializer_list<std::string_view>
 /// the callback, the Client ID Metadata Documents.
 template <typename Server>
 void add_consent_pages(Server& server, oauth::Manager* m) {
-  server.add_route("/oauth/authorize", [m](const http::Request& req) -> http::awaitable<http::Response> {
+  server.add_route("/oauth/authorize", [m](const http::Request& req) -> Task<http::Response> {
     if (!method_is(req, {"GET", "HEAD"})) co_return http::Response{405, {{"Allow", "GET"}}, {}};
     co_return co_await m->authorize_page(req);
   });
-  server.add_route("/oauth/callback", [m](const http::Request& req) -> http::awaitable<http::Response> {
+  server.add_route("/oauth/callback", [m](const http::Request& req) -> Task<http::Response> {
     if (!method_is(req, {"GET", "HEAD"})) co_return http::Response{405, {{"Allow", "GET"}}, {}};
     co_return co_await m->callback_page(req);
   });
   for (const auto& path : m->metadata_paths())
-    server.add_route(path, [m, path](const http::Request& req) -> http::awaitable<http::Response> {
+    server.add_route(path, [m, path](const http::Request& req) -> Task<http::Response> {
       if (!method_is(req, {"GET", "HEAD"})) co_return http::Response{405, {{"Allow", "GET"}}, {}};
       co_return m->metadata_document(path);
     });
@@ -67,7 +67,7 @@ std::unique_ptr<transport::AdminServer> Gateway::serve_consent_pages() {
 void Gateway::add_oauth_endpoints(transport::HttpServer& mcp, transport::AdminServer* admin) {
   oauth::Manager* m = oauth_.get();
   add_consent_pages(mcp, m);
-  auto revoke = [m, authority = &mcp](const http::Request& req) -> http::awaitable<http::Response> {
+  auto revoke = [m, authority = &mcp](const http::Request& req) -> Task<http::Response> {
     if (!method_is(req, {"POST", "DELETE"})) co_return http::Response{405, {{"Allow", "POST, DELETE"}}, {}};
     auto who = co_await authority->authenticate(req);
     if (auto* refused = std::get_if<http::Response>(&who)) co_return std::move(*refused);

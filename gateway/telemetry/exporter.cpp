@@ -52,7 +52,7 @@ struct Exporter::Loop {
 
   /// Sends one batch of `count` spans (`body`), trying again with backoff
   /// while the collector is down or overloaded, and tells `e` the outcome.
-  asio::awaitable<void> deliver(Exporter& e, std::size_t count, std::string& body) {
+  Task<void> deliver(Exporter& e, std::size_t count, std::string& body) {
     const ExporterSettings& s = e.settings_;
     for (int attempt = 1;; ++attempt) {
       Attempt a = co_await post(s, body);
@@ -90,7 +90,7 @@ struct Exporter::Loop {
 
   /// Sends `body`, which is lent to the request and given back (its
   /// buffer serves every batch).
-  asio::awaitable<Attempt> post(const ExporterSettings& s, std::string& body) {
+  Task<Attempt> post(const ExporterSettings& s, std::string& body) {
     auto abort = transport::Abort::start(strand, Clock::now() + s.request_timeout, nullptr);
     transport::HttpRequest req{"POST", {{"Content-Type", "application/x-protobuf"}}, std::move(body), ""};
     for (const auto& h : s.headers) req.headers.push_back(h);
@@ -211,7 +211,7 @@ void Exporter::start() {
   auto self = shared_from_this();
   asio::co_spawn(
       loop_->strand,
-      [self]() -> asio::awaitable<void> {
+      [self]() -> Task<void> {
         Loop& loop = *self->loop_;
         const ExporterSettings& s = self->settings_;
         std::string body;  // kept between batches: no large allocation per batch

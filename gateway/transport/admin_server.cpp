@@ -10,7 +10,7 @@ struct AdminServer::Impl {
   std::unique_ptr<http::Listener> listener;
   bool started = false;
 
-  http::awaitable<void> handle(http::Request& req, http::Responder& res) {
+  Task<void> handle(http::Request& req, http::Responder& res) {
     http::Response reply{404, {}, {}};
     auto it = gets.find(req.path());
     if (it != gets.end() && (req.method == "GET" || req.method == "HEAD")) {

@@ -226,7 +226,7 @@ http::Response Admission::refuse(const auth::Verdict& v, const AccessState& st, 
   return r;
 }
 
-http::awaitable<auth::Verdict> Admission::identify(const http::Request& req, const AccessState& st) const {
+Task<auth::Verdict> Admission::identify(const http::Request& req, const AccessState& st) const {
   std::string authorization = req.get("Authorization");
   auto keys = st.jwks ? st.jwks->keys() : nullptr;
   std::int64_t now = unix_now();
@@ -243,7 +243,7 @@ http::awaitable<auth::Verdict> Admission::identify(const http::Request& req, con
   co_return v;
 }
 
-http::awaitable<std::optional<http::Response>> Admission::admit_operator(const http::Request& req) const {
+Task<std::optional<http::Response>> Admission::admit_operator(const http::Request& req) const {
   if (!host_allowed(req)) {
     on_refused({"host", "", "Host " + req.get("Host") + " not allowed", ""});
     co_return json_error(403, jsonrpc::kInvalidRequest, "Forbidden: Host not allowed");
@@ -259,8 +259,8 @@ http::awaitable<std::optional<http::Response>> Admission::admit_operator(const h
   co_return std::nullopt;
 }
 
-http::awaitable<std::optional<http::Response>> Admission::admit(const http::Request& req, const std::string& mode,
-                                                                ClientContext& ctx) const {
+Task<std::optional<http::Response>> Admission::admit(const http::Request& req, const std::string& mode,
+                                                     ClientContext& ctx) const {
   if (!host_allowed(req)) {
     on_refused({"host", "", "Host " + req.get("Host") + " not allowed", mode});
     co_return json_error(403, jsonrpc::kInvalidRequest, "Forbidden: Host not allowed");

@@ -64,12 +64,12 @@ class Admission {
   /// Nothing when `req` may go on (then `ctx` holds its mode, principal
   /// and forwarded headers); otherwise the refusal to send. Waits (without
   /// blocking) only when a token names a key the JWKS lacks.
-  http::awaitable<std::optional<http::Response>> admit(const http::Request& req, const std::string& mode,
-                                                       ClientContext& ctx) const;
+  Task<std::optional<http::Response>> admit(const http::Request& req, const std::string& mode,
+                                            ClientContext& ctx) const;
   /// For an operator endpoint (the status page's data): the Host and
   /// Origin checks and a token the MCP endpoint would accept (any mode);
   /// nothing when `req` may go on, else the refusal.
-  http::awaitable<std::optional<http::Response>> admit_operator(const http::Request& req) const;
+  Task<std::optional<http::Response>> admit_operator(const http::Request& req) const;
   /// The JSON-RPC error for request `m` when a limit refuses it (`in_flight`:
   /// the session's requests already running, -1 for none), else nothing.
   std::optional<std::string> limit_call(const ClientContext& ctx, const jsonrpc::Message& m, int in_flight) const;
@@ -95,7 +95,7 @@ class Admission {
  private:
   /// The verdict on `req`'s credentials under `st` (the cache, then the
   /// keys, fetched again when the token names one they lack).
-  http::awaitable<auth::Verdict> identify(const http::Request& req, const AccessState& st) const;
+  Task<auth::Verdict> identify(const http::Request& req, const AccessState& st) const;
   bool host_allowed(const http::Request& req) const;
   bool origin_allowed(const http::Request& req) const;
   /// The answer to a verdict that does not admit.

@@ -177,8 +177,8 @@ struct Transfer {
 };
 
 template <typename S>
-asio::awaitable<void> transfer(S& stream, beast::flat_buffer& buffer, const Url& url, const HttpRequest& req,
-                               HttpClient::OnHead& on_head, HttpClient::OnData& on_data, Transfer& t) {
+Task<void> transfer(S& stream, beast::flat_buffer& buffer, const Url& url, const HttpRequest& req,
+                    HttpClient::OnHead& on_head, HttpClient::OnData& on_data, Transfer& t) {
   http::request<http::string_body> r{http::string_to_verb(req.method), req.target.empty() ? url.target : req.target,
                                      11};
   r.set(http::field::host, url.host_header);
@@ -279,7 +279,7 @@ void HttpClient::clear() {
   for (auto& idle : idle_) idle.clear();
 }
 
-asio::awaitable<Result<std::unique_ptr<HttpClient::Stream>>> HttpClient::open(Abort& abort) {
+Task<Result<std::unique_ptr<HttpClient::Stream>>> HttpClient::open(Abort& abort) {
   const std::string where = url_.host + ":" + url_.port;
   auto ex = co_await asio::this_coro::executor;
   tcp::resolver resolver(ex);
@@ -326,8 +326,7 @@ asio::awaitable<Result<std::unique_ptr<HttpClient::Stream>>> HttpClient::open(Ab
   co_return s;
 }
 
-asio::awaitable<HttpResult> HttpClient::exchange(const HttpRequest& req, Abort& abort, OnHead on_head,
-                                                 OnData on_data) {
+Task<HttpResult> HttpClient::exchange(const HttpRequest& req, Abort& abort, OnHead on_head, OnData on_data) {
   HttpResult out;
   for (;;) {
     if (abort.why() != Abort::Why::None) {

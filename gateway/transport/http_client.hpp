@@ -4,7 +4,6 @@
 // reused, a new one opened when none is idle, a dead one dropped), bodies
 // handed over as they arrive, every wait bounded by an Abort.
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
@@ -19,6 +18,7 @@
 #include "transport/io.hpp"
 #include "util/cancel.hpp"
 #include "util/result.hpp"
+#include "util/task.hpp"
 
 namespace mcpgw::transport {
 
@@ -134,7 +134,7 @@ class HttpClient {
   /// connection is put back into the pool only when its response was read
   /// to the end. A request is never sent twice: only a pooled connection
   /// found closed before any byte of it was written is swapped for another.
-  asio::awaitable<HttpResult> exchange(const HttpRequest& req, Abort& abort, OnHead on_head, OnData on_data);
+  Task<HttpResult> exchange(const HttpRequest& req, Abort& abort, OnHead on_head, OnData on_data);
   /// Closes the idle connections.
   void clear();
   const Url& url() const { return url_; }
@@ -147,7 +147,7 @@ class HttpClient {
   std::vector<std::unique_ptr<Stream>>& idle_here();
   std::unique_ptr<Stream> take_idle();
   void give_back(std::unique_ptr<Stream> s);
-  asio::awaitable<Result<std::unique_ptr<Stream>>> open(Abort& abort);
+  Task<Result<std::unique_ptr<Stream>>> open(Abort& abort);
 
   Io& io_;
   Url url_;

@@ -145,7 +145,7 @@ void HttpConnection::async_request(std::string_view method, const json::Value* p
                 opts = std::move(opts), routing = std::move(routing), done = std::move(done)]() mutable {
     auto strand = asio::make_strand(self->io_.executor());
     auto run = [](std::shared_ptr<HttpConnection> c, std::int64_t id, std::string body, RequestOptions opts,
-                  Headers routing, ResponseHandler done) -> asio::awaitable<void> {
+                  Headers routing, ResponseHandler done) -> Task<void> {
       done(co_await c->exchange(id, std::move(body), std::move(opts), std::move(routing)));
     };
     auto task = run(self, id, std::move(body), std::move(opts), std::move(routing), std::move(done));
@@ -176,8 +176,7 @@ Task<Response> HttpConnection::call(std::string_view method, const json::Value* 
   co_return co_await exchange(id, jsonrpc::make_request(id, method, params), std::move(opts), std::move(routing));
 }
 
-asio::awaitable<Response> HttpConnection::exchange(std::int64_t id, std::string body, RequestOptions opts,
-                                                   Headers routing) {
+Task<Response> HttpConnection::exchange(std::int64_t id, std::string body, RequestOptions opts, Headers routing) {
   auto self = shared_from_this();
   Response r;
   auto abort = new_abort(co_await asio::this_coro::executor, opts.deadline, opts.cancel);
@@ -203,8 +202,8 @@ asio::awaitable<Response> HttpConnection::exchange(std::int64_t id, std::string 
   co_return r;
 }
 
-asio::awaitable<Result<void>> HttpConnection::authorize(HttpRequest& req, const Abort& abort, CancelSignal* cancel,
-                                                        const std::string& rejected) {
+Task<Result<void>> HttpConnection::authorize(HttpRequest& req, const Abort& abort, CancelSignal* cancel,
+                                             const std::string& rejected) {
   auto value = co_await target_.credential->authorization(abort.deadline(), cancel, rejected);
   if (!value) co_return Error{value.error()};
   std::erase_if(req.headers, [](const auto& h) { return starts_with_ci(h.first, "authorization") && h.first.size() == 13; });
@@ -350,10 +349,9 @@ struct HttpConnection::PostAnswer {
   }
 };
 
-asio::awaitable<Response> HttpConnection::post(std::string body, std::optional<std::int64_t> id,
-                                               std::shared_ptr<Abort> abort,
-                                               std::function<void(jsonrpc::Message&)> on_related, Headers routing,
-                                               Headers forwarded, CancelSignal* cancel, std::string session) {
+Task<Response> HttpConnection::post(std::string body, std::optional<std::int64_t> id, std::shared_ptr<Abort> abort,
+                                    std::function<void(jsonrpc::Message&)> on_related, Headers routing,
+                                    Headers forwarded, CancelSignal* cancel, std::string session) {
   HttpRequest req{"POST", base_headers(routing, session), std::move(body), {}};
   req.headers.insert(req.headers.end(), forwarded.begin(), forwarded.end());
   req.headers.emplace_back("Content-Type", "application/json");
@@ -429,7 +427,7 @@ bool HttpConnection::enqueue(std::string message) {
   return true;
 }
 
-asio::awaitable<void> HttpConnection::drain_outbox() {
+Task<void> HttpConnection::drain_outbox() {
   auto self = shared_from_this();
   auto strand = co_await asio::this_coro::executor;
   for (;;) {
@@ -478,7 +476,7 @@ void HttpConnection::on_stream_event(std::string_view data) {
   }
 }
 
-asio::awaitable<void> HttpConnection::listen_loop() {
+Task<void> HttpConnection::listen_loop() {
   auto self = shared_from_this();
   auto strand = co_await asio::this_coro::executor;
   auto backoff = 100ms;
@@ -583,7 +581,7 @@ void HttpConnection::async_close(std::function<void()> done) {
     for (auto& w : waiting) w();
   };
   auto strand = asio::make_strand(io_.executor());
-  asio::co_spawn(strand, [self, sid, strand]() -> asio::awaitable<void> {
+  asio::co_spawn(strand, [self, sid, strand]() -> Task<void> {
     if (sid.empty()) co_return;
     // Tell the server the session is over so it can free it; best effort.
     auto abort = Abort::start(strand, Clock::now() + 1s, nullptr);

@@ -63,17 +63,17 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
   /// POSTs `body`; for a request (`id`), reads until its response.
   /// `forwarded`: the client's headers the server's forward_headers lists;
   /// `session`: another session of the server to send in (RequestOptions).
-  asio::awaitable<Response> post(std::string body, std::optional<std::int64_t> id, std::shared_ptr<Abort> abort,
-                                 std::function<void(jsonrpc::Message&)> on_related, Headers routing,
-                                 Headers forwarded = {}, CancelSignal* cancel = nullptr, std::string session = {});
+  Task<Response> post(std::string body, std::optional<std::int64_t> id, std::shared_ptr<Abort> abort,
+                      std::function<void(jsonrpc::Message&)> on_related, Headers routing, Headers forwarded = {},
+                      CancelSignal* cancel = nullptr, std::string session = {});
   /// Adds the credential's Authorization to `req` (renewing `rejected`);
   /// the error when there is none. Only with a credential.
-  asio::awaitable<Result<void>> authorize(HttpRequest& req, const Abort& abort, CancelSignal* cancel,
-                                          const std::string& rejected = {});
+  Task<Result<void>> authorize(HttpRequest& req, const Abort& abort, CancelSignal* cancel,
+                               const std::string& rejected = {});
   /// One request's exchange, on the calling coroutine's strand.
-  asio::awaitable<Response> exchange(std::int64_t id, std::string body, RequestOptions opts, Headers routing);
-  asio::awaitable<void> drain_outbox();
-  asio::awaitable<void> listen_loop();
+  Task<Response> exchange(std::int64_t id, std::string body, RequestOptions opts, Headers routing);
+  Task<void> drain_outbox();
+  Task<void> listen_loop();
   /// Queues a notification or response; later requests wait for it.
   bool enqueue(std::string message);
   /// Handles one SSE event's data on the GET stream.

@@ -30,13 +30,13 @@ void CorsResponder::decorate(http::Response& r) const {
   r.headers.push_back({"Vary", "Origin"});
 }
 
-http::awaitable<bool> CorsResponder::send(http::Response r) {
+Task<bool> CorsResponder::send(http::Response r) {
   decorate(r);
   co_return co_await inner_.send(std::move(r));
 }
 
-http::awaitable<http::StreamEnd> CorsResponder::stream(http::Response head, std::shared_ptr<http::StreamQueue> queue,
-                                                       http::StreamOptions opts) {
+Task<http::StreamEnd> CorsResponder::stream(http::Response head, std::shared_ptr<http::StreamQueue> queue,
+                                            http::StreamOptions opts) {
   decorate(head);
   co_return co_await inner_.stream(std::move(head), std::move(queue), std::move(opts));
 }

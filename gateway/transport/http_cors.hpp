@@ -19,9 +19,9 @@ http::Response cors_preflight(const http::Request& req, const std::string& origi
 class CorsResponder final : public http::Responder {
  public:
   CorsResponder(http::Responder& inner, std::string origin) : inner_(inner), origin_(std::move(origin)) {}
-  http::awaitable<bool> send(http::Response r) override;
-  http::awaitable<http::StreamEnd> stream(http::Response head, std::shared_ptr<http::StreamQueue> queue,
-                                          http::StreamOptions opts) override;
+  Task<bool> send(http::Response r) override;
+  Task<http::StreamEnd> stream(http::Response head, std::shared_ptr<http::StreamQueue> queue,
+                               http::StreamOptions opts) override;
   boost::asio::any_io_executor executor() override { return inner_.executor(); }
   bool answered() const override { return inner_.answered(); }
 

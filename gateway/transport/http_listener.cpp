@@ -105,13 +105,13 @@ struct Listener::Impl : std::enable_shared_from_this<Impl> {
   template <typename Stream>
   class ConnResponder;
 
-  awaitable<void> accept_loop();
+  Task<void> accept_loop();
   void spawn(tcp::socket sock);
   template <typename Stream>
-  awaitable<void> serve(Stream& stream, Conn& conn, bool deadline_running);
+  Task<void> serve(Stream& stream, Conn& conn, bool deadline_running);
   template <typename Stream>
-  awaitable<bool> read_request(Stream& stream, beast::flat_buffer& buffer, Conn& conn, bool first,
-                               Request& req, bool& keep_alive);
+  Task<bool> read_request(Stream& stream, beast::flat_buffer& buffer, Conn& conn, bool first, Request& req,
+                          bool& keep_alive);
 
   void forget(std::uint64_t id) {
     std::lock_guard lk(mu);
@@ -135,7 +135,7 @@ class Listener::Impl::ConnResponder final : public Responder {
 
   asio::any_io_executor executor() override { return stream_.get_executor(); }
 
-  awaitable<bool> send(Response r) override {
+  Task<bool> send(Response r) override {
     answered_ = true;
     bhttp::response<bhttp::string_body> res;
     res.version(11);
@@ -156,7 +156,7 @@ class Listener::Impl::ConnResponder final : public Responder {
     co_return !ec;
   }
 
-  awaitable<StreamEnd> stream(Response head, std::shared_ptr<StreamQueue> q, StreamOptions o) override {
+  Task<StreamEnd> stream(Response head, std::shared_ptr<StreamQueue> q, StreamOptions o) override {
     answered_ = true;
     bhttp::response<bhttp::empty_body> res;
     res.version(11);
@@ -183,7 +183,7 @@ class Listener::Impl::ConnResponder final : public Responder {
     bool done = false, gone = false;
   };
 
-  awaitable<StreamEnd> pump(StreamQueue& q, const StreamOptions& o) {
+  Task<StreamEnd> pump(StreamQueue& q, const StreamOptions& o) {
     set_interrupt(q, [this] { beast::get_lowest_layer(stream_).cancel(); });
     Finally detach{[&q] { set_interrupt(q, nullptr); }};
     auto watch = std::make_shared<PeerWatch>();
@@ -203,7 +203,7 @@ class Listener::Impl::ConnResponder final : public Responder {
     co_return end;
   }
 
-  awaitable<StreamEnd> pump_queue(StreamQueue& q, const StreamOptions& o, const PeerWatch& watch) {
+  Task<StreamEnd> pump_queue(StreamQueue& q, const StreamOptions& o, const PeerWatch& watch) {
     bool beat = !o.heartbeat.empty();
     if (o.prime && beat && !co_await chunk(o.heartbeat)) co_return StreamEnd::PeerGone;
     std::string batch;
@@ -228,7 +228,7 @@ class Listener::Impl::ConnResponder final : public Responder {
     }
   }
 
-  awaitable<bool> chunk(std::string_view data) {
+  Task<bool> chunk(std::string_view data) {
     error_code ec;
     beast::get_lowest_layer(stream_).expires_after(opts_.write_timeout);
     co_await asio::async_write(stream_, bhttp::make_chunk(asio::buffer(data.data(), data.size())), with_ec(ec));
@@ -244,7 +244,7 @@ class Listener::Impl::ConnResponder final : public Responder {
   bool answered_ = false, close_ = false;
 };
 
-awaitable<void> Listener::Impl::accept_loop() {
+Task<void> Listener::Impl::accept_loop() {
   auto self = shared_from_this();
   asio::steady_timer backoff(acceptor.get_executor());
   for (;;) {
@@ -294,7 +294,7 @@ void Listener::Impl::spawn(tcp::socket sock) {
   if (ssl) {
     asio::co_spawn(
         ex,
-        [self, conn, sock = std::move(sock)]() mutable -> awaitable<void> {
+        [self, conn, sock = std::move(sock)]() mutable -> Task<void> {
           beast::ssl_stream<beast::tcp_stream> stream(std::move(sock), *self->ssl);
           beast::get_lowest_layer(stream).expires_after(self->opts.header_timeout);
           error_code ec;
@@ -308,7 +308,7 @@ void Listener::Impl::spawn(tcp::socket sock) {
   } else {
     asio::co_spawn(
         ex,
-        [self, conn, sock = std::move(sock)]() mutable -> awaitable<void> {
+        [self, conn, sock = std::move(sock)]() mutable -> Task<void> {
           beast::tcp_stream stream(std::move(sock));
           co_await self->serve(stream, *conn, false);
           error_code ec;
@@ -319,8 +319,8 @@ void Listener::Impl::spawn(tcp::socket sock) {
 }
 
 template <typename Stream>
-awaitable<bool> Listener::Impl::read_request(Stream& stream, beast::flat_buffer& buffer, Conn& conn, bool first,
-                                             Request& req, bool& keep_alive) {
+Task<bool> Listener::Impl::read_request(Stream& stream, beast::flat_buffer& buffer, Conn& conn, bool first,
+                                        Request& req, bool& keep_alive) {
   auto& tcp_layer = beast::get_lowest_layer(stream);
   error_code ec;
   if (buffer.size() == 0) {
@@ -390,7 +390,7 @@ awaitable<bool> Listener::Impl::read_request(Stream& stream, beast::flat_buffer&
 }
 
 template <typename Stream>
-awaitable<void> Listener::Impl::serve(Stream& stream, Conn& conn, bool deadline_running) {
+Task<void> Listener::Impl::serve(Stream& stream, Conn& conn, bool deadline_running) {
   auto& tcp_layer = beast::get_lowest_layer(stream);
   conn.cancel = [&tcp_layer] { tcp_layer.cancel(); };
   Finally forget_stream{[&conn] { conn.cancel = nullptr; }};

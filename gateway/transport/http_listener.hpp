@@ -9,7 +9,7 @@
 // Usage:
 //
 //   http::Listener l(io, opts,
-//       [](http::Request& req, http::Responder& res) -> asio::awaitable<void> {
+//       [](http::Request& req, http::Responder& res) -> Task<void> {
 //         co_await res.send({200, {{"Content-Type", "text/plain"}}, "hello\n"});
 //       });
 //   if (auto port = l.bind(); !port) fail(port.error());
@@ -22,7 +22,6 @@
 // connection; it must answer exactly once (send or stream) and never block.
 // A handler that throws closes its connection only.
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 
 #include <chrono>
@@ -35,6 +34,7 @@
 #include "transport/io.hpp"
 #include "transport/stream_queue.hpp"
 #include "util/result.hpp"
+#include "util/task.hpp"
 
 namespace mcpgw::transport::http {
 
@@ -90,11 +90,11 @@ class Responder {
  public:
   virtual ~Responder() = default;
   /// Sends `r` whole; false when the peer is gone.
-  virtual awaitable<bool> send(Response r) = 0;
+  virtual Task<bool> send(Response r) = 0;
   /// Sends `head` (status and headers) then the chunks of `queue` as a
   /// chunked body until the queue is closed and drained, the peer goes, or
   /// the queue overflows.
-  virtual awaitable<StreamEnd> stream(Response head, std::shared_ptr<StreamQueue> queue, StreamOptions opts) = 0;
+  virtual Task<StreamEnd> stream(Response head, std::shared_ptr<StreamQueue> queue, StreamOptions opts) = 0;
   /// The connection's strand (what Signal and StreamQueue need).
   virtual asio::any_io_executor executor() = 0;
   /// True once send() or stream() began: the request has its answer.
@@ -103,13 +103,13 @@ class Responder {
  protected:
   static bool take(StreamQueue& q, std::string& out) { return q.take(out); }
   static void set_interrupt(StreamQueue& q, std::function<void()> fn) { q.set_interrupt(std::move(fn)); }
-  static awaitable<bool> wait(StreamQueue& q, std::chrono::steady_clock::duration d) { return q.signal_->wait(d); }
+  static Task<bool> wait(StreamQueue& q, std::chrono::steady_clock::duration d) { return q.signal_->wait(d); }
   /// Wakes the writer of `q` (on its strand: something it watches changed).
   static void notify(StreamQueue& q) { q.signal_->notify(); }
 };
 
 /// Handles one request; see the file comment.
-using Handler = std::function<awaitable<void>(Request&, Responder&)>;
+using Handler = std::function<Task<void>(Request&, Responder&)>;
 
 struct ListenerOptions {
   std::string host = "127.0.0.1";

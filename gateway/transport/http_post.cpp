@@ -16,9 +16,6 @@
 namespace mcpgw::transport {
 namespace {
 
-template <typename T>
-using awaitable = http::awaitable<T>;
-
 /// Which revision the client speaks: a session means the stateful ones;
 /// so does a request without the stateless revision's `_meta` claim whose
 /// header (if any) names a stateful version. Everything else is a
@@ -43,7 +40,7 @@ bool is_initialize(const jsonrpc::Parsed& parsed) {
 
 }  // namespace
 
-awaitable<void> HttpServer::Impl::post(http::Request& req, http::Responder& res, const std::string& mode) {
+Task<void> HttpServer::Impl::post(http::Request& req, http::Responder& res, const std::string& mode) {
   PostRequest p(req, res);
   std::optional<http::Response> refused = co_await admission.admit(req, mode, p.ctx);
   if (!refused) refused = negotiate(p);
@@ -154,7 +151,7 @@ void HttpServer::Impl::run(PostRequest& p, std::vector<PostWork>& work) {
   }
 }
 
-awaitable<void> HttpServer::Impl::answer(PostRequest& p, PostStream& stream) {
+Task<void> HttpServer::Impl::answer(PostRequest& p, PostStream& stream) {
   if (stream.expects_nothing()) {
     auto reply = bare(202);
     co_await p.res.send(std::move(reply));
@@ -177,13 +174,13 @@ void HttpServer::Impl::forget_failed_init(PostRequest& p, PostStream& stream) {
   p.extra.clear();
 }
 
-awaitable<void> HttpServer::Impl::answer_json(PostRequest& p, PostStream& stream) {
+Task<void> HttpServer::Impl::answer_json(PostRequest& p, PostStream& stream) {
   auto reply = json_response(200, stream.take_json(p.parsed.batch));
   for (auto& h : p.extra) reply.headers.push_back(std::move(h));
   co_await p.res.send(std::move(reply));
 }
 
-awaitable<void> HttpServer::Impl::answer_stream(PostRequest& p, PostStream& stream) {
+Task<void> HttpServer::Impl::answer_stream(PostRequest& p, PostStream& stream) {
   stream.start_streaming();
   auto head = event_stream_head(std::move(p.extra));
   auto queue = stream.queue();

@@ -99,8 +99,8 @@ bool PostStream::keep(std::string msg, const void* key) {
   return true;
 }
 
-http::awaitable<Answer> PostStream::wait_answer(bool accept_json, bool accept_sse,
-                                                std::optional<std::chrono::milliseconds> stream_after) {
+Task<Answer> PostStream::wait_answer(bool accept_json, bool accept_sse,
+                                     std::optional<std::chrono::milliseconds> stream_after) {
   auto deadline = stream_after && accept_sse ? Clock::now() + *stream_after : Clock::time_point::max();
   for (;;) {
     bool ready, related;

@@ -63,8 +63,8 @@ class PostStream {
   }
   /// Waits until the answer can start: every reply is in, or (for a client
   /// that takes SSE) something must stream first, or `stream_after` passed.
-  http::awaitable<Answer> wait_answer(bool accept_json, bool accept_sse,
-                                      std::optional<std::chrono::milliseconds> stream_after = std::nullopt);
+  Task<Answer> wait_answer(bool accept_json, bool accept_sse,
+                           std::optional<std::chrono::milliseconds> stream_after = std::nullopt);
   /// From now on the answer is a stream: what came so far goes first.
   void start_streaming();
   /// What the streamed answer writes (after start_streaming()).

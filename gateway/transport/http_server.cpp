@@ -11,9 +11,6 @@
 namespace mcpgw::transport {
 namespace {
 
-template <typename T>
-using awaitable = http::awaitable<T>;
-
 http::Response simple(SimpleResponse r) {
   http::Response out;
   out.status = r.status;
@@ -38,7 +35,7 @@ std::optional<std::string> mode_of(std::string_view path, std::string_view base)
 
 }  // namespace
 
-awaitable<void> HttpServer::Impl::handle(http::Request& req, http::Responder& res) {
+Task<void> HttpServer::Impl::handle(http::Request& req, http::Responder& res) {
   auto origin = admission.cors_origin(req);
   if (!origin) {
     // A preflight from an origin we do not grant is refused as its request would be.
@@ -60,7 +57,7 @@ awaitable<void> HttpServer::Impl::handle(http::Request& req, http::Responder& re
   co_await route(req, cors);
 }
 
-awaitable<void> HttpServer::Impl::route(http::Request& req, http::Responder& res) {
+Task<void> HttpServer::Impl::route(http::Request& req, http::Responder& res) {
   bool failed = false;
   try {
     std::string_view path = req.path();
@@ -133,7 +130,7 @@ std::optional<http::Response> HttpServer::Impl::restore(const std::string& sid, 
 
 // --- GET -------------------------------------------------------------------
 
-awaitable<void> HttpServer::Impl::get(http::Request& req, http::Responder& res, const std::string& mode) {
+Task<void> HttpServer::Impl::get(http::Request& req, http::Responder& res, const std::string& mode) {
   ClientContext ctx;
   std::optional<http::Response> refused = co_await admission.admit(req, mode, ctx);
   std::string accept = lower(req.get("Accept"));
@@ -163,7 +160,7 @@ awaitable<void> HttpServer::Impl::get(http::Request& req, http::Responder& res, 
 
 // --- DELETE ----------------------------------------------------------------
 
-awaitable<void> HttpServer::Impl::del(http::Request& req, http::Responder& res, const std::string& mode) {
+Task<void> HttpServer::Impl::del(http::Request& req, http::Responder& res, const std::string& mode) {
   ClientContext ctx;
   std::shared_ptr<HttpSession> hs;
   std::optional<http::Response> refused = co_await admission.admit(req, mode, ctx);
@@ -214,7 +211,7 @@ HttpServer::~HttpServer() {
 
 void HttpServer::add_route(const std::string& path, Route fn) { impl_->routes[path] = std::move(fn); }
 
-http::awaitable<std::variant<std::string, http::Response>> HttpServer::authenticate(const http::Request& req) const {
+Task<std::variant<std::string, http::Response>> HttpServer::authenticate(const http::Request& req) const {
   ClientContext ctx;
   if (auto refused = co_await impl_->admission.admit(req, "", ctx)) co_return std::move(*refused);
   co_return ctx.principal;

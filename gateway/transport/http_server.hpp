@@ -66,7 +66,7 @@ enum class GetAccess {
 /// An endpoint outside the MCP path that reads its request (query,
 /// headers, body) and answers in its own time: runs on the connection's
 /// strand and must not block.
-using Route = std::function<http::awaitable<http::Response>(const http::Request&)>;
+using Route = std::function<Task<http::Response>(const http::Request&)>;
 
 /// The MCP endpoint (`path`, `path/<mode>`) plus small GET endpoints.
 class HttpServer {
@@ -85,7 +85,7 @@ class HttpServer {
   /// Who sends `req`, checked as a request to the MCP endpoint would be
   /// (Host, Origin, credentials): the principal ("" without auth), or the
   /// refusal to send.
-  http::awaitable<std::variant<std::string, http::Response>> authenticate(const http::Request& req) const;
+  Task<std::variant<std::string, http::Response>> authenticate(const http::Request& req) const;
   /// Serves sessions shared with other replicas (cluster): sealed ids, a
   /// cluster-wide DELETE. `shared` outlives this server. Call before bind().
   void share_sessions(SharedSessions& shared);

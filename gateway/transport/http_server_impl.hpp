@@ -90,13 +90,13 @@ struct HttpServer::Impl {
   MemoryTrimmer trimmer;                          // after large bodies
 
   /// Every request: CORS, then route().
-  http::awaitable<void> handle(http::Request& req, http::Responder& res);
+  Task<void> handle(http::Request& req, http::Responder& res);
   /// To the MCP endpoint's methods or the other endpoints; a 500 when one throws.
-  http::awaitable<void> route(http::Request& req, http::Responder& res);
+  Task<void> route(http::Request& req, http::Responder& res);
   /// Opens the session's server-to-client stream.
-  http::awaitable<void> get(http::Request& req, http::Responder& res, const std::string& mode);
+  Task<void> get(http::Request& req, http::Responder& res, const std::string& mode);
   /// Ends the session (on every replica, in a cluster).
-  http::awaitable<void> del(http::Request& req, http::Responder& res, const std::string& mode);
+  Task<void> del(http::Request& req, http::Responder& res, const std::string& mode);
 
   /// Resolves Mcp-Session-Id for a non-initialize request; the refusal, or
   /// nothing with `out` set.
@@ -110,7 +110,7 @@ struct HttpServer::Impl {
   // A POST, in the order its steps run; each refusal is the answer.
 
   /// Answers a POST to the MCP endpoint.
-  http::awaitable<void> post(http::Request& req, http::Responder& res, const std::string& mode);
+  Task<void> post(http::Request& req, http::Responder& res, const std::string& mode);
   /// Content-Type, Accept and the body's size; sets what the client accepts.
   std::optional<http::Response> negotiate(PostRequest& p) const;
   /// Parses the body (a message or a batch) under the batch limits.
@@ -124,25 +124,25 @@ struct HttpServer::Impl {
   /// Hands the messages to the handler (a batch's through its gate).
   void run(PostRequest& p, std::vector<PostWork>& work);
   /// Waits for the replies and answers: 202, JSON or SSE.
-  http::awaitable<void> answer(PostRequest& p, PostStream& stream);
+  Task<void> answer(PostRequest& p, PostStream& stream);
   /// Ends the session a failed initialize opened.
   void forget_failed_init(PostRequest& p, PostStream& stream);
   /// Every reply in one body (an array for a batch).
-  http::awaitable<void> answer_json(PostRequest& p, PostStream& stream);
+  Task<void> answer_json(PostRequest& p, PostStream& stream);
   /// The replies and related messages as an SSE stream.
-  http::awaitable<void> answer_stream(PostRequest& p, PostStream& stream);
+  Task<void> answer_stream(PostRequest& p, PostStream& stream);
 
   // A POST of MCP 2026-07-28: one request, a session for it alone.
 
   /// Answers a POST that read_body() found stateless.
-  http::awaitable<void> post_stateless(PostRequest& p);
+  Task<void> post_stateless(PostRequest& p);
   /// The answer the request gets without running: a batch, a notification
   /// or response, headers that disagree with the body, a limit.
   std::optional<http::Response> screen_stateless(const PostRequest& p) const;
   /// Runs the request in `session` and, when it is answered as a stream,
   /// streams it; how it is answered.
-  http::awaitable<Answer> run_stateless(PostRequest& p, const std::shared_ptr<Session>& session,
-                                  const std::shared_ptr<PostStream>& stream);
+  Task<Answer> run_stateless(PostRequest& p, const std::shared_ptr<Session>& session,
+                             const std::shared_ptr<PostStream>& stream);
   /// A subscriptions/listen stream, where stop() ends it.
   void listen_opened(const std::shared_ptr<PostStream>& stream, Exchange& ex);
   /// The listen stream ended.

@@ -28,8 +28,7 @@ std::shared_ptr<HttpSession> HttpSession::make(const std::string& id, std::share
   return hs;
 }
 
-http::awaitable<Result<void>> end_everywhere(SharedSessions& shared, const asio::any_io_executor& strand,
-                                             std::string id) {
+Task<Result<void>> end_everywhere(SharedSessions& shared, const asio::any_io_executor& strand, std::string id) {
   struct Outcome {
     std::mutex mu;
     std::optional<Result<void>> result;
@@ -187,7 +186,7 @@ void SessionStore::start() {
   auto period = std::chrono::seconds(std::clamp(idle_s_ / 4, 1, 60));
   asio::co_spawn(
       sweeper_->timer.get_executor(),
-      [sw = sweeper_, period]() -> asio::awaitable<void> {
+      [sw = sweeper_, period]() -> Task<void> {
         for (;;) {
           sw->timer.expires_after(period);
           boost::system::error_code ec;

@@ -61,8 +61,7 @@ class HttpSession {
 
 /// Ends session `id` through `shared` (every replica); completes with its
 /// outcome, on `strand`.
-http::awaitable<Result<void>> end_everywhere(SharedSessions& shared, const asio::any_io_executor& strand,
-                                             std::string id);
+Task<Result<void>> end_everywhere(SharedSessions& shared, const asio::any_io_executor& strand, std::string id);
 
 /// The live sessions by id, and their idle expiry.
 class SessionStore {

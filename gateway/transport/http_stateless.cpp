@@ -12,9 +12,6 @@
 namespace mcpgw::transport {
 namespace {
 
-template <typename T>
-using awaitable = http::awaitable<T>;
-
 /// A stateless request still running after this is answered as a stream.
 constexpr std::chrono::milliseconds kStreamAfter{200};
 /// Heartbeats of such a stream: how soon a client that left is noticed.
@@ -76,7 +73,7 @@ void take_param_headers(const http::Request& req, ClientContext& ctx) {
 }
 
 /// The reply as one JSON body, in the HTTP status its error code has.
-awaitable<void> answer_as_json(http::Responder& res, PostStream& stream) {
+Task<void> answer_as_json(http::Responder& res, PostStream& stream) {
   std::string body = stream.take_json(false);
   auto parsed = json::parse(body);
   const json::Value* error = parsed ? json::find(*parsed, "error") : nullptr;
@@ -88,7 +85,7 @@ awaitable<void> answer_as_json(http::Responder& res, PostStream& stream) {
 
 }  // namespace
 
-awaitable<void> HttpServer::Impl::post_stateless(PostRequest& p) {
+Task<void> HttpServer::Impl::post_stateless(PostRequest& p) {
   std::optional<http::Response> refused = screen_stateless(p);
   if (refused) {
     co_await p.res.send(std::move(*refused));
@@ -122,8 +119,8 @@ std::optional<http::Response> HttpServer::Impl::screen_stateless(const PostReque
   return std::nullopt;
 }
 
-awaitable<Answer> HttpServer::Impl::run_stateless(PostRequest& p, const std::shared_ptr<Session>& session,
-                                                  const std::shared_ptr<PostStream>& stream) {
+Task<Answer> HttpServer::Impl::run_stateless(PostRequest& p, const std::shared_ptr<Session>& session,
+                                             const std::shared_ptr<PostStream>& stream) {
   jsonrpc::Message& m = p.parsed.messages.front();
   auto ex = std::make_shared<PostExchange>(stream, p.accept_sse);
   stream->expect_reply(ex);

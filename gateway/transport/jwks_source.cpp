@@ -89,7 +89,7 @@ void JwksSource::when_fetched(std::function<void(Keys)> done) {
   done(std::move(now));
 }
 
-asio::awaitable<JwksSource::Keys> JwksSource::refresh() {
+Task<JwksSource::Keys> JwksSource::refresh() {
   auto self = shared_from_this();
   return asio::async_initiate<const asio::use_awaitable_t<>&, void(Keys)>(
       [self](auto handler) {
@@ -104,7 +104,7 @@ asio::awaitable<JwksSource::Keys> JwksSource::refresh() {
       asio::use_awaitable);
 }
 
-asio::awaitable<void> JwksSource::fetch() {
+Task<void> JwksSource::fetch() {
   std::string error;
   Keys fresh;
   auto url = Url::parse(url_);

@@ -5,7 +5,6 @@
 // set lacks (at most once a minute). Requests find the keys cached, so
 // checking a token does no I/O; one whose kid is unknown waits (without
 // holding a thread) for the refetch.
-#include <boost/asio/awaitable.hpp>
 
 #include <chrono>
 #include <functional>
@@ -18,6 +17,7 @@
 #include "auth/access.hpp"
 #include "transport/io.hpp"
 #include "util/result.hpp"
+#include "util/task.hpp"
 
 namespace mcpgw::transport {
 
@@ -44,7 +44,7 @@ class JwksSource : public std::enable_shared_from_this<JwksSource> {
   /// For a token whose kid the keys lack: refetches them when allowed
   /// (joining a fetch under way) and returns the keys after it; the
   /// current keys at once when no fetch may start yet.
-  boost::asio::awaitable<Keys> refresh();
+  Task<Keys> refresh();
 
  private:
   JwksSource(Io& io, std::string url) : io_(io), url_(std::move(url)) {}
@@ -52,7 +52,7 @@ class JwksSource : public std::enable_shared_from_this<JwksSource> {
   /// allowed; calls it at once (with the current keys) otherwise.
   void when_fetched(std::function<void(Keys)> done);
   void begin_fetch();
-  boost::asio::awaitable<void> fetch();
+  Task<void> fetch();
 
   Io& io_;
   std::string url_;  ///< empty for a file source

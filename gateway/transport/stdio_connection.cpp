@@ -78,7 +78,7 @@ StdioConnection::~StdioConnection() {
 
 void StdioConnection::begin() {
   auto self = shared_from_this();
-  asio::co_spawn(strand_, [self]() -> asio::awaitable<void> {
+  asio::co_spawn(strand_, [self]() -> Task<void> {
     SkippingLineBuffer lines(self->max_line_);
     std::vector<char> buf(64 * 1024);
     for (;;) {
@@ -100,7 +100,7 @@ void StdioConnection::begin() {
       }
     }
   }, asio::detached);
-  asio::co_spawn(strand_, [self]() -> asio::awaitable<void> {
+  asio::co_spawn(strand_, [self]() -> Task<void> {
     SkippingLineBuffer lines(self->max_line_);
     std::vector<char> buf(16 * 1024);
     for (;;) {

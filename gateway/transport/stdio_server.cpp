@@ -116,8 +116,8 @@ struct StdioServer::Impl : std::enable_shared_from_this<Impl> {
     if (--in_flight == 0) cv.notify_all();
   }
 
-  http::awaitable<void> read_loop(std::function<void(std::string_view)> dispatch);
-  http::awaitable<void> write_loop();
+  Task<void> read_loop(std::function<void(std::string_view)> dispatch);
+  Task<void> write_loop();
   /// Marks a loop ended (`flag`: reading or writing), however it ended.
   auto ended(bool Impl::*flag, const char* what) {
     return [self = shared_from_this(), flag, what](std::exception_ptr ep) {
@@ -136,7 +136,7 @@ struct StdioServer::Impl : std::enable_shared_from_this<Impl> {
   class Call;
 };
 
-http::awaitable<void> StdioServer::Impl::read_loop(std::function<void(std::string_view)> dispatch) {
+Task<void> StdioServer::Impl::read_loop(std::function<void(std::string_view)> dispatch) {
   LineBuffer lines(kMaxLine);
   std::vector<char> chunk(65536);
   boost::system::error_code ec;
@@ -148,7 +148,7 @@ http::awaitable<void> StdioServer::Impl::read_loop(std::function<void(std::strin
   }
 }
 
-http::awaitable<void> StdioServer::Impl::write_loop() {
+Task<void> StdioServer::Impl::write_loop() {
   std::string batch;
   for (;;) {
     bool done;

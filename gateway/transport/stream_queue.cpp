@@ -28,7 +28,7 @@ void Signal::notify() {
   asio::post(impl_->strand, [self = shared_from_this()] { self->impl_->timer.cancel(); });
 }
 
-awaitable<bool> Signal::wait(std::chrono::steady_clock::duration timeout) {
+Task<bool> Signal::wait(std::chrono::steady_clock::duration timeout) {
   if (impl_->pending.exchange(false)) co_return true;
   impl_->timer.expires_after(timeout);
   boost::system::error_code ec;

@@ -3,7 +3,6 @@
 // thread fills and the connection's coroutine drains, and the Signal that
 // wakes that coroutine. Part of http::Listener (see http_listener.hpp).
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -14,12 +13,11 @@
 #include <string>
 #include <unordered_map>
 
+#include "util/task.hpp"
+
 namespace mcpgw::transport::http {
 
 namespace asio = boost::asio;
-/// The coroutines of the HTTP layer.
-template <typename T>
-using awaitable = asio::awaitable<T>;
 
 class Responder;
 
@@ -35,7 +33,7 @@ class Signal : public std::enable_shared_from_this<Signal> {
   void notify();
   /// Returns when notified or after `timeout`; true when notified. May wake
   /// spuriously: callers re-check their condition.
-  awaitable<bool> wait(std::chrono::steady_clock::duration timeout);
+  Task<bool> wait(std::chrono::steady_clock::duration timeout);
   /// The strand the waiter runs on.
   const asio::any_io_executor& executor() const;
 

@@ -5,7 +5,6 @@
 // lost. Nothing blocks a thread: the waiting coroutine is suspended and
 // resumed on its own executor.
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -15,14 +14,11 @@
 #include <vector>
 
 #include "util/cancel.hpp"
+#include "util/task.hpp"
 
 namespace mcpgw {
 
 namespace asio = boost::asio;
-
-/// A coroutine task returning T (the gateway's name for asio::awaitable).
-template <class T = void>
-using Task = asio::awaitable<T>;
 
 /// Completion handler `h` (move-only) as a copyable callable taking `Args`,
 /// for callbacks stored as std::function; run it once.
