@@ -132,7 +132,7 @@ Task<Result<std::shared_ptr<Upstream>>> Upstream::for_client(const CallOptions& 
 Task<> Upstream::prepare(const CallOptions& opts) { co_await for_client(opts); }
 
 Task<bool> Upstream::wait_settled(std::chrono::steady_clock::time_point deadline) {
-  if (status() == "connecting") co_await renew(nullptr, deadline);
+  if (state() == State::Connecting) co_await renew(nullptr, deadline);
   co_return ready();
 }
 
