@@ -176,9 +176,8 @@ struct Transfer {
   bool keep_alive = false;
 };
 
-template <typename S>
-Task<void> transfer(S& stream, beast::flat_buffer& buffer, const Url& url, const HttpRequest& req,
-                    HttpClient::OnHead& on_head, HttpClient::OnData& on_data, Transfer& t) {
+/// The request `req` as Beast sends it.
+http::request<http::string_body> beast_request(const Url& url, const HttpRequest& req) {
   http::request<http::string_body> r{http::string_to_verb(req.method), req.target.empty() ? url.target : req.target,
                                      11};
   r.set(http::field::host, url.host_header);
@@ -187,18 +186,77 @@ Task<void> transfer(S& stream, beast::flat_buffer& buffer, const Url& url, const
   r.body() = req.body;
   r.prepare_payload();
   r.keep_alive(true);
-  auto [wec, wn] = co_await http::async_write(stream, r, kAwait);
-  t.written = wn > 0;
+  return r;
+}
+
+using error_code = boost::system::error_code;
+using ResponseParser = http::response_parser<http::buffer_body>;
+
+/// Runs `op`, a synchronous Beast operation on non-blocking socket `s`,
+/// until it no longer would block, waiting for `s` to be ready in between.
+/// Unlike an asynchronous operation that can finish at once, nothing
+/// completes through another trip around the event loop, and no read is
+/// tried before the epoll says there is something to read.
+template <typename Op>
+Task<error_code> when_ready(tcp::socket& s, tcp::socket::wait_type wait, Op op) {
+  for (;;) {
+    error_code ec;
+    op(ec);
+    if (ec != asio::error::would_block && ec != asio::error::try_again) co_return ec;
+    auto [wec] = co_await s.async_wait(wait, kAwait);
+    if (wec) co_return wec;
+  }
+}
+
+// The steps of a transfer. Plain TCP (non-blocking, see open()) does each
+// at once when the socket is ready; TLS goes through Beast's asynchronous
+// operations, its engine in between.
+
+Task<error_code> send_request(tcp::socket& s, http::request<http::string_body>& r, std::size_t& written) {
+  http::request_serializer<http::string_body> sr(r);
+  co_return co_await when_ready(s, tcp::socket::wait_write, [&](error_code& ec) { written += http::write(s, sr, ec); });
+}
+template <typename S>
+Task<error_code> send_request(S& s, http::request<http::string_body>& r, std::size_t& written) {
+  auto [ec, n] = co_await http::async_write(s, r, kAwait);
+  written = n;
+  co_return ec;
+}
+
+Task<error_code> read_head(tcp::socket& s, beast::flat_buffer& buffer, ResponseParser& p) {
+  co_return co_await when_ready(s, tcp::socket::wait_read, [&](error_code& ec) { http::read_header(s, buffer, p, ec); });
+}
+template <typename S>
+Task<error_code> read_head(S& s, beast::flat_buffer& buffer, ResponseParser& p) {
+  auto [ec, n] = co_await http::async_read_header(s, buffer, p, kAwait);
+  co_return ec;
+}
+
+Task<error_code> read_body(tcp::socket& s, beast::flat_buffer& buffer, ResponseParser& p) {
+  co_return co_await when_ready(s, tcp::socket::wait_read, [&](error_code& ec) { http::read_some(s, buffer, p, ec); });
+}
+template <typename S>
+Task<error_code> read_body(S& s, beast::flat_buffer& buffer, ResponseParser& p) {
+  auto [ec, n] = co_await http::async_read_some(s, buffer, p, kAwait);
+  co_return ec;
+}
+
+template <typename S>
+Task<void> transfer(S& stream, beast::flat_buffer& buffer, const Url& url, const HttpRequest& req,
+                    HttpClient::OnHead& on_head, HttpClient::OnData& on_data, Transfer& t) {
+  auto r = beast_request(url, req);
+  std::size_t written = 0;
+  error_code wec = co_await send_request(stream, r, written);
+  t.written = written > 0;
   if (wec) {
     t.error = "connection closed while sending the request (" + wec.message() + ")";
     co_return;
   }
-  http::response_parser<http::buffer_body> p;
+  ResponseParser p;
   // The callers bound what they keep of a body; a stream has no length.
   p.body_limit(boost::none);
   p.header_limit(kMaxHead);
-  auto [hec, hn] = co_await http::async_read_header(stream, buffer, p, kAwait);
-  if (hec) {
+  if (error_code hec = co_await read_head(stream, buffer, p)) {
     t.error = "connection closed while reading the response (" + hec.message() + ")";
     co_return;
   }
@@ -210,7 +268,7 @@ Task<void> transfer(S& stream, beast::flat_buffer& buffer, const Url& url, const
   while (!p.is_done()) {
     p.get().body().data = chunk.data();
     p.get().body().size = chunk.size();
-    auto [ec, n] = co_await http::async_read_some(stream, buffer, p, kAwait);
+    error_code ec = co_await read_body(stream, buffer, p);
     if (ec == http::error::need_buffer) ec = {};
     std::size_t got = chunk.size() - p.get().body().size;
     if (got && !on_data(std::string_view(chunk.data(), got))) co_return;
@@ -305,6 +363,9 @@ Task<Result<std::unique_ptr<HttpClient::Stream>>> HttpClient::open(Abort& abort)
 
   auto s = std::make_unique<Stream>();
   if (!tls_) {
+    // Its transfers read and write when it is ready: an operation that
+    // would block says so instead of waiting.
+    sock.non_blocking(true, ignored);
     s->plain = std::make_unique<tcp::socket>(std::move(sock));
     co_return s;
   }
