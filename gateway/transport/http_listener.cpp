@@ -145,13 +145,24 @@ class Listener::Impl::ConnResponder final : public Responder {
     res.body() = std::move(r.body);
     res.prepare_payload();
     error_code ec;
-    beast::get_lowest_layer(stream_).expires_after(opts_.write_timeout);
-    if (head_only_) {
-      bhttp::response_serializer<bhttp::string_body> sr(res);
-      co_await bhttp::async_write_header(stream_, sr, with_ec(ec));
-    } else {
-      co_await bhttp::async_write(stream_, res, with_ec(ec));
+    bhttp::response_serializer<bhttp::string_body> sr(res);
+    // Over plain TCP (a non-blocking socket, see spawn()) the answer is
+    // written at once when the socket takes it (the usual case: it fits the
+    // socket's buffer), saving the trip around the loop that an
+    // asynchronous write finishing at once costs; what is left goes
+    // asynchronously, within the write deadline.
+    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+      if (head_only_) bhttp::write_header(stream_.socket(), sr, ec);
+      else bhttp::write(stream_.socket(), sr, ec);
+      if (ec != asio::error::would_block && ec != asio::error::try_again) {
+        if (ec) close_ = true;
+        co_return !ec;
+      }
+      ec = {};
     }
+    beast::get_lowest_layer(stream_).expires_after(opts_.write_timeout);
+    if (head_only_) co_await bhttp::async_write_header(stream_, sr, with_ec(ec));
+    else co_await bhttp::async_write(stream_, sr, with_ec(ec));
     if (ec) close_ = true;
     co_return !ec;
   }
@@ -271,6 +282,9 @@ Task<void> Listener::Impl::accept_loop() {
 void Listener::Impl::spawn(tcp::socket sock) {
   error_code ignored;
   sock.set_option(tcp::no_delay(true), ignored);
+  // A plain connection's answers are written synchronously when the socket
+  // takes them (ConnResponder::send): a write that would block must say so.
+  if (!ssl) sock.non_blocking(true, ignored);
   auto conn = std::make_shared<Conn>();
   auto ex = sock.get_executor();
   std::uint64_t id;
