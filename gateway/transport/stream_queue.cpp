@@ -1,5 +1,6 @@
 #include "transport/stream_queue.hpp"
 
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -25,7 +26,10 @@ void Signal::notify() {
   impl_->pending.store(true);
   // The cancel runs on the waiter's strand: before its check (which then
   // sees `pending`) or after it armed the timer (which it then wakes).
-  asio::post(impl_->strand, [self = shared_from_this()] { self->impl_->timer.cancel(); });
+  // Dispatched: an answer made on the waiter's own worker (the usual case:
+  // a connection and its calls share one) wakes it without a second trip
+  // around the loop.
+  asio::dispatch(impl_->strand, [self = shared_from_this()] { self->impl_->timer.cancel(); });
 }
 
 Task<bool> Signal::wait(std::chrono::steady_clock::duration timeout) {
