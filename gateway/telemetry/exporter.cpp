@@ -144,9 +144,11 @@ bool Exporter::sampled(const mcp::TraceContext& trace) const {
 bool Exporter::sample_new(std::string_view trace_id) const { return sampled_by_ratio(trace_id, settings_.sample_ratio); }
 
 void Exporter::record(const mcp::Span& span) {
-  // Encoded before the lock: the lock only covers a copy of its bytes.
-  std::string entry;
-  entry.reserve(kTypicalSpanBytes);
+  // Encoded before the lock: the lock only covers a copy of its bytes. Into
+  // a buffer each thread keeps, so that a span costs no allocation of its own.
+  thread_local std::string entry;
+  entry.clear();
+  if (entry.capacity() < kTypicalSpanBytes) entry.reserve(kTypicalSpanBytes);
   append_span(entry, span);
   bool dropped = false, full_batch = false;
   {
