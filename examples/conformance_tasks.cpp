@@ -179,9 +179,9 @@ class TaskStore {
   std::map<std::string, FixtureTask> tasks_;
 };
 
-constexpr std::string_view kConfirmSchema =
+constexpr std::string_view kTaskConfirmSchema =
     R"({"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]})";
-constexpr std::string_view kNameSchema =
+constexpr std::string_view kTaskNameSchema =
     R"({"type":"object","properties":{"name":{"type":"string"},"confirm":{"type":"boolean"}},"required":["name"]})";
 
 json::Document question(std::string_view message, std::string_view schema) {
@@ -258,10 +258,10 @@ void add_task_tools(ex::Server& server) {
         std::string file(json::get_string(args, "filename").value_or("file"));
         std::string message = "Delete " + file + "?";
         if (!tasks(ctx))
-          return ask_client(ctx, "confirm", "elicitation/create", elicitation_params(message, kConfirmSchema),
+          return ask_client(ctx, "confirm", "elicitation/create", elicitation_params(message, kTaskConfirmSchema),
                             [&](const json::Value& r) { return "confirm_delete " + file + ": " + elicit_summary(r); });
         FixtureTask t{.work = W::Confirm, .text = file};
-        t.questions.emplace("confirm", question(message, kConfirmSchema));
+        t.questions.emplace("confirm", question(message, kTaskConfirmSchema));
         return store->create(std::move(t));
       },
   });
@@ -272,8 +272,8 @@ void add_task_tools(ex::Server& server) {
       .context_handler = [store, tasks](const json::Value&, ex::CallContext& ctx) -> ex::ToolOutcome {
         if (!tasks(ctx)) {
           ex::InputAnswers answers = ctx.request_all({
-              {.key = "first", .method = "elicitation/create", .params = elicitation_params("First name?", kNameSchema)},
-              {.key = "second", .method = "elicitation/create", .params = elicitation_params("Second name?", kNameSchema)},
+              {.key = "first", .method = "elicitation/create", .params = elicitation_params("First name?", kTaskNameSchema)},
+              {.key = "second", .method = "elicitation/create", .params = elicitation_params("Second name?", kTaskNameSchema)},
           });
           for (auto& [key, answer] : answers)
             if (auto* err = std::get_if<ex::RpcError>(&answer)) return std::move(*err);
@@ -281,8 +281,8 @@ void add_task_tools(ex::Server& server) {
                                  ", second " + accepted_field(std::get<json::Document>(answers.at("second")), "name"));
         }
         FixtureTask t{.work = W::TwoInputs};
-        t.questions.emplace("first", question("First name?", kNameSchema));
-        t.questions.emplace("second", question("Second name?", kNameSchema));
+        t.questions.emplace("first", question("First name?", kTaskNameSchema));
+        t.questions.emplace("second", question("Second name?", kTaskNameSchema));
         return store->create(std::move(t));
       },
   });

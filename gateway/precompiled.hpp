@@ -16,7 +16,12 @@
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+// spdlog only where the module links its compiled library (transport and the
+// modules above it): below, no source logs, and spdlog's header-only mode
+// would compile all of spdlog and fmt into every object of the module.
+#ifdef SPDLOG_COMPILED_LIB
 #include <spdlog/spdlog.h>
+#endif
 
 #include <functional>
 #include <map>

@@ -13,7 +13,6 @@
 namespace mcpgw::cluster {
 namespace {
 
-constexpr const char* kEvents = "mcpgw:events";
 constexpr const char* kEnded = "mcpgw:ended";
 constexpr auto kTimeout = std::chrono::milliseconds(2000);
 /// How long a DELETE waits for the replicas to confirm they dropped the

@@ -29,6 +29,9 @@ class io_context;
 
 namespace mcpgw::cluster {
 
+/// The pub/sub channel on which the replicas tell each other of changes.
+inline constexpr const char* kEvents = "mcpgw:events";
+
 /// What /readyz says of the cluster machinery.
 struct Health {
   bool redis_configured = false;

@@ -7,10 +7,10 @@
 namespace mcpgw::cluster {
 namespace {
 
-constexpr std::string_view kPrefix = "mt1";
-constexpr std::uint8_t kFormat = 1;
+constexpr std::string_view kTaskIdPrefix = "mt1";
+constexpr std::uint8_t kTaskIdFormat = 1;
 /// A task id's box opens as nothing else, and nothing else opens as one.
-constexpr std::string_view kAad = "mcpgw task v1";
+constexpr std::string_view kTaskIdAad = "mcpgw task v1";
 /// Ids longer than this are not worth opening (an id holds a few names and
 /// an upstream's ids, which are short).
 constexpr std::size_t kMaxId = 4096;
@@ -26,7 +26,7 @@ TaskIds::TaskIds(const std::vector<std::string>& secrets)
     : aead_("mcpgw cluster task key", keys_or_random(secrets)) {}
 
 Result<std::string> TaskIds::seal(const TaskRef& r) const {
-  FieldWriter w(kFormat);
+  FieldWriter w(kTaskIdFormat);
   w.u64(static_cast<std::uint64_t>(r.kind))
       .text(r.principal)
       .text(r.server)
@@ -34,19 +34,19 @@ Result<std::string> TaskIds::seal(const TaskRef& r) const {
       .text(r.upstream_session)
       .u64(static_cast<std::uint64_t>(r.created_ms))
       .u64(static_cast<std::uint64_t>(r.expires_ms));
-  auto box = aead_.seal(w.plain(), kAad, Aead::Nonce::Synthetic);
+  auto box = aead_.seal(w.plain(), kTaskIdAad, Aead::Nonce::Synthetic);
   if (!box) return Error{"sealing the task id failed: " + box.error()};
-  std::string id = std::string(kPrefix) + base64url(*box);
+  std::string id = std::string(kTaskIdPrefix) + base64url(*box);
   if (id.size() > kMaxId) return Error{"the upstream's task id is too long to be named (" + std::to_string(r.upstream_id.size()) + " bytes)"};
   return id;
 }
 
 std::optional<TaskRef> TaskIds::open(std::string_view id) const {
-  if (id.size() > kMaxId || id.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
-  auto box = unbase64url(id.substr(kPrefix.size()));
-  auto plain = box ? aead_.open(*box, kAad) : std::nullopt;
+  if (id.size() > kMaxId || id.substr(0, kTaskIdPrefix.size()) != kTaskIdPrefix) return std::nullopt;
+  auto box = unbase64url(id.substr(kTaskIdPrefix.size()));
+  auto plain = box ? aead_.open(*box, kTaskIdAad) : std::nullopt;
   if (!plain) return std::nullopt;
-  FieldReader rd(*plain, kFormat);
+  FieldReader rd(*plain, kTaskIdFormat);
   TaskRef r;
   auto kind = rd.u64();
   r.principal = rd.text();

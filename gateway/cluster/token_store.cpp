@@ -11,8 +11,6 @@
 namespace mcpgw::cluster {
 namespace {
 
-constexpr const char* kEvents = "mcpgw:events";
-
 std::string record_key(const std::string& key) { return "mcpgw:oauth:" + key; }
 
 /// A reply or why there is none, as a coroutine gets it.

@@ -5,11 +5,11 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 
 #include "jsonrpc/json.hpp"
+#include "oauth/flow.hpp"
 #include "util/base64.hpp"
 #include "util/hex.hpp"
 #include "util/offload.hpp"
@@ -22,10 +22,6 @@ constexpr std::string_view kFileFormat = "mcpgw-oauth-tokens-1";
 
 std::string aad_of(std::string_view server, std::string_view principal) {
   return "mcpgw oauth tokens v1\n" + std::string(server) + "\n" + std::string(principal);
-}
-
-std::int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 Result<void> write_file(const std::string& path, const std::string& text) {
