@@ -370,11 +370,15 @@ Result<RedisReply> Cluster::call(std::vector<std::string> args) {
   return future.get();
 }
 
-Result<bool> Cluster::use_once(const std::string& kind, const std::string& id, std::int64_t expires) {
-  if (!cmd_) return true;
-  auto r = call({"SET", "mcpgw:used:" + kind + ":" + id, "1", "NX", "EXAT", std::to_string(std::max(expires, unix_now() + 1))});
-  if (auto why = refused(r)) return Error{*why};
-  return r->type == RedisReply::Type::Status;
+Task<Result<bool>> Cluster::use_once(const std::string& kind, const std::string& id, std::int64_t expires) {
+  if (!cmd_) co_return true;
+  // Awaited, not waited for: the Redis connection may live on the worker
+  // the resuming call runs on.
+  std::vector<std::string> args{"SET", "mcpgw:used:" + kind + ":" + id, "1", "NX", "EXAT",
+                                std::to_string(std::max(expires, unix_now() + 1))};
+  auto r = co_await cmd_->call(std::move(args), kTimeout);
+  if (auto why = refused(r)) co_return Error{*why};
+  co_return r->type == RedisReply::Type::Status;
 }
 
 void Cluster::share_log_level(const std::string& id, const std::string& level) {

@@ -86,8 +86,8 @@ class Cluster final : public transport::SharedSessions {
 
   /// Records the first use of token `id` of `kind` (until unix second
   /// `expires`): true the first time cluster-wide, false after; an error
-  /// naming Redis when it cannot tell. Blocks (worker threads only).
-  Result<bool> use_once(const std::string& kind, const std::string& id, std::int64_t expires);
+  /// naming Redis when it cannot tell.
+  Task<Result<bool>> use_once(const std::string& kind, const std::string& id, std::int64_t expires);
   /// Shares session `id`'s log level with the other replicas; failures are
   /// logged (the level holds here regardless). Does not block.
   void share_log_level(const std::string& id, const std::string& level);

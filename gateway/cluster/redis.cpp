@@ -1,14 +1,20 @@
 #include "cluster/redis.hpp"
 
+#include "util/event.hpp"
+
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/bind_executor.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
@@ -389,5 +395,18 @@ bool Redis::up() const {
 }
 
 std::string Redis::status() const { return conn_->status(); }
+
+Task<Result<RedisReply>> Redis::call(std::vector<std::string> args, std::chrono::milliseconds timeout) {
+  co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(Result<RedisReply>)>(
+      [&](auto handler) {
+        auto ex = asio::get_associated_executor(handler);
+        auto h = shared_handler<Result<RedisReply>>(std::move(handler));
+        command(
+            std::move(args),
+            [h, ex](Result<RedisReply> r) { asio::dispatch(ex, [h, r = std::move(r)]() mutable { h(std::move(r)); }); },
+            timeout);
+      },
+      asio::use_awaitable);
+}
 
 }  // namespace mcpgw::cluster

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "util/result.hpp"
+#include "util/task.hpp"
 
 namespace boost::asio {
 class io_context;
@@ -64,6 +65,11 @@ class Redis {
   /// `timeout`. `done` runs on an I/O thread and must not block.
   void command(std::vector<std::string> args, Done done,
                std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+  /// command() for a coroutine: resumes it on its own executor with the
+  /// reply, never blocking a thread (the connection may live on the
+  /// caller's own worker).
+  Task<Result<RedisReply>> call(std::vector<std::string> args,
+                                std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
   /// True while connected (and subscribed).
   bool up() const;
   /// "up", or why not.

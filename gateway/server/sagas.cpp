@@ -142,7 +142,7 @@ Task<Answer> resume_saga(Services& sv, Request& r) {
   // A token resumes once; a second resume of it is refused before it runs,
   // on any replica (cluster.redis).
   if (sv.cluster) {
-    auto first = sv.cluster->use_once("saga", c.id, c.expires);
+    auto first = co_await sv.cluster->use_once("saga", c.id, c.expires);
     if (!first)
       co_return Answer::error(jsonrpc::kInternalError,
                            "mcpgw: cannot resume the saga: " + first.error() +
