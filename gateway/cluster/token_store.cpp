@@ -1,11 +1,6 @@
 // The upstream OAuth tokens in Redis: every replica reads and writes the
 // same sealed records, and each change is announced on the cluster's
 // channel so that the replicas drop their cached copies.
-#include <boost/asio/associated_executor.hpp>
-#include <boost/asio/async_result.hpp>
-#include <boost/asio/dispatch.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
 #include "cluster/cluster.hpp"
 
 namespace mcpgw::cluster {
@@ -20,20 +15,12 @@ struct Outcome {
 };
 
 Task<Outcome> run(Redis& redis, std::vector<std::string> args) {
-  co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(Outcome)>(
-      [&](auto handler) {
-        // Redis answers on an I/O thread; the coroutine resumes on its own executor.
-        auto ex = asio::get_associated_executor(handler);
-        auto h = shared_handler<Outcome>(std::move(handler));
-        redis.command(std::move(args), [h, ex](Result<RedisReply> r) {
-          Outcome o;
-          if (!r) o.error = r.error();
-          else if (r->type == RedisReply::Type::Error) o.error = "Redis refused the command: " + r->text;
-          else o.reply = std::move(*r);
-          asio::dispatch(ex, [h, o = std::move(o)]() mutable { h(std::move(o)); });
-        });
-      },
-      asio::use_awaitable);
+  Result<RedisReply> r = co_await redis.call(std::move(args));
+  Outcome o;
+  if (!r) o.error = r.error();
+  else if (r->type == RedisReply::Type::Error) o.error = "Redis refused the command: " + r->text;
+  else o.reply = std::move(*r);
+  co_return o;
 }
 
 }  // namespace
