@@ -177,6 +177,13 @@ void set(Value& obj, std::string_view key, Value value, Allocator& a) {
   obj.AddMember(str(key, a), value, a);
 }
 
+Value& object_member(Value& obj, std::string_view key, Allocator& a) {
+  Value* m = find(obj, key);
+  if (m && m->IsObject()) return *m;
+  set(obj, key, Value(rapidjson::kObjectType), a);
+  return *find(obj, key);
+}
+
 std::string quote(std::string_view s) {
   Value v(rapidjson::StringRef(s.data(), s.size()));
   return write(v);

@@ -90,6 +90,9 @@ inline Value str(std::string_view s, Allocator& a) {
 
 /// Sets (or replaces) member `key` of object `obj`, copying the key.
 void set(Value& obj, std::string_view key, Value value, Allocator& a);
+/// Member `key` of object `obj` as an object: an empty one put there first
+/// when it is missing or not an object (e.g. a request's `_meta`).
+Value& object_member(Value& obj, std::string_view key, Allocator& a);
 
 /// Quotes `s` as a JSON string literal.
 std::string quote(std::string_view s);

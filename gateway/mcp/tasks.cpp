@@ -135,11 +135,7 @@ json::Document tasks_extension_capability() {
 }
 
 void set_related_task(json::Value& params, std::string_view id, json::Allocator& a) {
-  json::Value* meta = json::find(params, "_meta");
-  if (!meta || !meta->IsObject()) {
-    json::set(params, "_meta", json::Value(rapidjson::kObjectType), a);
-    meta = json::find(params, "_meta");
-  }
+  json::Value* meta = &json::object_member(params, "_meta", a);
   json::Value related(rapidjson::kObjectType);
   related.AddMember("taskId", json::str(id, a), a);
   json::set(*meta, kMetaRelatedTask, std::move(related), a);

@@ -29,13 +29,9 @@ Task<Result<Reply>> ask_client(const json::Value& result, const CallOptions& opt
       ask.params.CopyFrom(*p, ask.params.GetAllocator());
     // The questions go out together, under the asker's own keys.
     auto& a = ask.params.GetAllocator();
-    json::Value* meta = json::find(ask.params, "_meta");
-    if (!meta || !meta->IsObject()) {
-      json::set(ask.params, "_meta", json::Value(rapidjson::kObjectType), a);
-      meta = json::find(ask.params, "_meta");
-    }
-    json::set(*meta, "mcpgw/inputKey", json::str(ask.key, a), a);
-    json::set(*meta, "mcpgw/inputBatch", json::Value(static_cast<unsigned>(requests->MemberCount())), a);
+    json::Value& meta = json::object_member(ask.params, "_meta", a);
+    json::set(meta, "mcpgw/inputKey", json::str(ask.key, a), a);
+    json::set(meta, "mcpgw/inputBatch", json::Value(static_cast<unsigned>(requests->MemberCount())), a);
     asks.push_back(std::move(ask));
   }
   CancelSignal none;

@@ -32,16 +32,12 @@ class Upstream::TraceFilter final : public SendFilter {
                         mcp::Span::Kind::Client);
     std::string child = span.context().header();
     auto& a = out.params.GetAllocator();
-    json::Value* meta = json::find(out.params, "_meta");
     if (u_.cfg_.transport == config::Server::Transport::Http) {
       out.wire.headers.emplace_back("traceparent", child);
-      if (meta && meta->IsObject()) meta->RemoveMember(mcp::kMetaTraceparent.data());
+      if (json::Value* meta = json::find(out.params, "_meta"); meta && meta->IsObject())
+        meta->RemoveMember(mcp::kMetaTraceparent.data());
     } else {
-      if (!meta || !meta->IsObject()) {
-        json::set(out.params, "_meta", json::Value(rapidjson::kObjectType), a);
-        meta = json::find(out.params, "_meta");
-      }
-      json::set(*meta, mcp::kMetaTraceparent, json::str(child, a), a);
+      json::set(json::object_member(out.params, "_meta", a), mcp::kMetaTraceparent, json::str(child, a), a);
     }
     transport::Response r = co_await next(out);
     if (span.recording()) {
@@ -99,12 +95,7 @@ class Upstream::ClientRoutingFilter final : public SendFilter {
     }
     out.token = "mcpgw-" + std::to_string(u_.next_token_.fetch_add(1));
     auto& a = out.params.GetAllocator();
-    json::Value* meta = json::find(out.params, "_meta");
-    if (!meta || !meta->IsObject()) {
-      json::set(out.params, "_meta", json::Value(rapidjson::kObjectType), a);
-      meta = json::find(out.params, "_meta");
-    }
-    json::set(*meta, "progressToken", json::str(out.token, a), a);
+    json::set(json::object_member(out.params, "_meta", a), "progressToken", json::str(out.token, a), a);
     Registration registered(u_, out);
     co_return co_await next(out);
   }

@@ -325,11 +325,7 @@ std::shared_ptr<transport::Connection> Upstream::connection() const {
 void Upstream::add_envelope(json::Document& p, const CallOptions* opts) const {
   auto& a = p.GetAllocator();
   if (!p.IsObject()) p.SetObject();
-  json::Value* meta = json::find(p, "_meta");
-  if (!meta || !meta->IsObject()) {
-    json::set(p, "_meta", json::Value(rapidjson::kObjectType), a);
-    meta = json::find(p, "_meta");
-  }
+  json::Value* meta = &json::object_member(p, "_meta", a);
   json::set(*meta, mcp::kMetaVersion, json::ref(mcp::kStatelessVersion), a);
   // The calling client's own capabilities: the server must not ask it for
   // what it cannot give.
@@ -464,12 +460,7 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
   // is handed out as the server sent it.
   if (json::Value* params = json::find(shared->doc(), "params"); params && params->IsObject()) {
     auto& a = shared->doc().GetAllocator();
-    json::Value* meta = json::find(*params, "_meta");
-    if (!meta || !meta->IsObject()) {
-      json::set(*params, "_meta", json::Value(rapidjson::kObjectType), a);
-      meta = json::find(*params, "_meta");
-    }
-    json::set(*meta, kInputOrder, json::Value(static_cast<std::uint64_t>(next_forward_++)), a);
+    json::set(json::object_member(*params, "_meta", a), kInputOrder, json::Value(static_cast<std::uint64_t>(next_forward_++)), a);
   }
   // It waits for a person (elicitation) or a model (sampling): in a
   // coroutine of its own, never on the I/O thread that delivered it.
