@@ -54,10 +54,7 @@ std::string_view step_name(Step s) {
 }
 
 std::string Client::failed(Step step, const std::string& url, const std::string& why) {
-  std::string detail = why;
-  // The fetcher's errors start with the URL already.
-  if (detail.rfind(url + ": ", 0) == 0) detail = detail.substr(url.size() + 2);
-  return "OAuth " + std::string(step_name(step)) + " failed at " + url + ": " + detail;
+  return "OAuth " + std::string(step_name(step)) + " failed at " + url + ": " + why;
 }
 
 Task<Result<HttpAnswer>> Client::get_json(const std::string& url, Clock::time_point deadline, CancelSignal* cancel) {

@@ -45,10 +45,10 @@ Task<Result<HttpAnswer>> Fetcher::send(std::string method, const std::string& ur
       });
   auto why = abort->why();
   abort->disarm();
-  if (why == transport::Abort::Why::Timeout) co_return Error{url + ": no answer in time"};
-  if (why == transport::Abort::Why::Cancelled) co_return Error{url + ": cancelled"};
-  if (too_large) co_return Error{url + ": answered more than " + std::to_string(kMaxBody) + " bytes"};
-  if (!result.error.empty()) co_return Error{url + ": " + result.error};
+  if (why == transport::Abort::Why::Timeout) co_return Error{"no answer in time"};
+  if (why == transport::Abort::Why::Cancelled) co_return Error{"cancelled"};
+  if (too_large) co_return Error{"answered more than " + std::to_string(kMaxBody) + " bytes"};
+  if (!result.error.empty()) co_return Error{result.error};
   answer.status = result.head.status;
   co_return answer;
 }

@@ -33,8 +33,9 @@ class Fetcher {
   Fetcher(transport::Io& io, transport::TlsOptions tls);
 
   /// Sends `method` to `url` and reads the answer. Must be co_awaited on a
-  /// strand. The error says why there is no answer: the URL, and "cannot
-  /// connect", "timed out", ... (never a header or body sent).
+  /// strand. The error says why there is no answer ("cannot connect",
+  /// "no answer in time", ...), never a header or body sent, and not the
+  /// URL, which the caller names where it tells of the failure.
   Task<Result<HttpAnswer>> send(std::string method, const std::string& url, transport::Headers headers,
                                 std::string body, Clock::time_point deadline, CancelSignal* cancel = nullptr);
 

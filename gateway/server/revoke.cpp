@@ -42,7 +42,7 @@ int run_revoke(const config::Config& cfg, const std::string& server, const std::
                          []() -> Result<oauth::HttpAnswer> { return Error{"the I/O loop stopped"}; });
   io.stop();
   if (!answer) {
-    err << "mcpgw: " << answer.error() << "\n";
+    err << "mcpgw: " << at << ": " << answer.error() << "\n";
     return 1;
   }
   auto doc = json::parse(answer->body);
