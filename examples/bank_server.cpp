@@ -11,17 +11,18 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
-#include <mutex>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "mcp/protocol.hpp"
 #include "server_kit.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace ex = mcpgw::examples;
 namespace json = mcpgw::json;
 namespace mcp = mcpgw::mcp;
+namespace util = mcpgw::util;
 
 namespace {
 
@@ -88,12 +89,12 @@ class Bank {
     return nullptr;
   }
   std::int64_t balance_of(const Account& acc) const {
-    std::lock_guard lock(mu_);
+    util::MutexLock lock(mu_);
     return acc.balance_cents;
   }
   /// The accounts as they are now (balances consistent with each other).
   std::vector<Account> snapshot() const {
-    std::lock_guard lock(mu_);
+    util::MutexLock lock(mu_);
     return accounts_;
   }
   /// The checks of a transfer out of `from` (known, unlocked): the
@@ -107,7 +108,9 @@ class Bank {
   ex::ToolOutcome transfer(const json::Value& args, ex::CallContext& ctx);
   ex::ToolOutcome handoff(const json::Value& args);
 
-  mutable std::mutex mu_;  // guards every balance_cents
+  // Guards every balance_cents (a field of Account, which GUARDED_BY cannot
+  // tie to this lock); the rest of accounts_ never changes.
+  mutable util::Mutex mu_;
   std::vector<Account> accounts_ = {
       {"acc_checking_001", "Primary Checking", "checking", 254317, true, true, true},
       {"acc_savings_001", "High Yield Savings", "savings", 1502050, false, true, true},
@@ -276,7 +279,7 @@ ex::ToolOutcome Bank::transfer(const json::Value& args, ex::CallContext& ctx) {
   // have moved money while the user was deciding.
   std::int64_t from_after = 0, to_after = 0;
   {
-    std::lock_guard lock(mu_);
+    util::MutexLock lock(mu_);
     Account& src = accounts_[static_cast<std::size_t>(t.from - accounts_.data())];
     Account& dst = accounts_[static_cast<std::size_t>(t.to - accounts_.data())];
     if (t.cents > src.balance_cents)

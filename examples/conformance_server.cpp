@@ -15,7 +15,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <map>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -25,10 +24,12 @@
 #include "mcp/protocol.hpp"
 #include "conformance_fixture.hpp"
 #include "server_kit.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace ex = mcpgw::examples;
 namespace json = mcpgw::json;
 namespace mcp = mcpgw::mcp;
+namespace util = mcpgw::util;
 using namespace std::chrono_literals;
 
 namespace mcpgw::examples::conformance {
@@ -473,9 +474,9 @@ int main(int argc, char** argv) {
   std::chrono::milliseconds watch_interval = 1000ms;
   server.run_while_serving([&](std::stop_token stop) {
     if (watch_interval == 0ms) return;
-    std::mutex mutex;
+    util::Mutex mutex;
     std::condition_variable_any cv;
-    std::unique_lock lock(mutex);
+    util::UniqueLock lock(mutex);
     // Wakes early only to stop.
     while (!cv.wait_for(lock, stop, watch_interval, [] { return false; }) && !stop.stop_requested()) {
       watched.change();

@@ -6,7 +6,6 @@
 // answer arrived), so no thread runs behind it.
 #include <chrono>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -14,6 +13,7 @@
 #include "mcp/tasks.hpp"
 #include "util/iso8601.hpp"
 #include "util/random.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::examples::conformance {
 namespace {
@@ -54,7 +54,7 @@ class TaskStore {
   json::Document create(FixtureTask t) {
     t.id = random_hex(16);
     t.created_ms = t.updated_ms = now_ms();
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     sweep();
     auto& stored = tasks_[t.id] = std::move(t);
     return mcp::task_2026(state(stored), true);
@@ -117,7 +117,7 @@ class TaskStore {
       return needs_extension("tasks/* need the io.modelcontextprotocol/tasks extension");
     auto id = params ? json::get_string(*params, "taskId") : std::nullopt;
     if (!id) return ex::RpcError{jsonrpc::kInvalidParams, "Invalid params: taskId must be a string"};
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     sweep();
     auto it = tasks_.find(std::string(*id));
     if (it == tasks_.end()) return ex::RpcError{jsonrpc::kInvalidParams, "Failed to retrieve task: Task not found"};
@@ -170,13 +170,13 @@ class TaskStore {
   }
 
   /// Forgets tasks past their ttl.
-  void sweep() {
+  void sweep() REQUIRES(mutex_) {
     std::int64_t now = now_ms();
     std::erase_if(tasks_, [now](const auto& e) { return now - e.second.created_ms > kTtlMs; });
   }
 
-  std::mutex mutex_;
-  std::map<std::string, FixtureTask> tasks_;
+  util::Mutex mutex_;
+  std::map<std::string, FixtureTask> tasks_ GUARDED_BY(mutex_);
 };
 
 constexpr std::string_view kTaskConfirmSchema =

@@ -16,6 +16,7 @@
 #include "transport/http_admission.hpp"
 #include "transport/io.hpp"
 #include "util/random.hpp"
+#include "util/thread_annotations.hpp"
 #include "util/worker_pool.hpp"
 
 namespace mcpgw::examples {
@@ -208,7 +209,7 @@ class PostExchange {
   /// (the client does not accept one, or has gone away).
   bool send(std::string msg) {
     {
-      std::lock_guard lock(mutex_);
+      util::MutexLock lock(mutex_);
       if (!can_stream_ || abandoned_) return false;
       if (streaming_) stream_->push(detail::sse_event(msg));
       else events_.emplace_back(std::move(msg), false);
@@ -219,7 +220,7 @@ class PostExchange {
   /// Queues the response, with the HTTP status it gets if it goes out alone.
   void finish(std::string response, int status) {
     {
-      std::lock_guard lock(mutex_);
+      util::MutexLock lock(mutex_);
       status_ = status;
       if (streaming_) {
         stream_->push(detail::sse_event(response));
@@ -235,7 +236,7 @@ class PostExchange {
   Task<std::optional<Response>> first() {
     for (;;) {
       {
-        std::lock_guard lock(mutex_);
+        util::MutexLock lock(mutex_);
         if (!events_.empty()) {
           if (!events_.front().second) co_return std::nullopt;
           co_return json_reply(status_, std::move(events_.front().first));
@@ -246,7 +247,7 @@ class PostExchange {
   }
   /// From now on the answer is a stream: what came so far goes first.
   std::shared_ptr<transport::http::StreamQueue> stream() {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     streaming_ = true;
     for (auto& [msg, is_response] : events_) {
       stream_->push(detail::sse_event(msg));
@@ -257,18 +258,20 @@ class PostExchange {
   }
   /// The client went away: what the call sends from now on goes nowhere.
   void abandon() {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     abandoned_ = true;
   }
 
  private:
-  std::mutex mutex_;
-  std::shared_ptr<transport::http::Signal> signal_;
-  std::shared_ptr<transport::http::StreamQueue> stream_;
-  std::deque<std::pair<std::string, bool>> events_;
+  util::Mutex mutex_;
+  // Set at construction; both are safe to use from any thread.
+  const std::shared_ptr<transport::http::Signal> signal_;
+  const std::shared_ptr<transport::http::StreamQueue> stream_;
+  std::deque<std::pair<std::string, bool>> events_ GUARDED_BY(mutex_);
   const bool can_stream_;
-  bool abandoned_ = false, streaming_ = false;
-  int status_ = 200;
+  bool abandoned_ GUARDED_BY(mutex_) = false;
+  bool streaming_ GUARDED_BY(mutex_) = false;
+  int status_ GUARDED_BY(mutex_) = 200;
 };
 
 /// The HTTP status and body of one dispatched POST; no body = 202.
@@ -333,7 +336,7 @@ struct Server::Http {
       status = 400;
       return nullptr;
     }
-    std::lock_guard lock(server.sessions_mutex_);
+    util::MutexLock lock(server.sessions_mutex_);
     auto it = server.sessions_.find(req.get("Mcp-Session-Id"));
     if (it == server.sessions_.end()) {
       status = 404;

@@ -15,7 +15,6 @@
 #include <future>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -23,6 +22,7 @@
 
 #include "server_kit.hpp"
 #include "transport/http_listener.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::examples {
 
@@ -45,27 +45,27 @@ class Outbox {
  public:
   /// Reserves the outbox for one stream; false when taken or closed.
   bool attach() {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     if (attached_ || closed_) return false;
     attached_ = true;
     return true;
   }
   /// The attached stream's writer is ready: what waited goes first.
   void bind(std::shared_ptr<transport::http::StreamQueue> stream) {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     stream_ = std::move(stream);
     for (auto& m : queue_) stream_->push(sse_event(m));
     queue_.clear();
     if (closed_) end_stream();
   }
   void detach() {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     attached_ = false;
     queue_.clear();
     stream_.reset();
   }
   bool push(std::string msg) {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     if (!attached_ || closed_) return false;
     if (stream_) return stream_->push(sse_event(msg));
     queue_.push_back(std::move(msg));
@@ -73,7 +73,7 @@ class Outbox {
   }
   /// Ends the stream once what is queued, then `last` (if any), is written.
   void close(std::string last = {}) {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     if (closed_) return;
     closed_ = true;
     last_ = std::move(last);
@@ -81,16 +81,16 @@ class Outbox {
   }
 
  private:
-  void end_stream() {
+  void end_stream() REQUIRES(mutex_) {
     if (!last_.empty()) stream_->push(sse_event(last_));
     stream_->close();
   }
-  std::mutex mutex_;
-  std::deque<std::string> queue_;
-  std::shared_ptr<transport::http::StreamQueue> stream_;
-  std::string last_;
-  bool attached_ = false;
-  bool closed_ = false;
+  util::Mutex mutex_;
+  std::deque<std::string> queue_ GUARDED_BY(mutex_);
+  std::shared_ptr<transport::http::StreamQueue> stream_ GUARDED_BY(mutex_);
+  std::string last_ GUARDED_BY(mutex_);
+  bool attached_ GUARDED_BY(mutex_) = false;
+  bool closed_ GUARDED_BY(mutex_) = false;
 };
 
 /// The way to reach a client outside of a call: over stdio a write to
@@ -127,34 +127,34 @@ struct Session {
   bool notify(std::string msg) { return initialized && channel.notify(std::move(msg)); }
 
   void set_client_capabilities(const json::Value& caps) {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     capabilities_.CopyFrom(caps, capabilities_.GetAllocator());
   }
   bool client_supports(std::string_view name) {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     const json::Value* cap = json::find(capabilities_, name);
     return cap && cap->IsObject();
   }
   json::Document client_capabilities() {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     return json::clone(capabilities_);
   }
 
   void subscribe(std::string_view uri, bool on) {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     if (on)
       subscriptions_.emplace(uri);
     else if (auto it = subscriptions_.find(uri); it != subscriptions_.end())
       subscriptions_.erase(it);
   }
   bool subscribed(std::string_view uri) {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     return subscriptions_.find(uri) != subscriptions_.end();
   }
 
   /// Registers a request to the client: its id and where the answer lands.
   std::pair<std::int64_t, std::future<Outcome>> begin_request() {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     const std::int64_t request_id = next_request_id_++;
     std::promise<Outcome> promise;
     auto future = promise.get_future();
@@ -165,7 +165,7 @@ struct Session {
     return {request_id, std::move(future)};
   }
   void abandon(std::int64_t request_id) {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     pending_.erase(request_id);
   }
   /// Hands a client's response to the request waiting for it; responses to
@@ -177,7 +177,7 @@ struct Session {
     if (!rid) return;
     std::promise<Outcome> promise;
     {
-      std::lock_guard lock(mutex_);
+      util::MutexLock lock(mutex_);
       auto it = pending_.find(*rid);
       if (it == pending_.end()) return;
       promise = std::move(it->second);
@@ -201,7 +201,7 @@ struct Session {
   void close(std::string_view why) {
     std::map<std::int64_t, std::promise<Outcome>> pending;
     {
-      std::lock_guard lock(mutex_);
+      util::MutexLock lock(mutex_);
       closed_ = true;
       pending.swap(pending_);
     }
@@ -210,12 +210,12 @@ struct Session {
   }
 
  private:
-  std::mutex mutex_;
-  json::Document capabilities_{rapidjson::kObjectType};
-  std::set<std::string, std::less<>> subscriptions_;
-  std::map<std::int64_t, std::promise<Outcome>> pending_;
-  std::int64_t next_request_id_ = 1;
-  bool closed_ = false;
+  util::Mutex mutex_;
+  json::Document capabilities_ GUARDED_BY(mutex_){rapidjson::kObjectType};
+  std::set<std::string, std::less<>> subscriptions_ GUARDED_BY(mutex_);
+  std::map<std::int64_t, std::promise<Outcome>> pending_ GUARDED_BY(mutex_);
+  std::int64_t next_request_id_ GUARDED_BY(mutex_) = 1;
+  bool closed_ GUARDED_BY(mutex_) = false;
 };
 
 /// One stateless-era request in progress: what its envelope said and, for

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "kit_internal.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::examples {
 namespace {
@@ -52,7 +53,7 @@ std::shared_ptr<const Server::Tool> Server::make_tool(ToolSpec spec) {
 
 void Server::add_tool(ToolSpec spec) {
   auto tool = make_tool(std::move(spec));
-  std::lock_guard lock(registry_mutex_);
+  util::MutexLock lock(registry_mutex_);
   for (const auto& t : tools_)
     if (t->name == tool->name) throw std::invalid_argument("duplicate tool: " + tool->name);
   tools_.push_back(std::move(tool));
@@ -61,7 +62,7 @@ void Server::add_tool(ToolSpec spec) {
 void Server::replace_tool(ToolSpec spec) {
   auto tool = make_tool(std::move(spec));
   {
-    std::lock_guard lock(registry_mutex_);
+    util::MutexLock lock(registry_mutex_);
     auto it = std::find_if(tools_.begin(), tools_.end(), [&](const auto& t) { return t->name == tool->name; });
     if (it == tools_.end()) throw std::invalid_argument("replace_tool: unknown tool " + tool->name);
     // A call running the old tool holds its own reference to it.
@@ -71,7 +72,7 @@ void Server::replace_tool(ToolSpec spec) {
 }
 
 std::shared_ptr<const Server::Tool> Server::find_tool(std::string_view name) const {
-  std::lock_guard lock(registry_mutex_);
+  util::MutexLock lock(registry_mutex_);
   for (const auto& t : tools_)
     if (t->name == name) return t;
   return nullptr;
@@ -130,7 +131,7 @@ std::shared_ptr<const Server::Prompt> Server::make_prompt(PromptSpec spec) {
 
 void Server::add_prompt(PromptSpec spec) {
   auto prompt = make_prompt(std::move(spec));
-  std::lock_guard lock(registry_mutex_);
+  util::MutexLock lock(registry_mutex_);
   for (const auto& p : prompts_)
     if (p->spec.name == prompt->spec.name) throw std::invalid_argument("duplicate prompt: " + prompt->spec.name);
   prompts_.push_back(std::move(prompt));
@@ -139,7 +140,7 @@ void Server::add_prompt(PromptSpec spec) {
 void Server::replace_prompt(PromptSpec spec) {
   auto prompt = make_prompt(std::move(spec));
   {
-    std::lock_guard lock(registry_mutex_);
+    util::MutexLock lock(registry_mutex_);
     auto it = std::find_if(prompts_.begin(), prompts_.end(),
                            [&](const auto& p) { return p->spec.name == prompt->spec.name; });
     if (it == prompts_.end()) throw std::invalid_argument("replace_prompt: unknown prompt " + prompt->spec.name);
@@ -149,14 +150,14 @@ void Server::replace_prompt(PromptSpec spec) {
 }
 
 std::shared_ptr<const Server::Prompt> Server::find_prompt(std::string_view name) const {
-  std::lock_guard lock(registry_mutex_);
+  util::MutexLock lock(registry_mutex_);
   for (const auto& p : prompts_)
     if (p->spec.name == name) return p;
   return nullptr;
 }
 
 bool Server::has_prompts() const {
-  std::lock_guard lock(registry_mutex_);
+  util::MutexLock lock(registry_mutex_);
   return !prompts_.empty();
 }
 

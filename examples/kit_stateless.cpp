@@ -9,6 +9,7 @@
 
 #include "kit_internal.hpp"
 #include "saga/token.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::examples {
 namespace {
@@ -195,18 +196,18 @@ std::variant<RpcError, std::shared_ptr<Server::Listener>> Server::listen(const j
     listener->channel.outbox.attach();
   // Acknowledged before it is registered: nothing may precede the ack.
   listener->notify("notifications/subscriptions/acknowledged", &ack);
-  std::lock_guard lock(listeners_mutex_);
+  util::MutexLock lock(listeners_mutex_);
   listeners_.push_back(listener);
   return listener;
 }
 
 void Server::unlisten(const Listener* listener) {
-  std::lock_guard lock(listeners_mutex_);
+  util::MutexLock lock(listeners_mutex_);
   std::erase_if(listeners_, [&](const auto& l) { return l.get() == listener; });
 }
 
 void Server::cancel_listen(const json::Value& id) {
-  std::lock_guard lock(listeners_mutex_);
+  util::MutexLock lock(listeners_mutex_);
   std::erase_if(listeners_, [&](const auto& l) { return l->id == jsonrpc::Id(id); });
 }
 

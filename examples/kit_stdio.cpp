@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "kit_internal.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::examples {
 
@@ -16,7 +17,7 @@ using detail::answer;
 using detail::no_initialize;
 
 void Server::write_line(std::string_view line) {
-  std::lock_guard lock(stdout_mutex_);
+  util::MutexLock lock(stdout_mutex_);
   std::fwrite(line.data(), 1, line.size(), stdout);
   std::fputc('\n', stdout);
   std::fflush(stdout);
@@ -115,7 +116,7 @@ int Server::serve_stdio() {
   session->close("the client closed stdin");
   reap(true);
   untrack(session->id);
-  std::lock_guard lock(listeners_mutex_);
+  util::MutexLock lock(listeners_mutex_);
   listeners_.clear();
   return 0;
 }

@@ -66,24 +66,24 @@ json::Document empty_result() { return json::Document(rapidjson::kObjectType); }
 }  // namespace
 
 void Server::track(std::shared_ptr<detail::Session> session) {
-  std::lock_guard lock(sessions_mutex_);
+  util::MutexLock lock(sessions_mutex_);
   sessions_[session->id] = std::move(session);
 }
 
 void Server::untrack(const std::string& id) {
-  std::lock_guard lock(sessions_mutex_);
+  util::MutexLock lock(sessions_mutex_);
   sessions_.erase(id);
 }
 
 std::vector<std::shared_ptr<detail::Session>> Server::sessions() {
-  std::lock_guard lock(sessions_mutex_);
+  util::MutexLock lock(sessions_mutex_);
   std::vector<std::shared_ptr<detail::Session>> out;
   for (const auto& [id, session] : sessions_) out.push_back(session);
   return out;
 }
 
 std::vector<std::shared_ptr<Server::Listener>> Server::listeners() {
-  std::lock_guard lock(listeners_mutex_);
+  util::MutexLock lock(listeners_mutex_);
   return listeners_;
 }
 
@@ -251,7 +251,7 @@ Outcome Server::initialize(const json::Value* params, detail::Session& session) 
 }
 
 Outcome Server::list_tools(const json::Value* params) const {
-  std::lock_guard lock(registry_mutex_);
+  util::MutexLock lock(registry_mutex_);
   std::size_t offset = 0;
   if (params && json::find(*params, "cursor")) {
     auto cursor = json::get_string(*params, "cursor");
@@ -272,7 +272,7 @@ Outcome Server::list_tools(const json::Value* params) const {
 }
 
 Outcome Server::list_prompts() const {
-  std::lock_guard lock(registry_mutex_);
+  util::MutexLock lock(registry_mutex_);
   json::Document r(rapidjson::kObjectType);
   auto& a = r.GetAllocator();
   json::Value list(rapidjson::kArrayType);

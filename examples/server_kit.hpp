@@ -27,7 +27,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -39,6 +38,7 @@
 #include "jsonrpc/message.hpp"
 #include "mcp/era.hpp"
 #include "mcp/protocol.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::examples {
 
@@ -469,9 +469,9 @@ class Server {
   std::string version_;
   std::string instructions_;
   Era era_ = Era::Legacy;
-  mutable std::mutex registry_mutex_;  // tools_ and prompts_ change while serving
-  std::vector<std::shared_ptr<const Tool>> tools_;
-  std::vector<std::shared_ptr<const Prompt>> prompts_;
+  mutable util::Mutex registry_mutex_;  // tools_ and prompts_ change while serving
+  std::vector<std::shared_ptr<const Tool>> tools_ GUARDED_BY(registry_mutex_);
+  std::vector<std::shared_ptr<const Prompt>> prompts_ GUARDED_BY(registry_mutex_);
   std::vector<Resource> resources_;
   std::vector<ResourceTemplate> templates_;
   CompletionHandler completion_;
@@ -483,12 +483,12 @@ class Server {
   std::size_t page_size_ = 0;
   std::function<void(std::stop_token)> background_;
   bool stdio_ = false;
-  std::mutex stdout_mutex_;  // one writer at a time keeps lines whole
+  util::Mutex stdout_mutex_;  // one writer at a time keeps lines whole
 
-  std::mutex sessions_mutex_;
-  std::map<std::string, std::shared_ptr<detail::Session>, std::less<>> sessions_;
-  std::mutex listeners_mutex_;
-  std::vector<std::shared_ptr<Listener>> listeners_;
+  util::Mutex sessions_mutex_;
+  std::map<std::string, std::shared_ptr<detail::Session>, std::less<>> sessions_ GUARDED_BY(sessions_mutex_);
+  util::Mutex listeners_mutex_;
+  std::vector<std::shared_ptr<Listener>> listeners_ GUARDED_BY(listeners_mutex_);
 };
 
 /// A command-line flag of one server, taking one value. `apply` returns

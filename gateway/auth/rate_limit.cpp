@@ -15,7 +15,7 @@ RateLimiter::RateLimiter(double per_s, int burst)
 
 std::optional<std::int64_t> RateLimiter::take(std::string_view principal, Clock::time_point now) {
   if (rate_ <= 0) return std::nullopt;
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   auto it = buckets_.find(std::string(principal));
   if (it == buckets_.end()) {
     if (buckets_.size() >= kSweepAbove) sweep(now);

@@ -4,11 +4,12 @@
 // others.
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::auth {
 
@@ -40,11 +41,11 @@ class RateLimiter {
     Clock::time_point at;
   };
   /// Forgets buckets that are full again (their principals are idle).
-  void sweep(Clock::time_point now);
+  void sweep(Clock::time_point now) REQUIRES(mu_);
 
-  double rate_, capacity_;
-  std::mutex mu_;
-  std::unordered_map<std::string, Bucket> buckets_;
+  const double rate_, capacity_;
+  util::Mutex mu_;
+  std::unordered_map<std::string, Bucket> buckets_ GUARDED_BY(mu_);
 };
 
 }  // namespace mcpgw::auth

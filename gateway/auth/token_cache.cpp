@@ -20,7 +20,7 @@ std::optional<Verdict> TokenCache::find(std::string_view token, const std::share
                                         std::int64_t now_s) {
   if (!keys) return std::nullopt;
   std::string key = digest(token);
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   auto it = entries_.find(key);
   if (it == entries_.end()) return std::nullopt;
   // A weak pointer: a key set freed and another allocated at its address
@@ -36,7 +36,7 @@ void TokenCache::put(std::string_view token, const std::shared_ptr<const KeySet>
                      std::int64_t now_s) {
   if (!keys || v.outcome != Verdict::Outcome::Admitted || !v.oauth) return;
   std::string key = digest(token);
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (entries_.size() >= capacity_) {
     for (auto it = entries_.begin(); it != entries_.end();) {
       if (now_s > it->second.verdict.valid_until || it->second.keys.expired()) it = entries_.erase(it);

@@ -7,13 +7,13 @@
 // so a reload drops the whole cache.
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
 #include "auth/access.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::auth {
 
@@ -32,9 +32,9 @@ class TokenCache {
     Verdict verdict;
     std::weak_ptr<const KeySet> keys;
   };
-  std::size_t capacity_;
-  std::mutex mu_;
-  std::unordered_map<std::string, Entry> entries_;  // by SHA-256 of the token
+  const std::size_t capacity_;
+  util::Mutex mu_;
+  std::unordered_map<std::string, Entry> entries_ GUARDED_BY(mu_);  // by SHA-256 of the token
 };
 
 }  // namespace mcpgw::auth

@@ -492,13 +492,13 @@ std::vector<std::string> name_warnings(const Snapshot& s) {
 }
 
 std::shared_ptr<const Snapshot> Catalog::snapshot() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return current_;
 }
 
 void Catalog::publish(std::shared_ptr<const Snapshot> s) {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     current_ = std::move(s);
   }
   published_.notify();

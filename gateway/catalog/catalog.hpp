@@ -5,7 +5,6 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -16,6 +15,7 @@
 #include "plugin/plugin.hpp"
 #include "search/index.hpp"
 #include "upstream/upstream.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::catalog {
 
@@ -154,10 +154,10 @@ class Catalog {
   Task<bool> wait_newer(std::uint64_t seen, std::chrono::steady_clock::time_point deadline, CancelSignal* cancel);
 
  private:
-  mutable std::mutex mu_;
-  Event published_;
-  std::shared_ptr<const Snapshot> current_ = std::make_shared<Snapshot>();
-  std::atomic<std::uint64_t> generation_{0};
+  mutable util::Mutex mu_;
+  Event published_;  // has a lock of its own
+  std::shared_ptr<const Snapshot> current_ GUARDED_BY(mu_) = std::make_shared<Snapshot>();
+  std::atomic<std::uint64_t> generation_{0};  // atomic: no lock
 };
 
 }  // namespace mcpgw::catalog

@@ -1,6 +1,7 @@
 #include "cluster/redis.hpp"
 
 #include "util/event.hpp"
+#include "util/thread_annotations.hpp"
 
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
@@ -21,7 +22,6 @@
 #include <cstdint>
 #include <future>
 #include <map>
-#include <mutex>
 
 namespace mcpgw::cluster {
 
@@ -80,10 +80,11 @@ struct Redis::Conn : std::enable_shared_from_this<Redis::Conn> {
   const std::string channel;  // "" = a command connection
   const Message on_message;
 
-  mutable std::mutex mu;  // guards up_ and status_ (read from any thread)
-  bool up_ = false;
-  std::string status_ = "not connected yet";
+  mutable util::Mutex mu;  // up_ and status_ are read from any thread
+  bool up_ GUARDED_BY(mu) = false;
+  std::string status_ GUARDED_BY(mu) = "not connected yet";
 
+  // The rest only on the strand: no lock.
   asio::ip::tcp::resolver resolver;
   asio::posix::stream_descriptor socket;
   asio::steady_timer retry;
@@ -104,7 +105,7 @@ struct Redis::Conn : std::enable_shared_from_this<Redis::Conn> {
   void set_state(bool up, const std::string& why) {
     bool changed;
     {
-      std::lock_guard lk(mu);
+      util::MutexLock lk(mu);
       changed = up_ != up || (!up && status_ != why);
       up_ = up;
       status_ = up ? "up" : why;
@@ -345,7 +346,7 @@ struct Redis::Conn : std::enable_shared_from_this<Redis::Conn> {
   }
 
   std::string status() const {
-    std::lock_guard lk(mu);
+    util::MutexLock lk(mu);
     return status_;
   }
 };
@@ -390,7 +391,7 @@ void Redis::command(std::vector<std::string> args, Done done, std::chrono::milli
 }
 
 bool Redis::up() const {
-  std::lock_guard lk(conn_->mu);
+  util::MutexLock lk(conn_->mu);
   return conn_->up_;
 }
 

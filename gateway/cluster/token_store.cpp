@@ -2,6 +2,7 @@
 // same sealed records, and each change is announced on the cluster's
 // channel so that the replicas drop their cached copies.
 #include "cluster/cluster.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::cluster {
 namespace {
@@ -58,14 +59,14 @@ class Cluster::TokenStore final : public oauth::TokenStore {
   std::string describe() const override { return "Redis at " + shown_; }
 
   void on_changed(std::function<void(const std::string& key)> fn) override {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     changed_ = std::move(fn);
   }
 
   void told(const std::string& key) {
     std::function<void(const std::string&)> fn;
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       fn = changed_;
     }
     if (fn) fn(key);
@@ -83,8 +84,8 @@ class Cluster::TokenStore final : public oauth::TokenStore {
 
   Redis& redis_;
   std::string shown_;
-  std::mutex mu_;
-  std::function<void(const std::string&)> changed_;
+  util::Mutex mu_;
+  std::function<void(const std::string&)> changed_ GUARDED_BY(mu_);
 };
 
 std::shared_ptr<oauth::TokenStore> Cluster::token_store() {

@@ -65,7 +65,7 @@ bool Client::fresh(const Tokens& t) {
 }
 
 void Client::set_subject(const std::string& principal, const std::string& subject_token) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   subjects_[principal] = subject_token;
 }
 
@@ -86,14 +86,14 @@ Task<std::variant<Tokens, Problem>> Client::tokens_for(const std::string& princi
       if (!s) co_return Problem{Fault::Failed, "the token store failed: " + s.error()};
       held = *s;
     } else {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       if (auto it = cache_.find(principal); it != cache_.end()) held = it->second;
     }
     bool refused = held && !rejected.empty() && "Bearer " + held->access_token == rejected;
     if (held && fresh(*held) && !refused) co_return *held;
     bool mine = false;
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       mine = renewing_.insert(principal).second;
     }
     if (!mine) {
@@ -104,7 +104,7 @@ Task<std::variant<Tokens, Problem>> Client::tokens_for(const std::string& princi
     }
     auto got = co_await obtain(principal, held, deadline, cancel);
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       renewing_.erase(principal);
     }
     changed_.notify();
@@ -127,7 +127,7 @@ Task<std::variant<Tokens, Problem>> Client::obtain(const std::string& principal,
   } else {
     std::string subject;
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       if (auto it = subjects_.find(principal); it != subjects_.end()) subject = it->second;
     }
     if (subject.empty())
@@ -145,7 +145,7 @@ Task<std::variant<Tokens, Problem>> Client::obtain(const std::string& principal,
   if (auto* f = std::get_if<TokenFailure>(&got)) co_return Problem{Fault::Failed, f->message};
   Tokens t = std::get<Tokens>(got);
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     cache_[principal] = t;
   }
   co_return t;
@@ -170,7 +170,7 @@ Task<std::variant<Tokens, Problem>> Client::refresh(const std::string& principal
   if (f.oauth_error != "invalid_grant") co_return Problem{Fault::Failed, f.message};
   // Another replica may have used (and rotated) it a moment ago.
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     cache_.erase(principal);
   }
   if (auto again = co_await stored(principal); again && *again && (*again)->refresh_token != held.refresh_token)
@@ -231,7 +231,7 @@ Task<std::variant<Tokens, Client::TokenFailure>> Client::token_request(Params pa
 
 Task<Result<std::optional<Tokens>>> Client::stored(const std::string& principal) {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (auto it = cache_.find(principal); it != cache_.end()) co_return std::optional<Tokens>(it->second);
   }
   const std::string key = token_key(name_, principal);
@@ -241,14 +241,14 @@ Task<Result<std::optional<Tokens>>> Client::stored(const std::string& principal)
   auto t = shared_->vault->open(name_, principal, **blob);
   // Sealed under a key no longer configured: as good as none.
   if (!t) co_return std::optional<Tokens>();
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   cache_[principal] = *t;
   co_return t;
 }
 
 Task<Result<void>> Client::keep(const std::string& principal, const Tokens& t) {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     cache_[principal] = t;
   }
   changed_.notify();
@@ -261,7 +261,7 @@ Task<Result<void>> Client::keep(const std::string& principal, const Tokens& t) {
 
 Task<Result<void>> Client::forget(const std::string& principal) {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     cache_.erase(principal);
   }
   changed_.notify();
@@ -272,7 +272,7 @@ Task<Result<void>> Client::forget(const std::string& principal) {
 
 void Client::changed_elsewhere(const std::string& key) {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     std::erase_if(cache_, [&](const auto& e) { return token_key(name_, e.first) == key; });
   }
   changed_.notify();
@@ -336,7 +336,7 @@ Task<Result<bool>> Client::wait_for_tokens(const std::string& principal, const s
     auto s = co_await stored(principal);
     if (s && *s) co_return true;
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       if (auto it = refusals_.find(elicitation_id); it != refusals_.end()) {
         std::string why = std::move(it->second);
         refusals_.erase(it);
@@ -350,7 +350,7 @@ Task<Result<bool>> Client::wait_for_tokens(const std::string& principal, const s
 
 void Client::refused(const Flow& flow, const std::string& why) {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     // Read by a waiting call at once, if there is one: a few suffice.
     if (refusals_.size() >= 64) refusals_.erase(refusals_.begin());
     std::string at = endpoints_ ? endpoints_->authorization_endpoint : url_;
@@ -366,7 +366,7 @@ Task<Result<bool>> Client::revoke(const std::string& principal, Clock::time_poin
     if (!s) co_return Error{s.error()};
     held = *s;
   } else {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (auto it = cache_.find(principal); it != cache_.end()) held = it->second;
   }
   auto gone = co_await forget(principal);

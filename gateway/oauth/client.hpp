@@ -11,7 +11,6 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -22,6 +21,7 @@
 #include "oauth/fetch.hpp"
 #include "oauth/store.hpp"
 #include "oauth/wire.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::oauth {
 
@@ -89,18 +89,18 @@ struct Shared {
   const std::shared_ptr<const Aead> flows;
 
   Links links() const {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     return links_;
   }
   /// Set once the listener's address is known (before the first call).
   void set_links(Links l) {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     links_ = std::move(l);
   }
 
  private:
-  mutable std::mutex mu_;
-  Links links_;
+  mutable util::Mutex mu_;
+  Links links_ GUARDED_BY(mu_);
 };
 
 /// A consent flow in flight, sealed into the link and the OAuth state.
@@ -220,16 +220,16 @@ class Client : public std::enable_shared_from_this<Client> {
   const std::shared_ptr<const SigningKey> key_;
   Fetcher fetch_;
 
-  std::mutex mu_;  // guards everything below
-  Event changed_;  ///< tokens changed, a renewal ended, discovery ended
-  std::optional<Endpoints> endpoints_;
-  bool discovering_ = false;
-  std::string registered_client_;  ///< RFC 7591, this process's
-  std::map<std::string, Tokens> cache_;       ///< by principal
-  std::map<std::string, std::string> subjects_;  ///< token_exchange: by principal
-  std::set<std::string> renewing_;            ///< principals with a token request in flight
+  util::Mutex mu_;
+  Event changed_;  ///< tokens changed, a renewal ended, discovery ended (a lock of its own)
+  std::optional<Endpoints> endpoints_ GUARDED_BY(mu_);
+  bool discovering_ GUARDED_BY(mu_) = false;
+  std::string registered_client_ GUARDED_BY(mu_);  ///< RFC 7591, this process's
+  std::map<std::string, Tokens> cache_ GUARDED_BY(mu_);       ///< by principal
+  std::map<std::string, std::string> subjects_ GUARDED_BY(mu_);  ///< token_exchange: by principal
+  std::set<std::string> renewing_ GUARDED_BY(mu_);            ///< principals with a token request in flight
   /// Consents the provider refused, by elicitation id: why (a few, recent).
-  std::map<std::string, std::string> refusals_;
+  std::map<std::string, std::string> refusals_ GUARDED_BY(mu_);
 };
 
 }  // namespace mcpgw::oauth

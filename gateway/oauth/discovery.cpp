@@ -7,6 +7,7 @@
 
 #include "jsonrpc/json.hpp"
 #include "oauth/client.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::oauth {
 namespace {
@@ -68,7 +69,7 @@ Task<Result<Endpoints>> Client::endpoints(Clock::time_point deadline, CancelSign
   for (;;) {
     auto seen = changed_.generation();
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       if (endpoints_) co_return *endpoints_;
       if (!discovering_) {
         discovering_ = true;
@@ -80,7 +81,7 @@ Task<Result<Endpoints>> Client::endpoints(Clock::time_point deadline, CancelSign
   }
   auto found = co_await discover(deadline, cancel);
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     discovering_ = false;
     if (found) endpoints_ = *found;
   }
@@ -189,7 +190,7 @@ Task<Result<std::string>> Client::client_id(const Endpoints& ep, Clock::time_poi
   if (!cfg_.client_id_metadata_url.empty() && (ep.cimd_supported || ep.registration_endpoint.empty()))
     co_return cfg_.client_id_metadata_url;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (!registered_client_.empty()) co_return registered_client_;
   }
   if (ep.registration_endpoint.empty())
@@ -209,7 +210,7 @@ Task<Result<std::string>> Client::client_id(const Endpoints& ep, Clock::time_poi
                            err ? "refused: " + err->error + (err->description.empty() ? "" : ": " + err->description)
                                : "HTTP " + std::to_string(got->status) + " without a client_id")};
   }
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   registered_client_ = std::string(*id);
   co_return registered_client_;
 }

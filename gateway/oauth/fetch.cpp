@@ -12,7 +12,7 @@ Result<std::shared_ptr<transport::HttpClient>> Fetcher::client_for(const std::st
   auto parsed = transport::Url::parse(url);
   if (!parsed) return Error{parsed.error()};
   std::string origin = origin_of(url);
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (auto it = clients_.find(origin); it != clients_.end()) return it->second;
   auto made = transport::HttpClient::create(io_, *parsed, tls_);
   if (!made) return Error{made.error()};

@@ -6,12 +6,12 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "transport/http_client.hpp"
 #include "util/event.hpp"
 #include "util/result.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::oauth {
 
@@ -44,8 +44,8 @@ class Fetcher {
 
   transport::Io& io_;
   transport::TlsOptions tls_;
-  std::mutex mu_;
-  std::map<std::string, std::shared_ptr<transport::HttpClient>> clients_;  ///< by origin
+  util::Mutex mu_;
+  std::map<std::string, std::shared_ptr<transport::HttpClient>> clients_ GUARDED_BY(mu_);  ///< by origin
 };
 
 }  // namespace mcpgw::oauth

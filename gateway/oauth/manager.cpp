@@ -85,7 +85,7 @@ Result<std::unique_ptr<Manager>> Manager::create(const config::Config& cfg, tran
 Manager::Manager(transport::Io& io, std::shared_ptr<Shared> shared) : io_(io), shared_(std::move(shared)) {}
 
 void Manager::set_hooks(Hooks hooks) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   hooks_ = std::move(hooks);
 }
 
@@ -102,7 +102,7 @@ Result<void> Manager::configure(const config::Config& cfg) {
   std::map<std::string, std::shared_ptr<Client>> next;
   std::map<std::string, config::Server> made;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     for (const auto& s : cfg.servers) {
       if (!s.oauth) continue;
       auto same = configs_.find(s.name);
@@ -122,18 +122,18 @@ Result<void> Manager::configure(const config::Config& cfg) {
 }
 
 std::shared_ptr<Client> Manager::find(const std::string& name) const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   auto it = clients_.find(name);
   return it == clients_.end() ? nullptr : it->second;
 }
 
 std::map<std::string, std::shared_ptr<Client>> Manager::clients() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return clients_;
 }
 
 bool Manager::consents() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   for (const auto& [name, c] : clients_)
     if (c->config().grant == Grant::AuthorizationCode) return true;
   return false;
@@ -213,7 +213,7 @@ Task<http::Response> Manager::callback_page(const http::Request& req) {
   }
   Hooks hooks;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     hooks = hooks_;
   }
   if (hooks.consented) hooks.consented(*flow);
@@ -254,7 +254,7 @@ Task<Result<std::vector<std::string>>> Manager::revoke(const std::string& princi
     spdlog::info("upstream {}: principal {}'s tokens were revoked", name, principal.empty() ? "-" : principal);
     Hooks hooks;
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       hooks = hooks_;
     }
     if (hooks.revoked) hooks.revoked(name, principal);

@@ -6,7 +6,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "oauth/client.hpp"
 #include "oauth/flow.hpp"
 #include "transport/http_listener.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::oauth {
 
@@ -69,10 +69,10 @@ class Manager {
 
   transport::Io& io_;
   std::shared_ptr<Shared> shared_;
-  mutable std::mutex mu_;
-  Hooks hooks_;
-  std::map<std::string, std::shared_ptr<Client>> clients_;
-  std::map<std::string, config::Server> configs_;  ///< what each client was made from
+  mutable util::Mutex mu_;
+  Hooks hooks_ GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<Client>> clients_ GUARDED_BY(mu_);
+  std::map<std::string, config::Server> configs_ GUARDED_BY(mu_);  ///< what each client was made from
 };
 
 /// The default callback: http(s)://<host>:<port>/oauth/callback.

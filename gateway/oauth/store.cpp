@@ -89,25 +89,25 @@ std::optional<Tokens> Vault::open(std::string_view server, std::string_view prin
 // --- MemoryStore ---------------------------------------------------------
 
 Task<Result<std::optional<std::string>>> MemoryStore::load(const std::string& key) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   auto it = records_.find(key);
   co_return it == records_.end() ? std::nullopt : std::optional<std::string>(it->second);
 }
 
 Task<Result<void>> MemoryStore::save(const std::string& key, const std::string& blob) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   records_[key] = blob;
   co_return Result<void>{};
 }
 
 Task<Result<void>> MemoryStore::erase(const std::string& key) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   records_.erase(key);
   co_return Result<void>{};
 }
 
 Task<Result<bool>> MemoryStore::use_once(const std::string& id, std::int64_t expires) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   std::int64_t now = unix_now();
   std::erase_if(used_, [&](const auto& e) { return e.second < now; });
   co_return used_.emplace(id, expires).second;
@@ -130,6 +130,8 @@ Result<std::shared_ptr<FileStore>> FileStore::open(const std::string& path) {
   if (!doc || !doc->IsObject() || json::get_string(*doc, "format") != kFileFormat || !records || !records->IsObject())
     return Error{"upstream_oauth.store " + path + ": not a token file of mcpgw (expected format " +
                  std::string(kFileFormat) + "); move it away to start with no stored tokens"};
+  // Not shared yet; the lock costs nothing and keeps records_ always under it.
+  util::MutexLock lk(store->mu_);
   for (const auto& m : records->GetObject())
     if (m.value.IsString()) store->records_.emplace(m.name.GetString(), m.value.GetString());
   return store;
@@ -152,7 +154,7 @@ Task<Result<void>> FileStore::persist() {
     d.AddMember("format", json::ref(kFileFormat), a);
     json::Value records(rapidjson::kObjectType);
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       for (const auto& [k, v] : records_) records.AddMember(json::str(k, a), json::str(v, a), a);
     }
     d.AddMember("records", records, a);

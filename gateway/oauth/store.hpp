@@ -8,7 +8,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -16,6 +15,7 @@
 #include "util/aead.hpp"
 #include "util/event.hpp"
 #include "util/result.hpp"
+#include "util/thread_annotations.hpp"
 #include "util/worker_pool.hpp"
 
 namespace mcpgw::oauth {
@@ -79,12 +79,12 @@ class MemoryStore : public TokenStore {
   std::string describe() const override { return "memory"; }
 
  protected:
-  /// The records now (for a subclass to persist), under mu_.
-  std::map<std::string, std::string> records_;
-  mutable std::mutex mu_;
+  mutable util::Mutex mu_;
+  /// The records now (for a subclass to persist).
+  std::map<std::string, std::string> records_ GUARDED_BY(mu_);
 
  private:
-  std::map<std::string, std::int64_t> used_;  ///< flow id -> expiry
+  std::map<std::string, std::int64_t> used_ GUARDED_BY(mu_);  ///< flow id -> expiry
 };
 
 /// The records in a file (mode 0600), rewritten whole on each change by a

@@ -10,13 +10,13 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <set>
 
 #include <boost/asio/strand.hpp>
 
 #include "mcp/protocol.hpp"
 #include "util/offload.hpp"
+#include "util/thread_annotations.hpp"
 
 // The C ABI's opaque types, defined at global scope where plugin.h declares
 // them.
@@ -32,10 +32,11 @@ struct mcpgw_host_state {
 struct mcpgw_call {
   const mcpgw::plugin::Plugin* plugin;
   const mcpgw::upstream::CallOptions* opts;
-  std::mutex mu;
+  mcpgw::util::Mutex mu;
   std::condition_variable idle;
-  int outstanding = 0;
-  /// The client's answers so far and the state of the last round, as JSON.
+  int outstanding GUARDED_BY(mu) = 0;
+  /// The client's answers so far and the state of the last round, as JSON
+  /// (set before the call starts, then only read).
   std::string input_responses = "{}";
   std::string input_state = "null";
 };
@@ -115,16 +116,16 @@ void host_call_tool_async(mcpgw_call* call, const char* server, const char* tool
     std::string result = run_upstream_call(*call, s ? s->c_str() : nullptr, t ? t->c_str() : nullptr,
                                            a ? a->c_str() : nullptr);
     done(user_data, alloc_string(result));
-    std::lock_guard lk(call->mu);
+    util::MutexLock lk(call->mu);
     if (--call->outstanding == 0) call->idle.notify_all();
   };
   {
-    std::lock_guard lk(call->mu);
+    util::MutexLock lk(call->mu);
     ++call->outstanding;
   }
   if (!call->plugin->host().submit(task)) {
     {
-      std::lock_guard lk(call->mu);
+      util::MutexLock lk(call->mu);
       --call->outstanding;
     }
     done(user_data, alloc_string(json::write(mcp::tool_error("mcpgw is shutting down"))));
@@ -370,8 +371,8 @@ upstream::Reply Plugin::invoke(const std::string& name, const std::string& args,
   }
   {
     // Asynchronous calls still running use `call`: it must outlive them.
-    std::unique_lock lk(call.mu);
-    call.idle.wait(lk, [&] { return call.outstanding == 0; });
+    util::UniqueLock lk(call.mu);
+    call.idle.wait(lk.native(), [&]() REQUIRES(call.mu) { return call.outstanding == 0; });
   }
   auto fail = [&](const std::string& why) {
     spdlog::error("plugin {}: tool {}: {}", name_, name, why);

@@ -24,7 +24,7 @@ upstream::Reply given(const json::Value& v) {
 }  // namespace
 
 void Inbox::preload(const json::Value& answers) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (answers.IsObject())
     for (const auto& m : answers.GetObject())
       json::set(preloaded_, std::string_view(m.name.GetString(), m.name.GetStringLength()),
@@ -36,7 +36,7 @@ Task<upstream::Reply> Inbox::ask(std::string_view method, json::Document params,
   Asked asked{Question{key, std::string(method), std::move(params)}, std::make_shared<Pending>(), order};
   auto pending = asked.pending;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (const json::Value* known = json::find(preloaded_, key)) {
       json::set(given_, key, json::Value(*known, given_.GetAllocator()), given_.GetAllocator());
       co_return given(*known);
@@ -49,14 +49,14 @@ Task<upstream::Reply> Inbox::ask(std::string_view method, json::Document params,
   for (;;) {
     const auto seen = changed_.generation();
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       gone = gone_;
       if (pending->answer || cancel.cancelled() || gone) break;
     }
     if (!co_await changed_.wait(seen, deadline, &cancel)) break;
   }
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     std::erase_if(asked_, [&](const Asked& a) { return a.pending == pending; });
     gone = gone_;
     if (pending->answer) co_return std::move(*pending->answer);
@@ -73,7 +73,7 @@ Task<std::vector<Question>> Inbox::wait(std::function<bool()> finished, CancelSi
   for (;;) {
     const auto seen = changed_.generation();
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       if (finished() || cancel.cancelled()) co_return out;
       if (asked_.size() >= batch_) {
         std::vector<const Asked*> sorted;
@@ -93,7 +93,7 @@ Task<std::vector<Question>> Inbox::wait(std::function<bool()> finished, CancelSi
 void Inbox::wake() { changed_.notify(); }
 
 std::vector<std::string> Inbox::answer(const json::Value& answers) {
-  std::unique_lock lk(mu_);
+  util::UniqueLock lk(mu_);
   std::vector<std::string> missing;
   for (auto& a : asked_) {
     const json::Value* value = answers.IsObject() ? json::find(answers, a.q.key) : nullptr;
@@ -112,7 +112,7 @@ std::vector<std::string> Inbox::answer(const json::Value& answers) {
 }
 
 std::vector<Question> Inbox::pending() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   std::vector<Question> out;
   for (const auto& a : asked_)
     if (!a.pending->answer) out.push_back(Question{a.q.key, a.q.method, json::clone(a.q.params)});
@@ -120,7 +120,7 @@ std::vector<Question> Inbox::pending() const {
 }
 
 void Inbox::watch(std::function<void()> fn) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   watcher_ = std::move(fn);
 }
 
@@ -128,20 +128,20 @@ void Inbox::changed() {
   changed_.notify();
   std::function<void()> fn;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     fn = watcher_;
   }
   if (fn) fn();
 }
 
 json::Document Inbox::answers() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return json::clone(given_);
 }
 
 void Inbox::abandon() {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     gone_ = true;
   }
   changed_.notify();
@@ -154,7 +154,7 @@ Engine::~Engine() { drain(); }
 std::shared_ptr<Parked> Engine::start(const asio::any_io_executor& ex, std::shared_ptr<Inbox> inbox,
                                       std::shared_ptr<upstream::ClientChannel> client, Work work) {
   {
-    std::lock_guard lk(running_->mu);
+    util::MutexLock lk(running_->mu);
     if (running_->stopping) return nullptr;
     ++running_->count;
   }
@@ -164,10 +164,13 @@ std::shared_ptr<Parked> Engine::start(const asio::any_io_executor& ex, std::shar
   p->client = std::move(client);
   // Counted out however the coroutine ends, run to the end or destroyed
   // with the loop.
+  // A constructor, not an aggregate: clang before 16 has no parenthesised
+  // aggregate initialisation (make_shared<Counted>(running_)).
   struct Counted {
+    explicit Counted(std::shared_ptr<Running> r) : running(std::move(r)) {}
     std::shared_ptr<Running> running;
     ~Counted() {
-      std::lock_guard lk(running->mu);
+      util::MutexLock lk(running->mu);
       if (--running->count == 0) running->idle.notify_all();
     }
   };
@@ -203,7 +206,7 @@ Engine::Outcome Engine::conclude(Parked& p, bool request_cancelled, std::vector<
 std::shared_ptr<Parked> Engine::take(const json::Value& state) {
   auto id = json::get_string(state, "park");
   if (!id) return nullptr;
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   auto it = parked_.find(std::string(*id));
   if (it == parked_.end()) return nullptr;
   auto p = std::move(it->second);
@@ -218,7 +221,7 @@ void Engine::abandon(Parked& p) {
 
 Result<void> Engine::park(const std::shared_ptr<Parked>& p, std::chrono::seconds ttl) {
   p->expires = Clock::now() + ttl;
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   // Calls never resumed give up their upstream request at expiry.
   for (auto it = parked_.begin(); it != parked_.end();) {
     if (it->second->expires < Clock::now() || it->second->done.load()) {
@@ -237,7 +240,7 @@ Result<void> Engine::park(const std::shared_ptr<Parked>& p, std::chrono::seconds
 }
 
 bool Engine::first_resume(const std::string& id, std::int64_t expires) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   std::erase_if(resumed_, [&](const auto& e) { return e.second < now; });
   return resumed_.emplace(id, expires).second;
@@ -246,7 +249,7 @@ bool Engine::first_resume(const std::string& id, std::int64_t expires) {
 void Engine::abandon_parked() {
   std::map<std::string, std::shared_ptr<Parked>> parked;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     parked.swap(parked_);
   }
   for (auto& [id, p] : parked) abandon(*p);
@@ -254,16 +257,16 @@ void Engine::abandon_parked() {
 
 void Engine::drain() {
   {
-    std::lock_guard lk(running_->mu);
+    util::MutexLock lk(running_->mu);
     running_->stopping = true;
   }
   abandon_parked();
-  std::unique_lock lk(running_->mu);
-  running_->idle.wait(lk, [&] { return running_->count == 0; });
+  util::UniqueLock lk(running_->mu);
+  running_->idle.wait(lk.native(), [&]() REQUIRES(running_->mu) { return running_->count == 0; });
 }
 
 std::size_t Engine::parked_count() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return parked_.size();
 }
 

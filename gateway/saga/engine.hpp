@@ -14,7 +14,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <variant>
@@ -23,6 +22,7 @@
 #include "upstream/origin.hpp"
 #include "util/result.hpp"
 #include "util/event.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::saga {
 
@@ -70,6 +70,8 @@ class Inbox {
 
  private:
   struct Pending {
+    /// Under the Inbox's mu_ (the asker and answer() share it); not
+    /// GUARDED_BY, which cannot name a lock of another class.
     std::optional<upstream::Reply> answer;
   };
   struct Asked {
@@ -77,15 +79,15 @@ class Inbox {
     std::shared_ptr<Pending> pending;
     std::uint64_t order = 0;
   };
-  mutable std::mutex mu_;
-  Event changed_;
-  bool gone_ = false;
-  std::vector<Asked> asked_;  ///< unanswered questions
-  std::size_t batch_ = 1;
-  json::Document preloaded_{rapidjson::kObjectType};
-  json::Document given_{rapidjson::kObjectType};
-  std::function<void()> watcher_;
-  void changed();
+  mutable util::Mutex mu_;
+  Event changed_;  // a lock of its own
+  bool gone_ GUARDED_BY(mu_) = false;
+  std::vector<Asked> asked_ GUARDED_BY(mu_);  ///< unanswered questions
+  std::size_t batch_ GUARDED_BY(mu_) = 1;
+  json::Document preloaded_ GUARDED_BY(mu_){rapidjson::kObjectType};
+  json::Document given_ GUARDED_BY(mu_){rapidjson::kObjectType};
+  std::function<void()> watcher_ GUARDED_BY(mu_);
+  void changed() EXCLUDES(mu_);
 };
 
 /// A call the engine drives: between the requests that continue it, it is
@@ -98,7 +100,9 @@ struct Parked {
   std::shared_ptr<upstream::ClientChannel> client;
   CancelSignal cancel;  ///< cancels the work
   std::atomic<bool> done{false};
-  upstream::Reply result;  ///< valid once `done`
+  upstream::Reply result;  ///< valid once `done` (written before it is set)
+  /// Set by Engine::park() before the call is listed, then read under the
+  /// engine's lock.
   Clock::time_point expires;
 };
 
@@ -155,16 +159,16 @@ class Engine {
   /// The calls running, shared with their coroutines: one destroyed with
   /// the loop after the engine still counts itself out safely.
   struct Running {
-    std::mutex mu;
+    util::Mutex mu;
     std::condition_variable idle;
-    std::size_t count = 0;
-    bool stopping = false;
+    std::size_t count GUARDED_BY(mu) = 0;
+    bool stopping GUARDED_BY(mu) = false;
   };
-  std::shared_ptr<Running> running_ = std::make_shared<Running>();
-  mutable std::mutex mu_;  // guards parked_ and resumed_
-  std::map<std::string, std::shared_ptr<Parked>> parked_;
+  const std::shared_ptr<Running> running_ = std::make_shared<Running>();
+  mutable util::Mutex mu_;
+  std::map<std::string, std::shared_ptr<Parked>> parked_ GUARDED_BY(mu_);
   /// Ids of the saga tokens resumed, until they expire (docs/protocol.md, "Sagas").
-  std::map<std::string, std::int64_t> resumed_;
+  std::map<std::string, std::int64_t> resumed_ GUARDED_BY(mu_);
 };
 
 }  // namespace mcpgw::saga

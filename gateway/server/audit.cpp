@@ -96,7 +96,7 @@ Audit::Audit(const config::Audit& cfg, Metrics& metrics) : metrics_(metrics), cf
 
 Audit::~Audit() {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -105,7 +105,7 @@ Audit::~Audit() {
 
 void Audit::configure(const config::Audit& cfg) {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (cfg == cfg_) return;
     cfg_ = cfg;
     enabled_ = !cfg.path.empty();
@@ -116,7 +116,7 @@ void Audit::configure(const config::Audit& cfg) {
 
 void Audit::reopen() {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (cfg_.path.empty()) return;
     reopen_ = true;
   }
@@ -124,7 +124,7 @@ void Audit::reopen() {
 }
 
 std::vector<Audit::Notable> Audit::recent() const {
-  std::lock_guard lk(recent_mu_);
+  util::MutexLock lk(recent_mu_);
   return {recent_.begin(), recent_.end()};
 }
 
@@ -134,13 +134,13 @@ void Audit::record(const AuditRecord& r) {
   if (r.outcome != "ok") {
     Notable n{now_ms,     std::string(r.event),   r.principal,        r.mode,   r.tool,
               r.server,   r.upstream_tool,        std::string(r.outcome), r.reason, r.trace_id, r.ms};
-    std::lock_guard lk(recent_mu_);
+    util::MutexLock lk(recent_mu_);
     recent_.push_back(std::move(n));
     if (recent_.size() > kNotableKept) recent_.pop_front();
   }
   config::Audit::Arguments arguments;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (cfg_.path.empty()) return;
     arguments = cfg_.arguments;
   }
@@ -150,7 +150,7 @@ void Audit::record(const AuditRecord& r) {
   line.push_back('\n');
   bool wake = false;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (queue_.size() >= kQueueLines) {
       metrics_.audit_dropped();
       return;
@@ -185,12 +185,13 @@ void Audit::open_locked() {
 }
 
 void Audit::run() {
-  std::unique_lock lk(mu_);
+  util::UniqueLock lk(mu_);
   open_locked();
   for (;;) {
-    cv_.wait(lk, [&] { return stopping_ || reopen_ || !queue_.empty(); });
+    cv_.wait(lk.native(), [&]() REQUIRES(mu_) { return stopping_ || reopen_ || !queue_.empty(); });
     // Lines of the next few milliseconds go out in the same write.
-    cv_.wait_for(lk, kBatchWait, [&] { return stopping_ || reopen_ || queue_.size() >= kBatchLines; });
+    cv_.wait_for(lk.native(), kBatchWait,
+                 [&]() REQUIRES(mu_) { return stopping_ || reopen_ || queue_.size() >= kBatchLines; });
     if (reopen_) {
       reopen_ = false;
       open_locked();

@@ -9,7 +9,6 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -19,6 +18,7 @@
 #include "jsonrpc/json.hpp"
 #include "server/metrics.hpp"
 #include "upstream/origin.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::server {
 
@@ -91,20 +91,23 @@ class Audit {
 
  private:
   void run();
-  void open_locked();
+  void open_locked() REQUIRES(mu_);
 
   Metrics& metrics_;
-  mutable std::mutex mu_;
+  mutable util::Mutex mu_;
   std::condition_variable cv_;
-  config::Audit cfg_;
-  std::atomic<bool> enabled_{false};
-  std::deque<std::string> queue_;
-  bool reopen_ = false, stopping_ = false;
-  std::FILE* file_ = nullptr;   ///< touched by the writer thread only, after open
-  std::string open_path_;       ///< what file_ is
-  std::thread writer_;
-  mutable std::mutex recent_mu_;
-  std::deque<Notable> recent_;
+  config::Audit cfg_ GUARDED_BY(mu_);
+  std::atomic<bool> enabled_{false};  ///< atomic: read on every call without the lock
+  std::deque<std::string> queue_ GUARDED_BY(mu_);
+  bool reopen_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  /// Touched by the writer thread only, and with mu_ held: written outside
+  /// it through a copy of the pointer.
+  std::FILE* file_ GUARDED_BY(mu_) = nullptr;
+  std::string open_path_ GUARDED_BY(mu_);  ///< what file_ is
+  std::thread writer_;                     ///< set in the constructor, joined in the destructor
+  mutable util::Mutex recent_mu_;
+  std::deque<Notable> recent_ GUARDED_BY(recent_mu_);
 };
 
 /// "sha256:<hex>" of the canonical JSON of `v` (object keys sorted, no

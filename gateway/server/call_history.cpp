@@ -40,13 +40,13 @@ double CallHistory::percentile(const Bucket& b, double q) {
 void CallHistory::record(const std::string& origin, bool ok, double seconds) {
   Origin* o;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     auto& slot = origins_[origin];
     if (!slot) slot = std::make_unique<Origin>();
     o = slot.get();
   }
   std::int64_t epoch = current_epoch();
-  std::lock_guard lk(o->mu);
+  util::MutexLock lk(o->mu);
   Bucket& b = o->ring[static_cast<std::size_t>(epoch % kBuckets)];
   if (b.epoch != epoch) b = Bucket{epoch};
   ++b.calls;
@@ -57,7 +57,7 @@ void CallHistory::record(const std::string& origin, bool ok, double seconds) {
 std::vector<CallHistory::Series> CallHistory::snapshot() const {
   std::vector<std::pair<std::string, const Origin*>> all;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     for (const auto& [name, o] : origins_) all.emplace_back(name, o.get());
   }
   std::sort(all.begin(), all.end());
@@ -67,7 +67,7 @@ std::vector<CallHistory::Series> CallHistory::snapshot() const {
     Series s;
     s.origin = name;
     bool any = false;
-    std::lock_guard lk(o->mu);
+    util::MutexLock lk(o->mu);
     for (std::int64_t e = now - kBuckets + 1; e <= now; ++e) {
       const Bucket& b = o->ring[static_cast<std::size_t>(e % kBuckets)];
       bool here = b.epoch == e;

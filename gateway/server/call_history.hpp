@@ -6,10 +6,11 @@
 #include <array>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::server {
 
@@ -40,14 +41,15 @@ class CallHistory {
     std::array<std::uint32_t, kBins> bins{};
   };
   struct Origin {
-    mutable std::mutex mu;
-    std::array<Bucket, kBuckets> ring;
+    mutable util::Mutex mu;
+    std::array<Bucket, kBuckets> ring GUARDED_BY(mu);
   };
   static int bin_of(double ms);
   static double percentile(const Bucket& b, double q);
 
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, std::unique_ptr<Origin>> origins_;
+  mutable util::Mutex mu_;
+  /// Origins are never removed: a pointer taken under mu_ stays valid.
+  std::unordered_map<std::string, std::unique_ptr<Origin>> origins_ GUARDED_BY(mu_);
 };
 
 }  // namespace mcpgw::server

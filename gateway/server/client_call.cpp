@@ -98,7 +98,7 @@ upstream::Reply answered(const jsonrpc::Message& m) {
 }  // namespace
 
 void Progress::retarget(const json::Value* token) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   token_.SetNull();
   if (token) token_.CopyFrom(*token, token_.GetAllocator());
 }
@@ -107,7 +107,7 @@ void Progress::forward(json::Value& params) {
   const json::Value* p = json::find(params, "progress");
   if (!p || !p->IsNumber()) return;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (last_ && p->GetDouble() <= *last_) return;
     last_ = p->GetDouble();
   }
@@ -117,7 +117,7 @@ void Progress::forward(json::Value& params) {
 void Progress::step(const std::string& message) {
   json::Document n(rapidjson::kObjectType);
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     last_ = last_ ? std::floor(*last_) + 1 : 1;
     n.AddMember("progress", *last_, n.GetAllocator());
   }
@@ -129,7 +129,7 @@ void Progress::send(const json::Value& params) {
   json::Document n;
   n.CopyFrom(params, n.GetAllocator());
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (token_.IsNull()) return;
     json::set(n, "progressToken", json::Value(token_, n.GetAllocator()), n.GetAllocator());
   }
@@ -150,7 +150,7 @@ Task<upstream::Reply> ClientCall::request(std::string_view method, const json::V
                                           Clock::time_point deadline, CancelSignal& cancel) {
   std::shared_ptr<McpSession> s;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     s = s_;
   }
   json::Document need = missing_capability(s->capabilities(), method, params);
@@ -175,7 +175,7 @@ Task<upstream::Reply> ClientCall::request(std::string_view method, const json::V
     if (meta->ObjectEmpty()) clean.RemoveMember("_meta");
   }
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (!task_.empty() && mcp::related_task(clean)) mcp::set_related_task(clean, task_, clean.GetAllocator());
     if (asking_ >= limits_.per_call)
       co_return over_limit("max_client_requests_per_call", limits_.per_call, "of this call", method);
@@ -185,7 +185,7 @@ Task<upstream::Reply> ClientCall::request(std::string_view method, const json::V
   struct Asked {
     ClientCall& call;
     ~Asked() {
-      std::lock_guard lk(call.mu_);
+      util::MutexLock lk(call.mu_);
       --call.asking_;
     }
   } asked{*this};
@@ -202,14 +202,14 @@ Task<upstream::Reply> ClientCall::request(std::string_view method, const json::V
 }
 
 void ClientCall::serve_task(std::string id) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   task_ = std::move(id);
 }
 
 std::optional<upstream::Reply> ClientCall::to_client_task(std::string_view method, json::Document& params) {
   if (method.rfind("tasks/", 0) != 0 || method == "tasks/list") return std::nullopt;
   auto id = json::get_string(params, "taskId");
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   auto it = id ? client_tasks_.find(std::string(*id)) : client_tasks_.end();
   if (it == client_tasks_.end())
     return upstream::Reply::error(jsonrpc::kInvalidParams, "Failed to retrieve task: Task not found");
@@ -220,8 +220,8 @@ std::optional<upstream::Reply> ClientCall::to_client_task(std::string_view metho
 void ClientCall::from_client_task(std::string_view method, upstream::Reply& reply) {
   if (reply.rpc_error || !reply.body.IsObject()) return;
   auto& a = reply.body.GetAllocator();
-  std::lock_guard lk(mu_);
-  auto ours = [&](std::string_view client_id) -> std::string {
+  util::MutexLock lk(mu_);
+  auto ours = [&](std::string_view client_id) REQUIRES(mu_) -> std::string {
     for (const auto& [gw, theirs] : client_tasks_)
       if (theirs == client_id) return gw;
     return {};
@@ -253,17 +253,17 @@ void ClientCall::from_client_task(std::string_view method, upstream::Reply& repl
 }
 
 json::Document ClientCall::capabilities() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return s_->capabilities();
 }
 
 bool ClientCall::can_ask() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return inbox_ || (!closed_ && ex_ && ex_->can_send());
 }
 
 std::string ClientCall::log_level() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return s_->log_level();
 }
 
@@ -273,7 +273,7 @@ Task<upstream::Reply> ClientCall::stream_request(std::string_view method, json::
   const std::string id = "mcpgw-" + std::to_string(ids_.fetch_add(1));
   auto pending = std::make_shared<Pending>();
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (closed_) co_return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw: the client's call has ended");
     if (!ex_->can_send())
       co_return upstream::Reply::error(jsonrpc::kInternalError,
@@ -303,7 +303,7 @@ Task<upstream::Reply> ClientCall::stream_request(std::string_view method, json::
   for (;;) {
     const auto seen = changed_.generation();
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       if (pending->answer || cancel.cancelled() || gone_ || closed_) break;
     }
     if (!co_await changed_.wait(seen, deadline, &cancel)) {
@@ -311,7 +311,7 @@ Task<upstream::Reply> ClientCall::stream_request(std::string_view method, json::
       break;
     }
   }
-  std::unique_lock lk(mu_);
+  util::UniqueLock lk(mu_);
   pending_.erase(id);
   s_->forget_answer(id);
   if (pending->answer) co_return std::move(*pending->answer);
@@ -329,7 +329,7 @@ Task<upstream::Reply> ClientCall::stream_request(std::string_view method, json::
 }
 
 void ClientCall::notify(std::string_view method, const json::Value* params) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (closed_ || !ex_) return;
   if (method == "notifications/message" && params) {
     // The client decides, per session (logging/setLevel) or per request
@@ -343,12 +343,12 @@ void ClientCall::notify(std::string_view method, const json::Value* params) {
 }
 
 void ClientCall::send_progress(std::string msg) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (!closed_ && ex_) ex_->progress(std::move(msg));
 }
 
 void ClientCall::answer(const std::string& id, jsonrpc::Message msg) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   auto it = pending_.find(id);
   if (it == pending_.end() || it->second->answer) return;
   it->second->answer = answered(msg);
@@ -356,7 +356,7 @@ void ClientCall::answer(const std::string& id, jsonrpc::Message msg) {
 }
 
 void ClientCall::close() {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (closed_) return;
   // On the call's own stream, before its answer: the client stops asking
   // its user or model about a call that is over.
@@ -367,20 +367,20 @@ void ClientCall::close() {
 }
 
 void ClientCall::abandon() {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   gone_ = true;
   changed_.notify();
 }
 
 void ClientCall::attach(std::shared_ptr<McpSession> s, transport::Exchange& ex) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   s_ = std::move(s);
   ex_ = &ex;
   closed_ = false;
 }
 
 void ClientCall::detach() {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   ex_ = nullptr;
   closed_ = true;
 }

@@ -15,7 +15,6 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
@@ -23,6 +22,7 @@
 #include "saga/engine.hpp"
 #include "server/sessions.hpp"
 #include "upstream/origin.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::server {
 
@@ -45,9 +45,9 @@ class Progress {
  private:
   void send(const json::Value& params);
   ClientCall& client_;
-  std::mutex mu_;
-  json::Document token_;
-  std::optional<double> last_;
+  util::Mutex mu_;
+  json::Document token_ GUARDED_BY(mu_);
+  std::optional<double> last_ GUARDED_BY(mu_);
 };
 
 /// How many server-to-client requests may await the client's answer at
@@ -103,6 +103,7 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
 
  private:
   struct Pending {
+    /// Under the call's mu_ (not GUARDED_BY: a lock of another class).
     std::optional<upstream::Reply> answer;
   };
   Task<upstream::Reply> stream_request(std::string_view method, json::Document params, bool has_params,
@@ -118,21 +119,22 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
   /// to the gateway's (registering new ones).
   void from_client_task(std::string_view method, upstream::Reply& reply);
 
-  std::shared_ptr<McpSession> s_;
-  std::string session_id_;
-  transport::Exchange* ex_;  ///< only while !closed_
+  std::shared_ptr<McpSession> s_ GUARDED_BY(mu_);
+  const std::string session_id_;  ///< set at construction (attach() leaves it): read without the lock
+  transport::Exchange* ex_ GUARDED_BY(mu_);  ///< only while !closed_
   std::atomic<std::uint64_t>& ids_;
   const std::shared_ptr<saga::Inbox> inbox_;
   const bool checks_capabilities_;
   const ClientRequestLimits limits_;
   Progress progress_{*this};
-  mutable std::mutex mu_;
-  Event changed_;  ///< an answer came, the call ended, the session ended
-  bool closed_ = false, gone_ = false;
-  std::size_t asking_ = 0;  ///< requests of this call awaiting the client
-  std::map<std::string, std::shared_ptr<Pending>> pending_;  ///< by our request id
-  std::string task_;  ///< the gateway task served, "" for none
-  std::map<std::string, std::string> client_tasks_;  ///< the gateway's id -> the client's
+  mutable util::Mutex mu_;
+  Event changed_;  ///< an answer came, the call ended, the session ended (a lock of its own)
+  bool closed_ GUARDED_BY(mu_) = false;
+  bool gone_ GUARDED_BY(mu_) = false;
+  std::size_t asking_ GUARDED_BY(mu_) = 0;  ///< requests of this call awaiting the client
+  std::map<std::string, std::shared_ptr<Pending>> pending_ GUARDED_BY(mu_);  ///< by our request id
+  std::string task_ GUARDED_BY(mu_);  ///< the gateway task served, "" for none
+  std::map<std::string, std::string> client_tasks_ GUARDED_BY(mu_);  ///< the gateway's id -> the client's
 };
 
 }  // namespace mcpgw::server

@@ -19,6 +19,7 @@
 #include "server/gateway.hpp"
 #include "server/logging.hpp"
 #include "server/revoke.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace {
 
@@ -33,7 +34,7 @@ class SignalThread {
       : gw_(gw), path_(config_path), grace_ms_(grace_ms), thread_([this] { run(); }) {}
   ~SignalThread() {
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       done_ = true;
     }
     cv_.notify_all();
@@ -57,8 +58,8 @@ class SignalThread {
       }
       spdlog::info("received {}, shutting down (grace {} ms)", sig == SIGTERM ? "SIGTERM" : "SIGINT", grace_ms_);
       gw_.stop();
-      std::unique_lock lk(mu_);
-      if (!cv_.wait_for(lk, std::chrono::milliseconds(grace_ms_), [&] { return done_; })) {
+      util::UniqueLock lk(mu_);
+      if (!cv_.wait_for(lk.native(), std::chrono::milliseconds(grace_ms_), [&]() REQUIRES(mu_) { return done_; })) {
         lk.unlock();
         spdlog::warn("calls still running after the grace period; stopping upstreams");
         gw_.cut_upstreams();
@@ -70,9 +71,9 @@ class SignalThread {
   server::Gateway& gw_;
   std::string path_;
   int grace_ms_;
-  std::mutex mu_;
+  util::Mutex mu_;
   std::condition_variable cv_;
-  bool done_ = false;
+  bool done_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

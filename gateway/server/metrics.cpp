@@ -6,9 +6,10 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
-#include <mutex>
 #include <set>
 #include <unordered_map>
+
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::server {
 
@@ -79,25 +80,26 @@ struct Metrics::Impl {
   // Family::Add builds a label map and hashes it on every call, which shows
   // on the per-call path: the children it returns are stable, so they are
   // looked up once per label set.
-  std::mutex cache_mu;
-  std::unordered_map<std::string, prometheus::Counter*> messages_by_method;
-  std::unordered_map<std::string, prometheus::Counter*> calls_by_labels;
-  std::unordered_map<std::string, prometheus::Histogram*> latency_by_server;
-  std::unordered_map<std::string, prometheus::Gauge*> in_flight_by_server;
+  util::Mutex cache_mu;
+  std::unordered_map<std::string, prometheus::Counter*> messages_by_method GUARDED_BY(cache_mu);
+  std::unordered_map<std::string, prometheus::Counter*> calls_by_labels GUARDED_BY(cache_mu);
+  std::unordered_map<std::string, prometheus::Histogram*> latency_by_server GUARDED_BY(cache_mu);
+  std::unordered_map<std::string, prometheus::Gauge*> in_flight_by_server GUARDED_BY(cache_mu);
+
+  /// The child of `family` for the labels `labels()` makes, from the cache
+  /// `by` (one of the maps above) after the first time: the labels are
+  /// built and Family::Add is called once per `key`.
+  template <class T, class MakeLabels, class... Extra>
+  T& child(std::unordered_map<std::string, T*> Impl::*by, const std::string& key, prometheus::Family<T>& family,
+           MakeLabels labels, const Extra&... extra) EXCLUDES(cache_mu) {
+    util::MutexLock lk(cache_mu);
+    auto& c = (this->*by)[key];
+    if (!c) c = &family.Add(labels(), extra...);
+    return *c;
+  }
 };
 
 namespace {
-/// The child of `family` for the labels `labels()` makes, from `cache` (under
-/// `mu`) after the first time: the labels are built and Family::Add is called
-/// once per `key`.
-template <class T, class Map, class MakeLabels, class... Extra>
-T& child(std::mutex& mu, Map& cache, const std::string& key, prometheus::Family<T>& family, MakeLabels labels,
-         const Extra&... extra) {
-  std::lock_guard lk(mu);
-  auto& c = cache[key];
-  if (!c) c = &family.Add(labels(), extra...);
-  return *c;
-}
 
 // Methods are client input: only known ones become label values, so a client
 // cannot grow the metric set without bound.
@@ -114,7 +116,7 @@ Metrics::~Metrics() = default;
 void Metrics::message(std::string_view method) {
   std::string m(kKnownMethods.count(method) ? method : "other");
   auto labels = [&] { return prometheus::Labels{{"method", m}}; };
-  child(impl_->cache_mu, impl_->messages_by_method, m, impl_->messages, labels).Increment();
+  impl_->child(&Impl::messages_by_method, m, impl_->messages, labels).Increment();
 }
 
 void Metrics::tool_call(const std::string& server, const std::string& tool, std::string_view via,
@@ -130,9 +132,9 @@ void Metrics::tool_call(const std::string& server, const std::string& tool, std:
     return prometheus::Labels{
         {"server", server}, {"tool", tool}, {"via", std::string(via)}, {"outcome", std::string(outcome)}};
   };
-  child(impl_->cache_mu, impl_->calls_by_labels, key, impl_->calls, call_labels).Increment();
+  impl_->child(&Impl::calls_by_labels, key, impl_->calls, call_labels).Increment();
   auto server_labels = [&] { return prometheus::Labels{{"server", server}}; };
-  child(impl_->cache_mu, impl_->latency_by_server, server, impl_->latency, server_labels, kBuckets).Observe(seconds);
+  impl_->child(&Impl::latency_by_server, server, impl_->latency, server_labels, kBuckets).Observe(seconds);
 }
 
 void Metrics::set_upstream_up(const std::string& server, bool up) {
@@ -141,7 +143,7 @@ void Metrics::set_upstream_up(const std::string& server, bool up) {
 
 void Metrics::call_in_flight(const std::string& server, int delta) {
   auto labels = [&] { return prometheus::Labels{{"server", server}}; };
-  child(impl_->cache_mu, impl_->in_flight_by_server, server, impl_->in_flight, labels).Increment(delta);
+  impl_->child(&Impl::in_flight_by_server, server, impl_->in_flight, labels).Increment(delta);
 }
 
 void Metrics::set_queued(const std::string& server, int n) { impl_->queued.Add({{"server", server}}).Set(n); }

@@ -12,10 +12,14 @@ McpSession::McpSession(std::string mode, bool stateless) : mode_(std::move(mode)
 std::shared_ptr<McpSession> McpSession::for_request(const std::shared_ptr<McpSession>& parent,
                                                     const mcp::Envelope& envelope) {
   auto s = std::make_shared<McpSession>(parent->mode(), true);
-  s->protocol_version_ = envelope.version;
-  s->capabilities_.CopyFrom(envelope.capabilities, s->capabilities_.GetAllocator());
-  s->client_name_ = envelope.client_name;
-  s->log_level_ = envelope.log_level;
+  {
+    // Not shared yet: the lock costs nothing and keeps the fields always under it.
+    util::MutexLock lk(s->mu_);
+    s->protocol_version_ = envelope.version;
+    s->capabilities_.CopyFrom(envelope.capabilities, s->capabilities_.GetAllocator());
+    s->client_name_ = envelope.client_name;
+    s->log_level_ = envelope.log_level;
+  }
   std::weak_ptr<McpSession> weak_parent = parent;
   s->bind(parent->id(), parent->context(), [weak_parent](std::string m) {
     auto p = weak_parent.lock();
@@ -27,7 +31,7 @@ std::shared_ptr<McpSession> McpSession::for_request(const std::shared_ptr<McpSes
 }
 
 void McpSession::initialize(std::string version, const json::Value* capabilities, std::string client_name) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   protocol_version_ = std::move(version);
   if (capabilities && capabilities->IsObject()) {
     capabilities_.CopyFrom(*capabilities, capabilities_.GetAllocator());
@@ -36,81 +40,81 @@ void McpSession::initialize(std::string version, const json::Value* capabilities
 }
 
 bool McpSession::negotiated() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return !protocol_version_.empty();
 }
 
 std::string McpSession::protocol_version() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return protocol_version_;
 }
 
 json::Document McpSession::capabilities() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return json::clone(capabilities_);
 }
 
 std::string McpSession::client_name() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return client_name_;
 }
 
 void McpSession::mark_initialized() {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   initialized_ = true;
 }
 
 bool McpSession::initialized() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return initialized_;
 }
 
 void McpSession::set_log_level(std::string level) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   log_level_ = std::move(level);
   log_level_set_ = true;
 }
 
 std::string McpSession::log_level() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return log_level_;
 }
 
 std::pair<std::string, bool> McpSession::log_preference() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return {log_level_, log_level_set_};
 }
 
 void McpSession::track(const std::string& key, std::weak_ptr<transport::Exchange> ex) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   inflight_[key] = std::move(ex);
 }
 
 void McpSession::untrack(const std::string& key) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   inflight_.erase(key);
 }
 
 std::shared_ptr<transport::Exchange> McpSession::in_flight(const std::string& key) const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   auto it = inflight_.find(key);
   return it == inflight_.end() ? nullptr : it->second.lock();
 }
 
 bool McpSession::await_answer(const std::string& id, std::weak_ptr<ClientCall> call, std::size_t max) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (forwarded_.size() >= max) return false;
   forwarded_[id] = std::move(call);
   return true;
 }
 
 void McpSession::forget_answer(const std::string& id) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   forwarded_.erase(id);
 }
 
 std::shared_ptr<ClientCall> McpSession::asker(const std::string& id) const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   auto it = forwarded_.find(id);
   return it == forwarded_.end() ? nullptr : it->second.lock();
 }
@@ -118,7 +122,7 @@ std::shared_ptr<ClientCall> McpSession::asker(const std::string& id) const {
 void McpSession::end() {
   std::vector<std::shared_ptr<transport::Exchange>> running;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     for (auto& [id, ex] : inflight_)
       if (auto e = ex.lock()) running.push_back(std::move(e));
   }
@@ -126,7 +130,7 @@ void McpSession::end() {
   for (auto& e : running) e->cancel();
   std::vector<std::shared_ptr<ClientCall>> asked;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     for (auto& [id, c] : forwarded_)
       if (auto call = c.lock()) asked.push_back(std::move(call));
   }
@@ -137,14 +141,14 @@ Sessions::Sessions(Metrics& metrics, std::function<void(const std::string&)> log
     : metrics_(metrics), log_level_hook_(std::move(log_level)) {}
 
 void Sessions::add(std::shared_ptr<McpSession> s) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   live_.insert(std::move(s));
   metrics_.set_sessions(static_cast<double>(live_.size()));
 }
 
 void Sessions::remove(const std::shared_ptr<McpSession>& s) {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     live_.erase(s);
     metrics_.set_sessions(static_cast<double>(live_.size()));
   }
@@ -152,7 +156,7 @@ void Sessions::remove(const std::shared_ptr<McpSession>& s) {
 }
 
 std::shared_ptr<McpSession> Sessions::find(const std::string& id) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   // Only cluster events look sessions up by id: rare enough for a scan.
   for (const auto& s : live_)
     if (s->id() == id) return s;
@@ -162,7 +166,7 @@ std::shared_ptr<McpSession> Sessions::find(const std::string& id) {
 void Sessions::notify(const std::string& note, const std::function<bool(const McpSession&)>& wants) {
   std::vector<std::shared_ptr<McpSession>> live;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     live.assign(live_.begin(), live_.end());
   }
   for (auto& s : live)
@@ -173,7 +177,7 @@ void Sessions::update_log_level() {
   if (!log_level_hook_) return;
   std::string wanted;
   bool asked = false;
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   for (const auto& s : live_) {
     auto [level, set] = s->log_preference();
     asked = asked || set;
@@ -190,7 +194,7 @@ void Sessions::update_log_level() {
 std::vector<std::pair<std::string, std::size_t>> Sessions::count_by_principal() {
   std::map<std::string, std::size_t> counts;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     for (const auto& s : live_) ++counts[s->context().principal];
   }
   std::vector<std::pair<std::string, std::size_t>> out(counts.begin(), counts.end());

@@ -6,7 +6,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "mcp/codec.hpp"
 #include "server/metrics.hpp"
 #include "transport/downstream.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::server {
 
@@ -87,16 +87,16 @@ class McpSession final : public transport::Session, public std::enable_shared_fr
  private:
   const std::string mode_;
   const bool stateless_;
-  mutable std::mutex mu_;
-  std::string protocol_version_;
-  json::Document capabilities_{rapidjson::kObjectType};
-  std::string client_name_;
-  std::string log_level_ = "info";
-  bool log_level_set_ = false;
-  bool initialized_ = false;
-  std::map<std::string, std::weak_ptr<ClientCall>> forwarded_;
-  std::map<std::string, std::weak_ptr<transport::Exchange>> inflight_;
-  std::atomic<bool> stream_here_{false};
+  mutable util::Mutex mu_;
+  std::string protocol_version_ GUARDED_BY(mu_);
+  json::Document capabilities_ GUARDED_BY(mu_){rapidjson::kObjectType};
+  std::string client_name_ GUARDED_BY(mu_);
+  std::string log_level_ GUARDED_BY(mu_) = "info";
+  bool log_level_set_ GUARDED_BY(mu_) = false;
+  bool initialized_ GUARDED_BY(mu_) = false;
+  std::map<std::string, std::weak_ptr<ClientCall>> forwarded_ GUARDED_BY(mu_);
+  std::map<std::string, std::weak_ptr<transport::Exchange>> inflight_ GUARDED_BY(mu_);
+  std::atomic<bool> stream_here_{false};  ///< atomic: no lock
 };
 
 /// The registry of live client sessions (not the stateless requests' own).
@@ -121,10 +121,11 @@ class Sessions {
  private:
   Metrics& metrics_;
   std::function<void(const std::string&)> log_level_hook_;
-  std::mutex mu_;
-  std::set<std::shared_ptr<McpSession>> live_;
-  /// The level last passed to the hook.
-  std::string upstream_log_level_;
+  util::Mutex mu_;
+  std::set<std::shared_ptr<McpSession>> live_ GUARDED_BY(mu_);
+  /// The level last passed to the hook (called with mu_ held, so that two
+  /// updates pass their levels on in the order they computed them).
+  std::string upstream_log_level_ GUARDED_BY(mu_);
 };
 
 }  // namespace mcpgw::server

@@ -45,14 +45,14 @@ TaskRegistry::TaskRegistry(const std::vector<std::string>& secrets)
     : secrets_(secrets), ids_(std::make_shared<const cluster::TaskIds>(secrets)) {}
 
 void TaskRegistry::set_secrets(const std::vector<std::string>& secrets) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (secrets == secrets_) return;
   secrets_ = secrets;
   ids_ = std::make_shared<const cluster::TaskIds>(secrets);
 }
 
 std::variant<TaskRegistry::Slot, std::int64_t> TaskRegistry::reserve(const std::string& principal, int max) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   std::int64_t now = unix_ms();
   sweep(now);
   int& held = held_[principal];
@@ -67,7 +67,7 @@ std::variant<TaskRegistry::Slot, std::int64_t> TaskRegistry::reserve(const std::
 }
 
 void TaskRegistry::release(const std::string& principal) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (auto it = held_.find(principal); it != held_.end() && --it->second <= 0) held_.erase(it);
 }
 
@@ -84,7 +84,7 @@ Result<std::shared_ptr<TaskRecord>> TaskRegistry::add(Slot slot, cluster::TaskRe
   const cluster::TaskRef& r = record->ref;
   record->keep_until_ms = r.expires_ms ? r.expires_ms : r.created_ms + kUnlimitedKeepMs;
   record->updated_ms = r.created_ms;
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   // The slot's count becomes the record's.
   slot.registry_ = nullptr;
   by_id_[record->id] = record;
@@ -96,7 +96,7 @@ Result<std::shared_ptr<TaskRecord>> TaskRegistry::add(Slot slot, cluster::TaskRe
 Result<std::string> TaskRegistry::id_of(const cluster::TaskRef& ref) const {
   std::shared_ptr<const cluster::TaskIds> ids;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     ids = ids_;
   }
   return ids->seal(ref);
@@ -106,7 +106,7 @@ std::variant<TaskRegistry::Opened, TaskRefusal> TaskRegistry::open(std::string_v
   std::shared_ptr<const cluster::TaskIds> ids;
   std::shared_ptr<TaskRecord> local;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     ids = ids_;
     if (auto it = by_id_.find(std::string(id)); it != by_id_.end()) local = it->second;
   }
@@ -117,7 +117,7 @@ std::variant<TaskRegistry::Opened, TaskRefusal> TaskRegistry::open(std::string_v
 }
 
 std::vector<std::shared_ptr<TaskRecord>> TaskRegistry::of(const std::string& principal) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   sweep(unix_ms());
   std::vector<std::shared_ptr<TaskRecord>> out;
   for (const auto& [id, r] : by_id_)
@@ -127,18 +127,18 @@ std::vector<std::shared_ptr<TaskRecord>> TaskRegistry::of(const std::string& pri
 }
 
 std::shared_ptr<TaskRun> TaskRegistry::run_of(const TaskRecord& rec) const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return rec.run;
 }
 
 std::shared_ptr<TaskRun> TaskRegistry::run_of(TaskRecord& rec, const std::function<std::shared_ptr<TaskRun>()>& make) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (!rec.run) rec.run = make();
   return rec.run;
 }
 
 std::shared_ptr<TaskRecord> TaskRegistry::by_digest(const std::string& digest) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   auto it = by_digest_.find(digest);
   if (it == by_digest_.end()) return nullptr;
   auto r = by_id_.find(it->second);
@@ -146,7 +146,7 @@ std::shared_ptr<TaskRecord> TaskRegistry::by_digest(const std::string& digest) {
 }
 
 std::shared_ptr<TaskRecord> TaskRegistry::by_upstream(const std::string& server, const std::string& upstream_id) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   auto it = by_upstream_.find(upstream_key(server, upstream_id));
   if (it == by_upstream_.end()) return nullptr;
   auto r = by_id_.find(it->second);
@@ -156,7 +156,7 @@ std::shared_ptr<TaskRecord> TaskRegistry::by_upstream(const std::string& server,
 void TaskRegistry::cancel_all() {
   std::vector<std::shared_ptr<TaskRun>> runs;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     for (const auto& [id, r] : by_id_)
       if (r->run) runs.push_back(r->run);
   }
@@ -164,7 +164,7 @@ void TaskRegistry::cancel_all() {
 }
 
 std::size_t TaskRegistry::size() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return by_id_.size();
 }
 

@@ -9,7 +9,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <variant>
@@ -17,6 +16,7 @@
 
 #include "cluster/task_ids.hpp"
 #include "server/task_run.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::server {
 
@@ -100,17 +100,17 @@ class TaskRegistry {
   std::size_t size() const;
 
  private:
-  void release(const std::string& principal);
-  /// Drops expired records; under mu_.
-  void sweep(std::int64_t now_ms);
+  void release(const std::string& principal) EXCLUDES(mu_);
+  /// Drops expired records.
+  void sweep(std::int64_t now_ms) REQUIRES(mu_);
 
-  mutable std::mutex mu_;
-  std::vector<std::string> secrets_;
-  std::shared_ptr<const cluster::TaskIds> ids_;
-  std::map<std::string, std::shared_ptr<TaskRecord>> by_id_;
-  std::map<std::string, std::string> by_upstream_;  ///< server "\n" upstream id -> id
-  std::map<std::string, std::string> by_digest_;    ///< digest -> id
-  std::map<std::string, int> held_;                 ///< principal -> records and open slots
+  mutable util::Mutex mu_;
+  std::vector<std::string> secrets_ GUARDED_BY(mu_);
+  std::shared_ptr<const cluster::TaskIds> ids_ GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<TaskRecord>> by_id_ GUARDED_BY(mu_);
+  std::map<std::string, std::string> by_upstream_ GUARDED_BY(mu_);  ///< server "\n" upstream id -> id
+  std::map<std::string, std::string> by_digest_ GUARDED_BY(mu_);    ///< digest -> id
+  std::map<std::string, int> held_ GUARDED_BY(mu_);                 ///< principal -> records and open slots
 };
 
 /// Unix milliseconds now.

@@ -7,13 +7,18 @@ TaskRun::TaskRun(std::size_t max_result_bytes) : max_result_bytes_(max_result_by
 bool TaskRun::start(saga::Engine& engine, const asio::any_io_executor& io,
                     std::shared_ptr<upstream::ClientChannel> client, Work work) {
   auto self = shared_from_this();
-  parked_ = engine.start(io, inbox_, std::move(client), [self, work = std::move(work)](CancelSignal& cancel) -> Task<upstream::Reply> {
+  auto parked = engine.start(io, inbox_, std::move(client), [self, work = std::move(work)](CancelSignal& cancel) -> Task<upstream::Reply> {
     upstream::Reply r = co_await work(cancel);
     self->finish(std::move(r));
     co_return upstream::Reply{};
   });
-  if (!parked_) return false;
-  if (cancelled_.load()) parked_->cancel.cancel();
+  if (!parked) return false;
+  {
+    util::MutexLock lk(mu_);
+    parked_ = parked;
+  }
+  // A cancel() before the line above found no parked_: it is done here.
+  if (cancelled_.load()) parked->cancel.cancel();
   return true;
 }
 
@@ -28,7 +33,7 @@ void TaskRun::finish(upstream::Reply reply) {
   }
   std::function<void()> fn;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     result_ = std::move(reply);
     fn = watcher_;
   }
@@ -39,25 +44,27 @@ void TaskRun::finish(upstream::Reply reply) {
 }
 
 upstream::Reply TaskRun::result() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return upstream::Reply{result_.rpc_error, json::clone(result_.body), false, result_.session};
 }
 
 void TaskRun::cancel() {
   if (cancelled_.exchange(true)) return;
-  if (parked_) parked_->cancel.cancel();
-  inbox_->abandon();
+  std::shared_ptr<saga::Parked> parked;
   std::function<void()> fn;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
+    parked = parked_;
     fn = watcher_;
   }
+  if (parked) parked->cancel.cancel();
+  inbox_->abandon();
   if (fn) fn();
 }
 
 void TaskRun::watch(std::function<void()> fn) {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     watcher_ = fn;
   }
   inbox_->watch(std::move(fn));

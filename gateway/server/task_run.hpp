@@ -9,9 +9,9 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 
 #include "saga/engine.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::server {
 
@@ -47,14 +47,17 @@ class TaskRun : public std::enable_shared_from_this<TaskRun> {
  private:
   void finish(upstream::Reply reply);
 
-  std::size_t max_result_bytes_;
-  std::shared_ptr<saga::Inbox> inbox_ = std::make_shared<saga::Inbox>();
-  std::shared_ptr<saga::Parked> parked_;
+  const std::size_t max_result_bytes_;
+  const std::shared_ptr<saga::Inbox> inbox_ = std::make_shared<saga::Inbox>();
   std::atomic<bool> finished_{false}, cancelled_{false};
   Event ended_;
-  mutable std::mutex mu_;
-  upstream::Reply result_;
-  std::function<void()> watcher_;
+  mutable util::Mutex mu_;
+  /// Under mu_: a gateway-made task's run is listed (TaskRegistry::add)
+  /// before start() sets it, so cancel() (TaskRegistry::cancel_all) may
+  /// read it meanwhile.
+  std::shared_ptr<saga::Parked> parked_ GUARDED_BY(mu_);
+  upstream::Reply result_ GUARDED_BY(mu_);
+  std::function<void()> watcher_ GUARDED_BY(mu_);
 };
 
 }  // namespace mcpgw::server

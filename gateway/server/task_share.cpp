@@ -15,14 +15,14 @@ using Clock = std::chrono::steady_clock;
 template <typename T>
 Task<Result<T>> awaited(const std::function<void(std::function<void(Result<T>)>)>& start) {
   struct State {
-    std::mutex mu;
-    std::optional<Result<T>> result;
+    util::Mutex mu;
+    std::optional<Result<T>> result GUARDED_BY(mu);
     Event done;
   };
   auto st = std::make_shared<State>();
   start([st](Result<T> r) {
     {
-      std::lock_guard lk(st->mu);
+      util::MutexLock lk(st->mu);
       st->result.emplace(std::move(r));
     }
     st->done.notify();
@@ -31,7 +31,7 @@ Task<Result<T>> awaited(const std::function<void(std::function<void(Result<T>)>)
   for (;;) {
     const auto seen = st->done.generation();
     {
-      std::lock_guard lk(st->mu);
+      util::MutexLock lk(st->mu);
       if (st->result) co_return std::move(*st->result);
     }
     if (!co_await st->done.wait(seen, deadline)) co_return Error{"Redis did not answer in time"};
@@ -118,13 +118,13 @@ Task<> TaskShare::changed(const std::string& id, Clock::time_point deadline, Can
   std::string digest = cluster::digest_of(id);
   std::shared_ptr<Event> ev;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     auto& slot = changes_[digest];
     if (!slot) slot = std::make_shared<Event>();
     ev = slot;
   }
   co_await ev->wait(ev->generation(), deadline, &cancel);
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   // The last waiter takes the entry with it.
   if (auto it = changes_.find(digest); it != changes_.end() && it->second.use_count() <= 2) changes_.erase(it);
 }
@@ -133,7 +133,7 @@ void TaskShare::on_event(const std::string& digest, const std::string& kind, con
   if (kind == "task") {
     std::shared_ptr<Event> ev;
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       if (auto it = changes_.find(digest); it != changes_.end()) ev = it->second;
     }
     if (ev) ev->notify();

@@ -9,7 +9,6 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +16,7 @@
 #include "cluster/cluster.hpp"
 #include "mcp/tasks.hpp"
 #include "server/task_registry.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::server {
 
@@ -52,9 +52,9 @@ class TaskShare {
  private:
   cluster::Cluster* cluster_ = nullptr;
   TaskRegistry& registry_;
-  std::mutex mu_;
+  util::Mutex mu_;
   /// Waiters for a task's change, by digest.
-  std::map<std::string, std::shared_ptr<Event>> changes_;
+  std::map<std::string, std::shared_ptr<Event>> changes_ GUARDED_BY(mu_);
 };
 
 /// A task the gateway runs, as Redis keeps it: the 2026-07-28 DetailedTask

@@ -67,7 +67,7 @@ struct Exporter::Loop {
       }
       bool stopping;
       {
-        std::lock_guard lk(e.mu_);
+        util::MutexLock lk(e.mu_);
         stopping = e.stopping_;
       }
       if (!a.retryable || stopping || attempt >= kMaxAttempts) {
@@ -152,7 +152,7 @@ void Exporter::record(const mcp::Span& span) {
   append_span(entry, span);
   bool dropped = false, full_batch = false;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if ((stopping_ && finished_) || queued_ >= settings_.queue_limit) {
       dropped = true;
     } else {
@@ -175,7 +175,7 @@ void Exporter::record(const mcp::Span& span) {
 
 void Exporter::report(const std::function<void(std::size_t)>& to, std::size_t n) {
   // Shared so that shutdown() can wait for a report under way.
-  std::shared_lock lk(report_mu_);
+  util::ReaderLock lk(report_mu_);
   if (!detached_ && to) to(n);
 }
 
@@ -185,7 +185,7 @@ void Exporter::wake() {
 }
 
 Exporter::Batch Exporter::take_batch() {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   Batch b;
   if (!full_.empty()) {
     b = std::move(full_.front());
@@ -199,14 +199,14 @@ Exporter::Batch Exporter::take_batch() {
 
 void Exporter::recycle(std::string spans) {
   spans.clear();
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   // Two cover the batch being filled while one is sent.
   if (spare_.size() < 2) spare_.push_back(std::move(spans));
 }
 
 void Exporter::start() {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (started_ || stopping_) return;
     started_ = true;
   }
@@ -220,7 +220,7 @@ void Exporter::start() {
         for (;;) {
           bool stopping, full;
           {
-            std::lock_guard lk(self->mu_);
+            util::MutexLock lk(self->mu_);
             stopping = self->stopping_;
             full = !self->full_.empty();
           }
@@ -234,7 +234,7 @@ void Exporter::start() {
           self->wake_pending_ = false;
           auto batch = self->take_batch();
           if (batch.count == 0) {
-            std::lock_guard lk(self->mu_);
+            util::MutexLock lk(self->mu_);
             if (self->stopping_) break;
             continue;
           }
@@ -244,7 +244,7 @@ void Exporter::start() {
         }
         loop.client->clear();
         {
-          std::lock_guard lk(self->mu_);
+          util::MutexLock lk(self->mu_);
           self->finished_ = true;
         }
         self->finished_cv_.notify_all();
@@ -254,7 +254,7 @@ void Exporter::start() {
 
 void Exporter::shutdown(std::chrono::milliseconds grace) {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (stopping_) return;
     stopping_ = true;
     if (!started_) finished_ = true;
@@ -264,13 +264,13 @@ void Exporter::shutdown(std::chrono::milliseconds grace) {
     loop->backoff.cancel();
   });
   {
-    std::unique_lock lk(mu_);
-    if (!finished_cv_.wait_for(lk, grace, [&] { return finished_; }))
+    util::UniqueLock lk(mu_);
+    if (!finished_cv_.wait_for(lk.native(), grace, [&]() REQUIRES(mu_) { return finished_; }))
       spdlog::warn("otlp: {} spans not exported at shutdown", queued_);
   }
   // A loop still sending (a collector that does not answer) may outlive
   // the owner of the callbacks: it reports nothing from now on.
-  std::unique_lock lk(report_mu_);
+  util::WriterLock lk(report_mu_);
   detached_ = true;
 }
 

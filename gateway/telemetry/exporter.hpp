@@ -9,8 +9,6 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +17,7 @@
 #include "telemetry/otlp.hpp"
 #include "transport/io.hpp"
 #include "util/result.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::telemetry {
 
@@ -78,18 +77,18 @@ class Exporter final : public mcp::SpanSink, public std::enable_shared_from_this
   transport::Io& io_;
   ExporterSettings settings_;
   std::shared_ptr<Loop> loop_;
-  std::mutex mu_;
-  Batch filling_;            ///< guarded by mu_
-  std::deque<Batch> full_;   ///< batch_size spans each; guarded by mu_
-  std::size_t queued_ = 0;   ///< spans in filling_ and full_; guarded by mu_
-  std::vector<std::string> spare_;  ///< emptied batch buffers; guarded by mu_
-  bool started_ = false;
-  bool stopping_ = false;
-  bool finished_ = false;
+  util::Mutex mu_;
+  Batch filling_ GUARDED_BY(mu_);
+  std::deque<Batch> full_ GUARDED_BY(mu_);   ///< batch_size spans each
+  std::size_t queued_ GUARDED_BY(mu_) = 0;   ///< spans in filling_ and full_
+  std::vector<std::string> spare_ GUARDED_BY(mu_);  ///< emptied batch buffers
+  bool started_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool finished_ GUARDED_BY(mu_) = false;
   std::condition_variable finished_cv_;
   std::atomic<bool> wake_pending_{false};
-  std::shared_mutex report_mu_;
-  bool detached_ = false;  ///< guarded by report_mu_
+  util::SharedMutex report_mu_;
+  bool detached_ GUARDED_BY(report_mu_) = false;
 };
 
 }  // namespace mcpgw::telemetry

@@ -19,20 +19,26 @@ std::string batch_refusal(std::size_t size, std::size_t max) {
 }
 
 void BatchGate::start(std::function<void()> start) {
-  std::unique_lock lk(mu_);
-  waiting_.push_back(std::move(start));
-  drain(lk);
+  {
+    util::MutexLock lk(mu_);
+    waiting_.push_back(std::move(start));
+  }
+  drain();
 }
 
 void BatchGate::done() {
-  std::unique_lock lk(mu_);
-  --running_;
-  drain(lk);
+  {
+    util::MutexLock lk(mu_);
+    --running_;
+  }
+  drain();
 }
 
-void BatchGate::drain(std::unique_lock<std::mutex>& lk) {
+void BatchGate::drain() {
+  util::UniqueLock lk(mu_);
   // Whoever drains already will see the free slot: a request answered
   // within its own start lands here while its starter is still draining.
+  // (It checks for more in the same hold of the lock that ends its drain.)
   if (draining_) return;
   draining_ = true;
   while (running_ < concurrency_ && !waiting_.empty()) {

@@ -7,8 +7,9 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
+
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport {
 
@@ -35,13 +36,14 @@ class BatchGate : public std::enable_shared_from_this<BatchGate> {
   void done();
 
  private:
-  void drain(std::unique_lock<std::mutex>& lk);
+  /// Runs what waits while slots are free (without the lock while one runs).
+  void drain() EXCLUDES(mu_);
 
   const std::size_t concurrency_;
-  std::mutex mu_;
-  std::deque<std::function<void()>> waiting_;
-  std::size_t running_ = 0;
-  bool draining_ = false;
+  util::Mutex mu_;
+  std::deque<std::function<void()>> waiting_ GUARDED_BY(mu_);
+  std::size_t running_ GUARDED_BY(mu_) = 0;
+  bool draining_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace mcpgw::transport

@@ -220,7 +220,7 @@ void ChildProcess::reaped(const std::string& status) {
   kill_timer_.cancel();
   std::vector<ExitHandler> handlers;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     status_ = status;
     handlers.swap(on_exit_);
   }
@@ -228,7 +228,7 @@ void ChildProcess::reaped(const std::string& status) {
 }
 
 void ChildProcess::on_exit(ExitHandler fn) {
-  std::unique_lock lk(mu_);
+  util::UniqueLock lk(mu_);
   if (!status_) {
     on_exit_.push_back(std::move(fn));
     return;
@@ -239,7 +239,7 @@ void ChildProcess::on_exit(ExitHandler fn) {
 }
 
 std::optional<std::string> ChildProcess::status() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return status_;
 }
 

@@ -11,13 +11,13 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "util/result.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport {
 
@@ -76,10 +76,10 @@ class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
   pid_t pid_;
   asio::posix::stream_descriptor in_, out_, err_, pidfd_;
   asio::steady_timer kill_timer_;
-  mutable std::mutex mu_;
-  std::optional<std::string> status_;
-  std::vector<ExitHandler> on_exit_;
-  bool stopping_ = false;
+  mutable util::Mutex mu_;
+  std::optional<std::string> status_ GUARDED_BY(mu_);
+  std::vector<ExitHandler> on_exit_ GUARDED_BY(mu_);
+  bool stopping_ = false;  ///< only touched on the executor (stop()'s handler): no lock
 };
 
 }  // namespace mcpgw::transport

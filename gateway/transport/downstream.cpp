@@ -3,7 +3,7 @@
 namespace mcpgw::transport {
 
 void Session::notify(std::string msg) {
-  std::lock_guard lk(sink_mu_);
+  util::MutexLock lk(sink_mu_);
   if (sink_) sink_(std::move(msg));
 }
 
@@ -15,17 +15,17 @@ void Session::bind(std::string id, ClientContext ctx, std::function<bool(std::st
 }
 
 std::string Session::subject_token() const {
-  std::lock_guard lk(sink_mu_);
+  util::MutexLock lk(sink_mu_);
   return subject_token_;
 }
 
 void Session::set_subject_token(std::string token) {
-  std::lock_guard lk(sink_mu_);
+  util::MutexLock lk(sink_mu_);
   subject_token_ = std::move(token);
 }
 
 void Session::set_sink(std::function<bool(std::string)> sink) {
-  std::lock_guard lk(sink_mu_);
+  util::MutexLock lk(sink_mu_);
   sink_ = std::move(sink);
 }
 

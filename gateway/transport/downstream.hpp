@@ -7,7 +7,6 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "transport/shared_sessions.hpp"
 #include "util/cancel.hpp"
 #include "util/event.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport {
 
@@ -66,11 +66,12 @@ class Session {
   void set_subject_token(std::string token);
 
  private:
+  // Set by bind(), before the session is shared: read without a lock.
   std::string id_;
   ClientContext ctx_;
-  mutable std::mutex sink_mu_;  // guards sink_ and subject_token_
-  std::function<bool(std::string)> sink_;
-  std::string subject_token_;
+  mutable util::Mutex sink_mu_;
+  std::function<bool(std::string)> sink_ GUARDED_BY(sink_mu_);
+  std::string subject_token_ GUARDED_BY(sink_mu_);
 };
 
 /// The downstream side of one client request in flight.

@@ -114,12 +114,12 @@ Result<std::shared_ptr<const AccessState>> make_access_state(Io& io, const auth:
 }
 
 std::shared_ptr<const AccessState> Admission::state() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return state_;
 }
 
 void Admission::set_state(std::shared_ptr<const AccessState> s) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   state_ = std::move(s);
 }
 

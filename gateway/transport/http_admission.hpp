@@ -6,7 +6,6 @@
 // contract says, and goes through on_refused().
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
@@ -17,6 +16,7 @@
 #include "transport/http_listener.hpp"
 #include "transport/http_server.hpp"
 #include "transport/jwks_source.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport {
 
@@ -105,8 +105,8 @@ class Admission {
 
   const HttpServerOptions& opts_;
   Handler& handler_;
-  mutable std::mutex mu_;
-  std::shared_ptr<const AccessState> state_;
+  mutable util::Mutex mu_;
+  std::shared_ptr<const AccessState> state_ GUARDED_BY(mu_);
 };
 
 }  // namespace mcpgw::transport

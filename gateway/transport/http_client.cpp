@@ -316,7 +316,7 @@ std::vector<std::unique_ptr<HttpClient::Stream>>& HttpClient::idle_here() {
 }
 
 std::unique_ptr<HttpClient::Stream> HttpClient::take_idle() {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   auto& idle = idle_here();
   while (!idle.empty()) {
     auto s = std::move(idle.back());
@@ -327,13 +327,13 @@ std::unique_ptr<HttpClient::Stream> HttpClient::take_idle() {
 }
 
 void HttpClient::give_back(std::unique_ptr<Stream> s) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   auto& idle = idle_here();
   if (idle.size() < kMaxIdle) idle.push_back(std::move(s));
 }
 
 void HttpClient::clear() {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   for (auto& idle : idle_) idle.clear();
 }
 

@@ -9,7 +9,6 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,6 +18,7 @@
 #include "util/cancel.hpp"
 #include "util/result.hpp"
 #include "util/task.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport {
 
@@ -143,8 +143,8 @@ class HttpClient {
 
  private:
   HttpClient(Io& io, Url url);
-  /// The idle connections of the calling thread's worker (under mu_).
-  std::vector<std::unique_ptr<Stream>>& idle_here();
+  /// The idle connections of the calling thread's worker.
+  std::vector<std::unique_ptr<Stream>>& idle_here() REQUIRES(mu_);
   std::unique_ptr<Stream> take_idle();
   void give_back(std::unique_ptr<Stream> s);
   Task<Result<std::unique_ptr<Stream>>> open(Abort& abort);
@@ -153,8 +153,8 @@ class HttpClient {
   Url url_;
   struct Tls;
   std::unique_ptr<Tls> tls_;  ///< null for http://
-  std::mutex mu_;
-  std::vector<std::vector<std::unique_ptr<Stream>>> idle_;  ///< per worker
+  util::Mutex mu_;
+  std::vector<std::vector<std::unique_ptr<Stream>>> idle_ GUARDED_BY(mu_);  ///< per worker
 };
 
 }  // namespace mcpgw::transport

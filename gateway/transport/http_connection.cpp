@@ -92,14 +92,14 @@ HttpConnection::HttpConnection(Io& io, HttpTarget target, std::shared_ptr<HttpCl
     : io_(io), target_(std::move(target)), client_(std::move(client)), handlers_(std::move(handlers)) {}
 
 void HttpConnection::set_protocol_version(std::string version) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   protocol_version_ = std::move(version);
 }
 
 std::shared_ptr<Abort> HttpConnection::new_abort(asio::any_io_executor strand, Clock::time_point deadline,
                                                  CancelSignal* cancel) {
   auto abort = Abort::start(std::move(strand), deadline, cancel);
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (closed_.load()) {
     abort->disarm();
     return nullptr;
@@ -110,12 +110,12 @@ std::shared_ptr<Abort> HttpConnection::new_abort(asio::any_io_executor strand, C
 
 void HttpConnection::forget(const std::shared_ptr<Abort>& abort) {
   abort->disarm();
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   in_flight_.erase(abort.get());
 }
 
 std::string HttpConnection::session_id() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return session_id_;
 }
 
@@ -125,7 +125,7 @@ Headers HttpConnection::base_headers(const Headers& routing, const std::string& 
   bool stateless =
       std::any_of(routing.begin(), routing.end(), [](const auto& r) { return r.first == "MCP-Protocol-Version"; });
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (!stateless) {
       const std::string& sid = session.empty() ? session_id_ : session;
       if (!sid.empty()) h.emplace_back("Mcp-Session-Id", sid);
@@ -154,7 +154,7 @@ void HttpConnection::async_request(std::string_view method, const json::Value* p
   {
     // What was queued before this request reaches the server first
     // (notifications/initialized before the first list, say).
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (sending_) {
       after_outbox_.push_back(std::move(start));
       return;
@@ -166,7 +166,7 @@ void HttpConnection::async_request(std::string_view method, const json::Value* p
 Task<Response> HttpConnection::call(std::string_view method, const json::Value* params, RequestOptions opts) {
   bool queued;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     queued = sending_;
   }
   // Queued notifications go first: the request waits its turn in async_request.
@@ -259,7 +259,7 @@ struct HttpConnection::PostAnswer {
     // A request sent in another session (see RequestOptions) leaves the
     // connection's own alone.
     if (std::string sid = h.get("Mcp-Session-Id"); !sid.empty() && session.empty()) {
-      std::lock_guard lk(c.mu_);
+      util::MutexLock lk(c.mu_);
       c.session_id_ = std::move(sid);
     }
     return true;
@@ -413,7 +413,7 @@ bool HttpConnection::respond(std::string message) { return enqueue(std::move(mes
 
 bool HttpConnection::enqueue(std::string message) {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (closed_.load()) return false;
     if (outbox_.size() >= kMaxOutbox) {
       spdlog::warn("upstream {}: {} messages wait to be sent already; dropping one", target_.name, kMaxOutbox);
@@ -434,7 +434,7 @@ Task<void> HttpConnection::drain_outbox() {
     std::string message;
     std::vector<std::function<void()>> waiting;
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       if (outbox_.empty()) {
         sending_ = false;
         waiting.swap(after_outbox_);
@@ -526,7 +526,7 @@ Task<void> HttpConnection::listen_loop() {
     // the upstream initializes a new one (it comes back by itself).
     bool has_session = false;
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       has_session = !session_id_.empty();
     }
     // (A 400 on a stream that worked is not taken as a lost session: the
@@ -556,7 +556,7 @@ void HttpConnection::async_close(std::function<void()> done) {
   std::vector<std::shared_ptr<Abort>> aborts;
   std::string sid;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (closed_.exchange(true)) {
       if (!close_over_) on_closed_.push_back(std::move(done));
       else if (done) asio::post(io_.executor(), std::move(done));
@@ -574,7 +574,7 @@ void HttpConnection::async_close(std::function<void()> done) {
   auto over = [self](std::exception_ptr) {
     std::vector<std::function<void()>> waiting;
     {
-      std::lock_guard lk(self->mu_);
+      util::MutexLock lk(self->mu_);
       self->close_over_ = true;
       waiting.swap(self->on_closed_);
     }

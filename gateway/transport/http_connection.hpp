@@ -7,12 +7,12 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 
 #include "transport/connection.hpp"
 #include "transport/credential.hpp"
 #include "transport/http_client.hpp"
 #include "transport/io.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport {
 
@@ -87,15 +87,16 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
   ConnectionHandlers handlers_;
   std::atomic<std::int64_t> next_id_{1};
   std::atomic<bool> closed_{false};
-  mutable std::mutex mu_;
-  std::string session_id_, protocol_version_;
-  std::map<const Abort*, std::weak_ptr<Abort>> in_flight_;
-  std::deque<std::string> outbox_;
-  bool sending_ = false;
+  mutable util::Mutex mu_;
+  std::string session_id_ GUARDED_BY(mu_);
+  std::string protocol_version_ GUARDED_BY(mu_);
+  std::map<const Abort*, std::weak_ptr<Abort>> in_flight_ GUARDED_BY(mu_);
+  std::deque<std::string> outbox_ GUARDED_BY(mu_);
+  bool sending_ GUARDED_BY(mu_) = false;
   /// Requests waiting for the outbox to drain, so they follow what was queued before them.
-  std::vector<std::function<void()>> after_outbox_;
-  bool close_over_ = false;
-  std::vector<std::function<void()>> on_closed_;
+  std::vector<std::function<void()>> after_outbox_ GUARDED_BY(mu_);
+  bool close_over_ GUARDED_BY(mu_) = false;
+  std::vector<std::function<void()>> on_closed_ GUARDED_BY(mu_);
 };
 
 }  // namespace mcpgw::transport

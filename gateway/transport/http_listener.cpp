@@ -16,8 +16,9 @@
 #include <atomic>
 #include <condition_variable>
 #include <map>
-#include <mutex>
 #include <optional>
+
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport::http {
 
@@ -91,11 +92,11 @@ struct Listener::Impl : std::enable_shared_from_this<Impl> {
   tcp::acceptor acceptor;
   std::optional<asio::ssl::context> ssl;
   std::atomic<bool> stopping{false};
-  mutable std::mutex mu;
+  mutable util::Mutex mu;
   std::condition_variable cv;
-  std::map<std::uint64_t, std::pair<asio::any_io_executor, std::shared_ptr<Conn>>> conns;
-  std::uint64_t next_id = 0;
-  bool accepting = false;  // the accept loop runs
+  std::map<std::uint64_t, std::pair<asio::any_io_executor, std::shared_ptr<Conn>>> conns GUARDED_BY(mu);
+  std::uint64_t next_id GUARDED_BY(mu) = 0;
+  bool accepting GUARDED_BY(mu) = false;  // the accept loop runs
 
   /// What a body may reach before reading stops: past the limit a body is
   /// still read (and dropped) so the connection stays usable for the next
@@ -114,7 +115,7 @@ struct Listener::Impl : std::enable_shared_from_this<Impl> {
                           bool& keep_alive);
 
   void forget(std::uint64_t id) {
-    std::lock_guard lk(mu);
+    util::MutexLock lk(mu);
     conns.erase(id);
     if (conns.empty()) cv.notify_all();
   }
@@ -274,7 +275,7 @@ Task<void> Listener::Impl::accept_loop() {
     }
     spawn(std::move(sock));
   }
-  std::lock_guard lk(mu);
+  util::MutexLock lk(mu);
   accepting = false;
   cv.notify_all();
 }
@@ -289,7 +290,7 @@ void Listener::Impl::spawn(tcp::socket sock) {
   auto ex = sock.get_executor();
   std::uint64_t id;
   {
-    std::lock_guard lk(mu);
+    util::MutexLock lk(mu);
     id = next_id++;
     conns.emplace(id, std::make_pair(ex, conn));
   }
@@ -476,14 +477,14 @@ Result<int> Listener::bind() {
 
 void Listener::start() {
   {
-    std::lock_guard lk(impl_->mu);
+    util::MutexLock lk(impl_->mu);
     if (impl_->stopping.load() || !impl_->acceptor.is_open()) return;
     impl_->accepting = true;
   }
   auto self = impl_;
   asio::co_spawn(impl_->acceptor.get_executor(), [self]() { return self->accept_loop(); },
                  [self](std::exception_ptr) {
-                   std::lock_guard lk(self->mu);
+                   util::MutexLock lk(self->mu);
                    self->accepting = false;
                    self->cv.notify_all();
                  });
@@ -496,7 +497,7 @@ void Listener::stop() {
     error_code ec;
     self->acceptor.close(ec);
   });
-  std::lock_guard lk(impl_->mu);
+  util::MutexLock lk(impl_->mu);
   for (auto& [id, entry] : impl_->conns)
     asio::post(entry.first, [conn = entry.second] {
       if (conn->idle && conn->cancel) conn->cancel();
@@ -505,12 +506,14 @@ void Listener::stop() {
 }
 
 void Listener::wait() {
-  std::unique_lock lk(impl_->mu);
-  impl_->cv.wait(lk, [&] { return impl_->stopping.load() && !impl_->accepting && impl_->conns.empty(); });
+  util::UniqueLock lk(impl_->mu);
+  impl_->cv.wait(lk.native(), [&]() REQUIRES(impl_->mu) {
+    return impl_->stopping.load() && !impl_->accepting && impl_->conns.empty();
+  });
 }
 
 std::size_t Listener::connections() const {
-  std::lock_guard lk(impl_->mu);
+  util::MutexLock lk(impl_->mu);
   return impl_->conns.size();
 }
 

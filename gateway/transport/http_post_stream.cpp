@@ -6,7 +6,7 @@ using Clock = std::chrono::steady_clock;
 
 void PostStream::push_error(std::string msg) {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     ++finals_expected_;
   }
   push_final(std::move(msg));
@@ -14,7 +14,7 @@ void PostStream::push_error(std::string msg) {
 
 void PostStream::push_final(std::string msg) {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     ++finals_seen_;
     if (streaming_) {
       queue_->push_final(sse::format_event(msg));
@@ -29,7 +29,7 @@ void PostStream::push_final(std::string msg) {
 bool PostStream::push_related(std::string msg, const void* key) {
   bool queued = true;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     seen_related_ = true;
     if (streaming_) queued = key ? queue_->replace(key, sse::format_event(msg)) : queue_->push(sse::format_event(msg));
     else queued = keep(std::move(msg), key);
@@ -39,7 +39,7 @@ bool PostStream::push_related(std::string msg, const void* key) {
 }
 
 void PostStream::start_streaming() {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   streaming_ = true;
   for (auto& e : events_) {
     std::string chunk = sse::format_event(e.msg);
@@ -52,13 +52,13 @@ void PostStream::start_streaming() {
 }
 
 std::optional<std::string> PostStream::first_final() {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   auto it = std::find_if(events_.begin(), events_.end(), [](const Event& e) { return e.final; });
   return it == events_.end() ? std::nullopt : std::optional<std::string>(it->msg);
 }
 
 std::string PostStream::take_json(bool batch) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (!batch) return std::move(events_.front().msg);
   std::string body = "[";
   for (auto& e : events_) {
@@ -72,7 +72,7 @@ std::string PostStream::take_json(bool batch) {
 void PostStream::cancel_all() {
   std::vector<std::shared_ptr<Exchange>> live;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     for (auto& e : exchanges_)
       if (auto x = e.lock()) live.push_back(std::move(x));
   }
@@ -105,7 +105,7 @@ Task<Answer> PostStream::wait_answer(bool accept_json, bool accept_sse,
   for (;;) {
     bool ready, related;
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       related = seen_related_;
       ready = finals_seen_ == finals_expected_ || (related && accept_sse);
     }

@@ -7,7 +7,6 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -18,6 +17,7 @@
 #include "transport/http_server.hpp"
 #include "transport/http_sessions.hpp"
 #include "transport/sse.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport {
 
@@ -43,7 +43,7 @@ class PostStream {
   /// One more final reply to wait for, from `ex`, which cancel_all()
   /// reaches for as long as it lives.
   void expect_reply(const std::shared_ptr<Exchange>& ex) {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     exchanges_.push_back(ex);
     ++finals_expected_;
   }
@@ -58,7 +58,7 @@ class PostStream {
   /// True when no final reply is to come (only notifications and
   /// responses were posted).
   bool expects_nothing() {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     return finals_expected_ == 0;
   }
   /// Waits until the answer can start: every reply is in, or (for a client
@@ -71,7 +71,7 @@ class PostStream {
   const std::shared_ptr<http::StreamQueue>& queue() const { return queue_; }
   /// Both kinds of answer end after the last reply.
   bool complete() {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     return finals_seen_ == finals_expected_;
   }
   /// The first final reply, while the answer has not started; nothing
@@ -82,7 +82,7 @@ class PostStream {
   std::string take_json(bool batch);
   /// Related messages dropped because the client read too slowly.
   std::size_t dropped() {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     return dropped_early_ + queue_->dropped();
   }
   /// Cancels every request of this POST still running (they still reply).
@@ -100,22 +100,23 @@ class PostStream {
 
   /// Keeps a related message until streaming starts, under the same bound
   /// and coalescing.
-  bool keep(std::string msg, const void* key);
+  bool keep(std::string msg, const void* key) REQUIRES(mu_);
 
-  std::mutex mu_;
-  std::deque<Event> events_;  // until streaming
-  std::size_t finals_expected_ = 0;
-  std::size_t finals_seen_ = 0;
-  bool seen_related_ = false;
-  bool streaming_ = false;
+  util::Mutex mu_;
+  std::deque<Event> events_ GUARDED_BY(mu_);  // until streaming
+  std::size_t finals_expected_ GUARDED_BY(mu_) = 0;
+  std::size_t finals_seen_ GUARDED_BY(mu_) = 0;
+  bool seen_related_ GUARDED_BY(mu_) = false;
+  bool streaming_ GUARDED_BY(mu_) = false;
   // Weak: each exchange owns the stream, not the other way round.
-  std::vector<std::weak_ptr<Exchange>> exchanges_;
-  std::shared_ptr<http::Signal> signal_;
-  std::shared_ptr<http::StreamQueue> queue_;
-  std::size_t max_waiting_;
-  std::size_t waiting_ = 0;        ///< related messages in `events_`
-  std::size_t waiting_bytes_ = 0;  ///< their size
-  std::size_t dropped_early_ = 0;  ///< dropped before streaming
+  std::vector<std::weak_ptr<Exchange>> exchanges_ GUARDED_BY(mu_);
+  // Set at construction; both are safe to use from any thread.
+  const std::shared_ptr<http::Signal> signal_;
+  const std::shared_ptr<http::StreamQueue> queue_;
+  const std::size_t max_waiting_;
+  std::size_t waiting_ GUARDED_BY(mu_) = 0;        ///< related messages in `events_`
+  std::size_t waiting_bytes_ GUARDED_BY(mu_) = 0;  ///< their size
+  std::size_t dropped_early_ GUARDED_BY(mu_) = 0;  ///< dropped before streaming
 };
 
 /// A request of one POST: what it sends goes to the POST's stream, and

@@ -7,6 +7,7 @@
 
 #include "transport/http_cors.hpp"
 #include "transport/http_server_impl.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport {
 namespace {
@@ -255,7 +256,7 @@ void HttpServer::serve() {
 void HttpServer::stop() {
   std::vector<std::shared_ptr<PostStream>> listens;
   {
-    std::lock_guard lk(impl_->listens_mu);
+    util::MutexLock lk(impl_->listens_mu);
     if (impl_->stopping) return;
     impl_->stopping = true;
     listens.assign(impl_->listens.begin(), impl_->listens.end());

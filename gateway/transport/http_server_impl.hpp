@@ -7,7 +7,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -22,6 +21,7 @@
 #include "transport/http_sessions.hpp"
 #include "transport/sse.hpp"
 #include "util/memory.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport {
 
@@ -83,9 +83,9 @@ struct HttpServer::Impl {
   std::set<std::string, std::less<>> token_gets;  ///< GetAccess::Token paths
   std::map<std::string, Route, std::less<>> routes;
   std::unique_ptr<http::Listener> listener;
-  std::mutex listens_mu;
-  std::set<std::shared_ptr<PostStream>> listens;  // open subscriptions/listen streams
-  bool stopping = false;                          // guarded by listens_mu
+  util::Mutex listens_mu;
+  std::set<std::shared_ptr<PostStream>> listens GUARDED_BY(listens_mu);  // open subscriptions/listen streams
+  bool stopping GUARDED_BY(listens_mu) = false;
   SharedSessions* shared = nullptr;               // cluster: sealed ids, cluster-wide DELETE
   MemoryTrimmer trimmer;                          // after large bodies
 

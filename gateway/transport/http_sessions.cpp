@@ -30,14 +30,14 @@ std::shared_ptr<HttpSession> HttpSession::make(const std::string& id, std::share
 
 Task<Result<void>> end_everywhere(SharedSessions& shared, const asio::any_io_executor& strand, std::string id) {
   struct Outcome {
-    std::mutex mu;
-    std::optional<Result<void>> result;
+    util::Mutex mu;
+    std::optional<Result<void>> result GUARDED_BY(mu);
   };
   auto outcome = std::make_shared<Outcome>();
   auto signal = std::make_shared<http::Signal>(strand);
   shared.end(id, [outcome, signal](Result<void> r) {
     {
-      std::lock_guard lk(outcome->mu);
+      util::MutexLock lk(outcome->mu);
       outcome->result = std::move(r);
     }
     signal->notify();
@@ -45,7 +45,7 @@ Task<Result<void>> end_everywhere(SharedSessions& shared, const asio::any_io_exe
   // end() answers within its own bound; this loop only waits for it.
   for (;;) {
     {
-      std::lock_guard lk(outcome->mu);
+      util::MutexLock lk(outcome->mu);
       if (outcome->result) co_return std::move(*outcome->result);
     }
     auto wait = std::chrono::seconds(1);
@@ -54,26 +54,26 @@ Task<Result<void>> end_everywhere(SharedSessions& shared, const asio::any_io_exe
 }
 
 bool HttpSession::open_stream(std::shared_ptr<http::StreamQueue> queue) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (stream_ || ended_) return false;
   stream_ = std::move(queue);
   return true;
 }
 
 void HttpSession::close_stream(const std::shared_ptr<http::StreamQueue>& queue) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (stream_ == queue) stream_.reset();
 }
 
 bool HttpSession::stream_open() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return stream_ != nullptr;
 }
 
 bool HttpSession::deliver(const std::string& msg) {
   std::shared_ptr<http::StreamQueue> q;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     q = stream_;
   }
   return q && q->push(sse::format_event(msg));
@@ -82,7 +82,7 @@ bool HttpSession::deliver(const std::string& msg) {
 void HttpSession::end() {
   std::shared_ptr<http::StreamQueue> q;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     ended_ = true;
     q = std::move(stream_);
   }
@@ -93,9 +93,9 @@ void HttpSession::end() {
 /// store is gone finds it stopped rather than freed.
 struct SessionStore::Sweeper {
   explicit Sweeper(asio::io_context& io) : timer(asio::make_strand(io)) {}
-  asio::steady_timer timer;
-  std::mutex mu;
-  SessionStore* store = nullptr;  // null once stopped
+  asio::steady_timer timer;  // only on its strand
+  util::Mutex mu;
+  SessionStore* store GUARDED_BY(mu) = nullptr;  // null once stopped
 };
 
 SessionStore::SessionStore(Handler& handler, asio::io_context& io, int idle_s)
@@ -105,7 +105,7 @@ SessionStore::~SessionStore() { stop(); }
 
 void SessionStore::add(const std::string& id, std::shared_ptr<HttpSession> s) {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     sessions_.emplace(id, std::move(s));
   }
   if (shared_) shared_->held(id);
@@ -115,7 +115,7 @@ std::shared_ptr<HttpSession> SessionStore::find_or_add(const std::string& id,
                                                        const std::function<std::shared_ptr<HttpSession>()>& make) {
   std::shared_ptr<HttpSession> s;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (auto it = sessions_.find(id); it != sessions_.end()) return it->second;
     s = make();
     if (!s) return nullptr;
@@ -126,7 +126,7 @@ std::shared_ptr<HttpSession> SessionStore::find_or_add(const std::string& id,
 }
 
 std::shared_ptr<HttpSession> SessionStore::find(const std::string& id) const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   auto it = sessions_.find(id);
   return it == sessions_.end() ? nullptr : it->second;
 }
@@ -134,7 +134,7 @@ std::shared_ptr<HttpSession> SessionStore::find(const std::string& id) const {
 void SessionStore::remove(const std::string& id) {
   std::shared_ptr<HttpSession> hs;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     auto it = sessions_.find(id);
     if (it == sessions_.end()) return;
     hs = std::move(it->second);
@@ -146,7 +146,7 @@ void SessionStore::remove(const std::string& id) {
 }
 
 std::size_t SessionStore::size() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return sessions_.size();
 }
 
@@ -155,7 +155,7 @@ bool SessionStore::make_room(std::size_t max) {
   for (;;) {
     std::string oldest;
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       if (sessions_.size() < max) return true;
       HttpSession::Clock::time_point at = HttpSession::Clock::time_point::max();
       for (auto& [id, s] : sessions_) {
@@ -172,7 +172,7 @@ bool SessionStore::make_room(std::size_t max) {
 }
 
 std::size_t SessionStore::open_streams() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return static_cast<std::size_t>(
       std::count_if(sessions_.begin(), sessions_.end(), [](const auto& s) { return s.second->stream_open(); }));
 }
@@ -180,7 +180,7 @@ std::size_t SessionStore::open_streams() const {
 void SessionStore::start() {
   if (idle_s_ <= 0) return;
   {
-    std::lock_guard lk(sweeper_->mu);
+    util::MutexLock lk(sweeper_->mu);
     sweeper_->store = this;
   }
   auto period = std::chrono::seconds(std::clamp(idle_s_ / 4, 1, 60));
@@ -191,7 +191,7 @@ void SessionStore::start() {
           sw->timer.expires_after(period);
           boost::system::error_code ec;
           co_await sw->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-          std::lock_guard lk(sw->mu);
+          util::MutexLock lk(sw->mu);
           if (ec || !sw->store) co_return;
           sw->store->sweep();
         }
@@ -203,7 +203,7 @@ void SessionStore::sweep() {
   auto limit = HttpSession::Clock::now() - std::chrono::seconds(idle_s_);
   std::vector<std::string> idle;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     for (auto& [id, s] : sessions_)
       if (!s->stream_open() && s->last_active() < limit) idle.push_back(id);
   }
@@ -216,13 +216,13 @@ void SessionStore::sweep() {
 
 void SessionStore::stop() {
   {
-    std::lock_guard lk(sweeper_->mu);
+    util::MutexLock lk(sweeper_->mu);
     sweeper_->store = nullptr;
   }
   asio::post(sweeper_->timer.get_executor(), [sw = sweeper_] { sw->timer.cancel(); });
   std::vector<std::shared_ptr<HttpSession>> all;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     for (auto& [id, s] : sessions_) all.push_back(s);
   }
   for (auto& s : all) s->end();

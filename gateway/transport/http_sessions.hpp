@@ -5,13 +5,13 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
 #include "transport/downstream.hpp"
 #include "transport/http_listener.hpp"
 #include "transport/shared_sessions.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport {
 
@@ -53,9 +53,9 @@ class HttpSession {
   std::atomic<int> in_flight{0};
 
  private:
-  mutable std::mutex mu_;
-  std::shared_ptr<http::StreamQueue> stream_;
-  bool ended_ = false;
+  mutable util::Mutex mu_;
+  std::shared_ptr<http::StreamQueue> stream_ GUARDED_BY(mu_);
+  bool ended_ GUARDED_BY(mu_) = false;
   std::atomic<Clock::rep> last_active_{Clock::now().time_since_epoch().count()};
 };
 
@@ -100,10 +100,10 @@ class SessionStore {
   struct Sweeper;
   Handler& handler_;
   int idle_s_;
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<HttpSession>> sessions_;
+  mutable util::Mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<HttpSession>> sessions_ GUARDED_BY(mu_);
   std::shared_ptr<Sweeper> sweeper_;
-  SharedSessions* shared_ = nullptr;
+  SharedSessions* shared_ = nullptr;  ///< set by share() before serving: read without a lock
   void sweep();
 };
 

@@ -8,6 +8,7 @@
 #include "mcp/era.hpp"
 #include "transport/http_server_impl.hpp"
 #include "util/random.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport {
 namespace {
@@ -145,14 +146,14 @@ Task<Answer> HttpServer::Impl::run_stateless(PostRequest& p, const std::shared_p
 }
 
 void HttpServer::Impl::listen_opened(const std::shared_ptr<PostStream>& stream, Exchange& ex) {
-  std::lock_guard lk(listens_mu);
+  util::MutexLock lk(listens_mu);
   // A listen lasts until its client leaves, or until the server stops.
   if (stopping) ex.cancel();
   listens.insert(stream);
 }
 
 void HttpServer::Impl::listen_closed(const std::shared_ptr<PostStream>& stream) {
-  std::lock_guard lk(listens_mu);
+  util::MutexLock lk(listens_mu);
   listens.erase(stream);
 }
 

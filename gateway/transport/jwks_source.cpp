@@ -39,6 +39,7 @@ Result<std::shared_ptr<JwksSource>> JwksSource::create(Io& io, const auth::OAuth
     auto set = auth::parse_jwks(*text);
     if (!set) return Error{s.jwks_file + ": " + set.error()};
     std::shared_ptr<JwksSource> src(new JwksSource(io, ""));
+    util::MutexLock lk(src->mu_);  // not shared yet: costs nothing
     src->keys_ = std::make_shared<const auth::KeySet>(std::move(*set));
     return src;
   }
@@ -50,13 +51,13 @@ Result<std::shared_ptr<JwksSource>> JwksSource::create(Io& io, const auth::OAuth
 }
 
 JwksSource::Keys JwksSource::keys() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return keys_;
 }
 
 void JwksSource::start() {
   if (url_.empty()) return;
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (ever_started_) return;
   begin_fetch();
 }
@@ -72,7 +73,7 @@ void JwksSource::begin_fetch() {
 void JwksSource::when_fetched(std::function<void(Keys)> done) {
   Keys now;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     auto now_t = Clock::now();
     bool allowed = !ever_started_ || (last_failed_ && now_t - last_start_ >= kRetryAfterFailure) ||
                    (!last_failed_ && (!last_refetch_ || now_t - *last_refetch_ >= kRefetchInterval));
@@ -138,7 +139,7 @@ Task<void> JwksSource::fetch() {
   std::vector<std::function<void(Keys)>> waiting;
   Keys now;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     fetching_ = false;
     last_failed_ = !fresh;
     if (fresh) keys_ = fresh;

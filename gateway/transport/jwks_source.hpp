@@ -9,7 +9,6 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +17,7 @@
 #include "transport/io.hpp"
 #include "util/result.hpp"
 #include "util/task.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport {
 
@@ -50,20 +50,20 @@ class JwksSource : public std::enable_shared_from_this<JwksSource> {
   JwksSource(Io& io, std::string url) : io_(io), url_(std::move(url)) {}
   /// Queues `done` for the end of the fetch under way, starting one when
   /// allowed; calls it at once (with the current keys) otherwise.
-  void when_fetched(std::function<void(Keys)> done);
-  void begin_fetch();
+  void when_fetched(std::function<void(Keys)> done) EXCLUDES(mu_);
+  void begin_fetch() REQUIRES(mu_);
   Task<void> fetch();
 
   Io& io_;
-  std::string url_;  ///< empty for a file source
-  mutable std::mutex mu_;
-  Keys keys_;
-  bool fetching_ = false;
-  bool last_failed_ = false;
-  Clock::time_point last_start_{};
-  bool ever_started_ = false;
-  std::optional<Clock::time_point> last_refetch_;
-  std::vector<std::function<void(Keys)>> waiters_;
+  const std::string url_;  ///< empty for a file source
+  mutable util::Mutex mu_;
+  Keys keys_ GUARDED_BY(mu_);
+  bool fetching_ GUARDED_BY(mu_) = false;
+  bool last_failed_ GUARDED_BY(mu_) = false;
+  Clock::time_point last_start_ GUARDED_BY(mu_){};
+  bool ever_started_ GUARDED_BY(mu_) = false;
+  std::optional<Clock::time_point> last_refetch_ GUARDED_BY(mu_);
+  std::vector<std::function<void(Keys)>> waiters_ GUARDED_BY(mu_);
 };
 
 }  // namespace mcpgw::transport

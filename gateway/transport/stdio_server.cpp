@@ -14,12 +14,12 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <unordered_map>
 
 #include "transport/http_listener.hpp"
 #include "transport/line_buffer.hpp"
 #include "util/memory.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport {
 namespace {
@@ -62,13 +62,18 @@ struct StdioServer::Impl : std::enable_shared_from_this<Impl> {
   std::shared_ptr<http::Signal> wake;  // the writer's
   std::atomic<bool> stopping{false};
 
-  std::mutex mu;
+  util::Mutex mu;
   std::condition_variable cv;
-  std::deque<std::string> pending;  // lines for stdout
-  std::unordered_map<const void*, std::size_t> slots;  // a request's progress line in `pending`
-  std::size_t pending_bytes = 0;
-  std::size_t in_flight = 0;
-  bool reading = true, writing = true, closing = false, broken = false;
+  std::deque<std::string> pending GUARDED_BY(mu);  // lines for stdout
+  std::unordered_map<const void*, std::size_t> slots GUARDED_BY(mu);  // a request's progress line in `pending`
+  std::size_t pending_bytes GUARDED_BY(mu) = 0;
+  std::size_t in_flight GUARDED_BY(mu) = 0;
+  // Also set through a pointer to member (ended()), which the analysis
+  // does not follow: with mu held there too.
+  bool reading GUARDED_BY(mu) = true;
+  bool writing GUARDED_BY(mu) = true;
+  bool closing GUARDED_BY(mu) = false;
+  bool broken GUARDED_BY(mu) = false;
 
   /// Queues one line for stdout; false when the client is gone. A line
   /// under `key` (a request's progress) replaces the one still waiting
@@ -77,7 +82,7 @@ struct StdioServer::Impl : std::enable_shared_from_this<Impl> {
     line.push_back('\n');
     bool gave_up = false;
     {
-      std::lock_guard lk(mu);
+      util::MutexLock lk(mu);
       if (broken || closing) return false;
       if (auto it = key ? slots.find(key) : slots.end();
           it != slots.end() && http::StreamQueue::congested(pending.size(), pending_bytes)) {
@@ -108,11 +113,11 @@ struct StdioServer::Impl : std::enable_shared_from_this<Impl> {
   }
 
   void add_request() {
-    std::lock_guard lk(mu);
+    util::MutexLock lk(mu);
     ++in_flight;
   }
   void done_request() {
-    std::lock_guard lk(mu);
+    util::MutexLock lk(mu);
     if (--in_flight == 0) cv.notify_all();
   }
 
@@ -128,7 +133,7 @@ struct StdioServer::Impl : std::enable_shared_from_this<Impl> {
           spdlog::error("stdio {} failed: {}", what, e.what());
         }
       }
-      std::lock_guard lk(self->mu);
+      util::MutexLock lk(self->mu);
       (*self).*flag = false;
       self->cv.notify_all();
     };
@@ -154,7 +159,7 @@ Task<void> StdioServer::Impl::write_loop() {
     bool done;
     batch.clear();
     {
-      std::lock_guard lk(mu);
+      util::MutexLock lk(mu);
       for (auto& l : pending) batch += l;
       pending.clear();
       slots.clear();
@@ -165,7 +170,7 @@ Task<void> StdioServer::Impl::write_loop() {
       boost::system::error_code ec;
       co_await asio::async_write(out.stream, asio::buffer(batch), asio::redirect_error(asio::use_awaitable, ec));
       if (!ec) continue;
-      std::lock_guard lk(mu);
+      util::MutexLock lk(mu);
       broken = true;
       break;
     }
@@ -182,13 +187,13 @@ struct Batch {
   std::function<bool(std::string)> out;
   std::shared_ptr<BatchGate> gate;
   std::function<void()> after;  ///< once the batch is answered
-  std::mutex mu;
-  std::vector<std::string> replies;
-  std::size_t expected;
+  util::Mutex mu;
+  std::vector<std::string> replies GUARDED_BY(mu);
+  std::size_t expected = 0;  ///< set before the batch is shared
   void add(std::string r) {
     std::string line;
     {
-      std::lock_guard lk(mu);
+      util::MutexLock lk(mu);
       replies.push_back(std::move(r));
       if (replies.size() != expected) return;
       line.push_back('[');
@@ -280,8 +285,8 @@ Result<void> StdioServer::run() {
   asio::co_spawn(im->strand, im->read_loop(dispatch), im->ended(&Impl::reading, "reader"));
   asio::co_spawn(im->strand, im->write_loop(), im->ended(&Impl::writing, "writer"));
 
-  std::unique_lock lk(im->mu);
-  im->cv.wait(lk, [&] { return !im->reading && im->in_flight == 0; });
+  util::UniqueLock lk(im->mu);
+  im->cv.wait(lk.native(), [&]() REQUIRES(im->mu) { return !im->reading && im->in_flight == 0; });
   lk.unlock();
   im->handler.close_session(session);
   session->set_sink(nullptr);
@@ -290,7 +295,7 @@ Result<void> StdioServer::run() {
   lk.unlock();
   im->wake->notify();
   lk.lock();
-  im->cv.wait(lk, [&] { return !im->writing; });
+  im->cv.wait(lk.native(), [&]() REQUIRES(im->mu) { return !im->writing; });
   return {};
 }
 

@@ -77,7 +77,7 @@ void StreamQueue::wake(bool overflow) {
 bool StreamQueue::push(std::string chunk) {
   bool queued, overflow;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (closed_ || overflow_) return false;
     queued = admit_locked(chunk, false);
     overflow = overflow_;
@@ -89,7 +89,7 @@ bool StreamQueue::push(std::string chunk) {
 bool StreamQueue::replace(const void* key, std::string chunk) {
   bool queued, overflow;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (closed_ || overflow_) return false;
     if (auto it = slots_.find(key); it != slots_.end() && congested(q_.size(), bytes_)) {
       std::string& waiting = q_[it->second];
@@ -107,7 +107,7 @@ bool StreamQueue::replace(const void* key, std::string chunk) {
 
 void StreamQueue::push_final(std::string chunk) {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (closed_ || overflow_) return;
     admit_locked(chunk, true);
   }
@@ -115,30 +115,30 @@ void StreamQueue::push_final(std::string chunk) {
 }
 
 std::size_t StreamQueue::dropped() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return dropped_;
 }
 
 void StreamQueue::close() {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     closed_ = true;
   }
   signal_->notify();
 }
 
 bool StreamQueue::closed() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return closed_;
 }
 
 bool StreamQueue::overflowed() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return overflow_;
 }
 
 bool StreamQueue::take(std::string& out) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   for (auto& c : q_) out += c;
   q_.clear();
   slots_.clear();

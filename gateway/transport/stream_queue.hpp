@@ -9,11 +9,11 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
 #include "util/task.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport::http {
 
@@ -89,18 +89,21 @@ class StreamQueue : public std::enable_shared_from_this<StreamQueue> {
   /// Called on the strand by the writer: how to cut its write short on
   /// overflow (nullptr when it stops writing).
   void set_interrupt(std::function<void()> fn);
-  /// Queues under mu_; false when full.
-  bool admit_locked(std::string& chunk, bool always);
+  /// Queues; false when full.
+  bool admit_locked(std::string& chunk, bool always) REQUIRES(mu_);
   void wake(bool overflow);
 
-  mutable std::mutex mu_;
-  std::deque<std::string> q_;
-  std::unordered_map<const void*, std::size_t> slots_;  ///< key -> its chunk in q_
-  std::size_t bytes_ = 0, max_items_, max_bytes_, dropped_ = 0;
-  WhenFull when_full_;
-  bool closed_ = false, overflow_ = false;
-  std::shared_ptr<Signal> signal_;
-  std::function<void()> interrupt_;  // strand only
+  mutable util::Mutex mu_;
+  std::deque<std::string> q_ GUARDED_BY(mu_);
+  std::unordered_map<const void*, std::size_t> slots_ GUARDED_BY(mu_);  ///< key -> its chunk in q_
+  std::size_t bytes_ GUARDED_BY(mu_) = 0;
+  const std::size_t max_items_, max_bytes_;
+  std::size_t dropped_ GUARDED_BY(mu_) = 0;
+  const WhenFull when_full_;
+  bool closed_ GUARDED_BY(mu_) = false;
+  bool overflow_ GUARDED_BY(mu_) = false;
+  const std::shared_ptr<Signal> signal_;
+  std::function<void()> interrupt_;  // strand only: no lock
 };
 
 }  // namespace mcpgw::transport::http

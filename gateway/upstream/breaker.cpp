@@ -13,7 +13,7 @@ std::string_view state_name(Breaker::State s) {
 
 std::optional<Breaker::Ticket> Breaker::admit(std::string& why) {
   if (!enabled()) return Ticket{};
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (state_ == State::Closed) return Ticket{};
   auto now = now_();
   auto reopen = opened_at_ + std::chrono::milliseconds(cfg_.open_ms);
@@ -34,7 +34,7 @@ std::optional<Breaker::Ticket> Breaker::admit(std::string& why) {
 
 std::optional<Breaker::State> Breaker::record(const Ticket& t, bool ok) {
   if (!enabled()) return std::nullopt;
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   State before = state_;
   if (t.probe) probing_ = false;
   if (ok) {
@@ -55,12 +55,12 @@ std::optional<Breaker::State> Breaker::record(const Ticket& t, bool ok) {
 
 void Breaker::release(const Ticket& t) {
   if (!t.probe) return;
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   probing_ = false;
 }
 
 Breaker::State Breaker::state() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   // An open breaker whose time is up lets the next call probe.
   if (state_ == State::Open && now_() >= opened_at_ + std::chrono::milliseconds(cfg_.open_ms))
     return State::HalfOpen;

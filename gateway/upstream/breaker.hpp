@@ -4,12 +4,12 @@
 // `open_ms` one probe call goes through, whose outcome closes or reopens it.
 #include <chrono>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "config/config.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::upstream {
 
@@ -42,11 +42,11 @@ class Breaker {
  private:
   const config::Circuit cfg_;
   const std::function<Clock::time_point()> now_;
-  mutable std::mutex mu_;
-  State state_ = State::Closed;
-  int consecutive_ = 0;
-  Clock::time_point opened_at_{};
-  bool probing_ = false;
+  mutable util::Mutex mu_;
+  State state_ GUARDED_BY(mu_) = State::Closed;
+  int consecutive_ GUARDED_BY(mu_) = 0;
+  Clock::time_point opened_at_ GUARDED_BY(mu_){};
+  bool probing_ GUARDED_BY(mu_) = false;
 };
 
 /// "closed", "open" or "half_open".

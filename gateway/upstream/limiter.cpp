@@ -7,7 +7,7 @@ Task<Result<Limiter::Slot>> Limiter::acquire(std::chrono::steady_clock::time_poi
   std::uint64_t ticket = 0;
   auto turn = std::make_shared<Event>();
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     ticket = next_ticket_++;
     ++waiting_;
     waiters_.emplace(ticket, turn);
@@ -16,7 +16,7 @@ Task<Result<Limiter::Slot>> Limiter::acquire(std::chrono::steady_clock::time_poi
   for (;;) {
     const std::uint64_t seen = turn->generation();
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       if (cancel && cancel->cancelled()) break;
       if (ticket == serving_ && in_flight_ < max_) {
         got = true;
@@ -29,7 +29,7 @@ Task<Result<Limiter::Slot>> Limiter::acquire(std::chrono::steady_clock::time_poi
     if (!co_await turn->wait(seen, deadline, cancel)) break;
   }
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     --waiting_;
     waiters_.erase(ticket);
     if (!got) {
@@ -49,7 +49,7 @@ Task<Result<Limiter::Slot>> Limiter::acquire(std::chrono::steady_clock::time_poi
 
 void Limiter::release() {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     --in_flight_;
   }
   wake_head();
@@ -58,19 +58,19 @@ void Limiter::release() {
 void Limiter::wake_head() {
   std::shared_ptr<Event> head;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (auto it = waiters_.find(serving_); it != waiters_.end()) head = it->second;
   }
   if (head) head->notify();
 }
 
 int Limiter::in_flight() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return in_flight_;
 }
 
 int Limiter::waiting() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return waiting_;
 }
 

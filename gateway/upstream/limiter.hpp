@@ -6,12 +6,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 
 #include "util/cancel.hpp"
 #include "util/event.hpp"
 #include "util/result.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::upstream {
 
@@ -44,17 +44,19 @@ class Limiter {
   int waiting() const;
 
  private:
-  void release();
+  void release() EXCLUDES(mu_);
   /// Wakes the waiter whose turn it is, if any: only the head of the line
   /// can take a slot, so a freed slot costs one wake-up, not one per waiter.
-  void wake_head();
+  void wake_head() EXCLUDES(mu_);
   const int max_;
-  mutable std::mutex mu_;
-  std::map<std::uint64_t, std::shared_ptr<Event>> waiters_;  ///< by ticket
-  int in_flight_ = 0;
-  std::uint64_t next_ticket_ = 0, serving_ = 0;  // FIFO order of the waiters
-  std::set<std::uint64_t> abandoned_;  // tickets of waiters that gave up, not yet reached
-  int waiting_ = 0;
+  mutable util::Mutex mu_;
+  std::map<std::uint64_t, std::shared_ptr<Event>> waiters_ GUARDED_BY(mu_);  ///< by ticket
+  int in_flight_ GUARDED_BY(mu_) = 0;
+  // FIFO order of the waiters
+  std::uint64_t next_ticket_ GUARDED_BY(mu_) = 0;
+  std::uint64_t serving_ GUARDED_BY(mu_) = 0;
+  std::set<std::uint64_t> abandoned_ GUARDED_BY(mu_);  // tickets of waiters that gave up, not yet reached
+  int waiting_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace mcpgw::upstream

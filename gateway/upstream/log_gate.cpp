@@ -6,7 +6,7 @@
 namespace mcpgw::upstream {
 
 bool LogGate::admit(Clock::time_point now) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (last_ != Clock::time_point{}) {
     double refill = std::chrono::duration<double>(now - last_).count() * kRate;
     tokens_ = std::min(kBurst, tokens_ + std::max(0.0, refill));
@@ -21,7 +21,7 @@ bool LogGate::admit(Clock::time_point now) {
 }
 
 std::uint64_t LogGate::take_suppressed() {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return std::exchange(suppressed_, 0);
 }
 

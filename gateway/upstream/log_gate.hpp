@@ -5,7 +5,8 @@
 // counted, for one "N suppressed" line.
 #include <chrono>
 #include <cstdint>
-#include <mutex>
+
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::upstream {
 
@@ -25,10 +26,10 @@ class LogGate {
   std::uint64_t take_suppressed();
 
  private:
-  std::mutex mu_;
-  double tokens_ = kBurst;
-  Clock::time_point last_{};
-  std::uint64_t suppressed_ = 0;
+  util::Mutex mu_;
+  double tokens_ GUARDED_BY(mu_) = kBurst;
+  Clock::time_point last_ GUARDED_BY(mu_){};
+  std::uint64_t suppressed_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace mcpgw::upstream

@@ -14,7 +14,7 @@ CancelSignal::Subscription& CancelSignal::Subscription::operator=(Subscription&&
 
 void CancelSignal::Subscription::reset() {
   if (!s_) return;
-  std::lock_guard lk(s_->mu_);
+  util::MutexLock lk(s_->mu_);
   s_->callbacks_.erase(id_);
   s_ = nullptr;
 }
@@ -22,13 +22,13 @@ void CancelSignal::Subscription::reset() {
 bool CancelSignal::cancelled() const { return cancelled_.load(); }
 
 void CancelSignal::cancel() {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (cancelled_.exchange(true)) return;
   for (auto& [id, fn] : callbacks_) fn();
 }
 
 CancelSignal::Subscription CancelSignal::on_cancel(std::function<void()> fn) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (cancelled_) {
     fn();
     return {};

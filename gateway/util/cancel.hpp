@@ -4,7 +4,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
+
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw {
 
@@ -39,12 +40,12 @@ class CancelSignal {
  private:
   // Callbacks run under this lock, so unregistering waits for a running one
   // and a callback never runs after its owner is gone.
-  mutable std::mutex mu_;
+  mutable util::Mutex mu_;
   // Read without the lock: a waiter checks it while holding its own lock,
   // which a running callback may be waiting for.
   std::atomic<bool> cancelled_{false};
-  std::uint64_t next_ = 1;
-  std::map<std::uint64_t, std::function<void()>> callbacks_;
+  std::uint64_t next_ GUARDED_BY(mu_) = 1;
+  std::map<std::uint64_t, std::function<void()>> callbacks_ GUARDED_BY(mu_);
 };
 
 }  // namespace mcpgw

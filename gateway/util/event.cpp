@@ -20,7 +20,7 @@ struct Event::Waiter : std::enable_shared_from_this<Event::Waiter> {
   void fire(bool notified) {
     std::function<void(bool)> h;
     {
-      std::lock_guard lk(mu);
+      util::MutexLock lk(mu);
       if (fired) return;
       fired = true;
       outcome = notified;
@@ -34,8 +34,9 @@ struct Event::Waiter : std::enable_shared_from_this<Event::Waiter> {
   }
 
   void arm(std::function<void(bool)> h, Clock::time_point deadline) {
+    bool v;
     {
-      std::lock_guard lk(mu);
+      util::MutexLock lk(mu);
       if (!fired) {
         handler = std::move(h);
         if (deadline == Clock::time_point::max()) return;
@@ -45,26 +46,29 @@ struct Event::Waiter : std::enable_shared_from_this<Event::Waiter> {
         });
         return;
       }
+      v = outcome;
     }
-    asio::post(executor, [h = std::move(h), v = outcome] { h(v); });
+    asio::post(executor, [h = std::move(h), v] { h(v); });
   }
 
   asio::any_io_executor executor;
+  // Only touched on `executor` (see above), not under mu.
   asio::steady_timer timer;
-  std::mutex mu;
-  bool fired = false, outcome = false;
-  std::function<void(bool)> handler;
+  util::Mutex mu;
+  bool fired GUARDED_BY(mu) = false;
+  bool outcome GUARDED_BY(mu) = false;
+  std::function<void(bool)> handler GUARDED_BY(mu);
 };
 
 std::uint64_t Event::generation() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return generation_;
 }
 
 void Event::notify() {
   std::vector<std::shared_ptr<Waiter>> woken;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     ++generation_;
     woken.swap(waiters_);
   }
@@ -75,12 +79,12 @@ Task<bool> Event::wait(std::uint64_t seen, Clock::time_point deadline, CancelSig
   asio::any_io_executor ex = co_await asio::this_coro::executor;
   auto w = std::make_shared<Waiter>(ex);
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (generation_ != seen) co_return true;
     waiters_.push_back(w);
   }
   if (cancel && cancel->cancelled()) {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     std::erase(waiters_, w);
     co_return true;
   }
@@ -97,7 +101,7 @@ Task<bool> Event::wait(std::uint64_t seen, Clock::time_point deadline, CancelSig
       asio::use_awaitable);
   {
     // Woken by the timer or the cancel signal, it is still listed.
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     std::erase(waiters_, w);
   }
   co_return notified;

@@ -10,11 +10,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "util/cancel.hpp"
 #include "util/task.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw {
 
@@ -48,9 +48,9 @@ class Event {
 
  private:
   struct Waiter;
-  mutable std::mutex mu_;
-  std::uint64_t generation_ = 0;
-  std::vector<std::shared_ptr<Waiter>> waiters_;
+  mutable util::Mutex mu_;
+  std::uint64_t generation_ GUARDED_BY(mu_) = 0;
+  std::vector<std::shared_ptr<Waiter>> waiters_ GUARDED_BY(mu_);
 };
 
 }  // namespace mcpgw

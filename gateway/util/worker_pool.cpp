@@ -10,16 +10,18 @@ WorkerPool::WorkerPool(std::size_t min_threads, std::size_t max_threads, int idl
 
 WorkerPool::~WorkerPool() {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
+  // Without the lock, which the threads need to finish: once stopping_ is
+  // set, submit() adds no thread and the threads leave threads_ alone.
   for (auto& t : threads_)
     if (t.joinable()) t.join();
 }
 
 bool WorkerPool::submit(std::function<void()> task) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (stopping_) return false;
   queue_.push_back(std::move(task));
   if (idle_ >= queue_.size()) {
@@ -45,13 +47,13 @@ bool WorkerPool::submit(std::function<void()> task) {
 }
 
 void WorkerPool::run() {
-  std::unique_lock lk(mu_);
+  util::UniqueLock lk(mu_);
   for (;;) {
     if (queue_.empty()) {
       if (stopping_) break;
       ++idle_;
-      bool woke = cv_.wait_for(lk, std::chrono::milliseconds(idle_ms_),
-                               [&] { return stopping_ || !queue_.empty(); });
+      bool woke = cv_.wait_for(lk.native(), std::chrono::milliseconds(idle_ms_),
+                               [&]() REQUIRES(mu_) { return stopping_ || !queue_.empty(); });
       --idle_;
       if (!woke && live_ > min_) break;
       continue;

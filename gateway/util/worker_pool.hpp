@@ -4,9 +4,10 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw {
 
@@ -27,14 +28,16 @@ class WorkerPool {
  private:
   void run();
 
-  std::mutex mu_;
+  util::Mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
-  std::vector<std::thread> threads_;
-  std::vector<std::thread::id> exited_;
-  std::size_t min_, max_, idle_ = 0, live_ = 0;
-  int idle_ms_;
-  bool stopping_ = false;
+  std::deque<std::function<void()>> queue_ GUARDED_BY(mu_);
+  std::vector<std::thread> threads_ GUARDED_BY(mu_);
+  std::vector<std::thread::id> exited_ GUARDED_BY(mu_);
+  const std::size_t min_, max_;
+  std::size_t idle_ GUARDED_BY(mu_) = 0;
+  std::size_t live_ GUARDED_BY(mu_) = 0;
+  const int idle_ms_;
+  bool stopping_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace mcpgw
