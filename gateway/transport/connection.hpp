@@ -86,9 +86,6 @@ class Connection {
   /// must be a strand). Transports that can run the exchange in the caller's
   /// coroutine override it, saving two hops between threads per request.
   virtual Task<Response> call(std::string_view method, const json::Value* params, RequestOptions opts);
-  /// async_request, waited for in the calling thread: for the worker pool
-  /// (plugin handlers, blocking callers), never for an I/O thread.
-  Response request(std::string_view method, const json::Value* params, const RequestOptions& opts);
   /// Queues a notification; false when the connection is closed. Delivery
   /// is asynchronous (a failure is logged), in order with later requests.
   virtual bool notify(std::string_view method, const json::Value* params) = 0;
@@ -103,8 +100,6 @@ class Connection {
   /// requests fail at once; `done` runs on an I/O thread when it is over
   /// (the child reaped, the DELETE answered or given up on). Idempotent.
   virtual void async_close(std::function<void()> done) = 0;
-  /// async_close, waited for in the calling thread (never an I/O thread).
-  void close();
   /// async_close as a step of a coroutine.
   Task<> shut();
   /// False once the connection has died.

@@ -119,22 +119,11 @@ void StdioConnection::begin() {
 void StdioConnection::async_request(std::string_view method, const json::Value* params, RequestOptions opts,
                                     ResponseHandler done) {
   std::int64_t id = next_id_.fetch_add(1);
-  asio::post(strand_, [self = shared_from_this(), id, line = jsonrpc::make_request(id, method, params),
-                       opts = std::move(opts), done = std::move(done)]() mutable {
-    if (self->closed_.load()) {
-      done({std::nullopt, Failure::Closed, self->close_reason_.empty() ? "not running" : self->close_reason_});
-      return;
-    }
-    Pending p{std::move(done), std::make_unique<asio::steady_timer>(self->strand_, opts.deadline), {}};
-    p.timer->async_wait([self, id](const boost::system::error_code& ec) {
-      if (!ec) self->finish(id, {std::nullopt, Failure::Timeout, "timed out"}, true);
-    });
-    if (opts.cancel)
-      p.cancel = opts.cancel->on_cancel([self, id] {
-        asio::post(self->strand_, [self, id] { self->finish(id, {std::nullopt, Failure::Cancelled, "cancelled"}, true); });
-      });
-    self->pending_.emplace(id, std::move(p));
-    self->write(std::move(line), id);
+  Handed h{jsonrpc::make_request(id, method, params), id, std::move(opts), std::move(done)};
+  if (hand_off(h)) return;
+  // Failed on the strand, as an answer would be: never inside the caller's frame.
+  asio::post(strand_, [done = std::move(h.done)] {
+    done({std::nullopt, Failure::Transport, "is not reading its stdin (write queue full)"});
   });
 }
 
@@ -144,11 +133,68 @@ bool StdioConnection::notify(std::string_view method, const json::Value* params)
 
 bool StdioConnection::respond(std::string message) {
   if (closed_.load()) return false;
-  asio::post(strand_, [self = shared_from_this(), m = std::move(message)]() mutable { self->write(std::move(m)); });
+  Handed h{std::move(message), std::nullopt, {}, {}};
+  if (!hand_off(h))
+    spdlog::warn("upstream {}: not reading its stdin (write queue full); dropping a message", name_);
   return true;
 }
 
+bool StdioConnection::hand_off(Handed& h) {
+  bool post;
+  {
+    std::lock_guard lk(hand_off_mu_);
+    // The same bound as the queue for stdin: a child that stops reading
+    // must not make callers on other threads buffer without bound either.
+    if (handed_bytes_ + h.line.size() > kMaxQueuedBytes) return false;
+    handed_bytes_ += h.line.size();
+    handed_.push_back(std::move(h));
+    post = !std::exchange(drain_posted_, true);
+  }
+  // Calls from other workers that gather while the strand is busy cost one
+  // wake-up between them, not one each.
+  if (post) asio::post(strand_, [self = shared_from_this()] { self->drain(); });
+  return true;
+}
+
+void StdioConnection::drain() {
+  {
+    std::lock_guard lk(hand_off_mu_);
+    draining_.swap(handed_);
+    handed_bytes_ = 0;
+    drain_posted_ = false;
+  }
+  for (auto& h : draining_) {
+    if (h.done) start_request(std::move(h));
+    else enqueue(std::move(h.line));
+  }
+  draining_.clear();
+  if (!writing_) write_next();
+}
+
+void StdioConnection::start_request(Handed h) {
+  if (closed_.load()) {
+    h.done({std::nullopt, Failure::Closed, close_reason_.empty() ? "not running" : close_reason_});
+    return;
+  }
+  const std::int64_t id = *h.id;
+  Pending p{std::move(h.done), std::make_unique<asio::steady_timer>(strand_, h.opts.deadline), {}};
+  p.timer->async_wait([self = shared_from_this(), id](const boost::system::error_code& ec) {
+    if (!ec) self->finish(id, {std::nullopt, Failure::Timeout, "timed out"}, true);
+  });
+  if (h.opts.cancel)
+    p.cancel = h.opts.cancel->on_cancel([self = shared_from_this(), id] {
+      asio::post(self->strand_, [self, id] { self->finish(id, {std::nullopt, Failure::Cancelled, "cancelled"}, true); });
+    });
+  pending_.emplace(id, std::move(p));
+  enqueue(std::move(h.line), id);
+}
+
 void StdioConnection::write(std::string line, std::optional<std::int64_t> id) {
+  enqueue(std::move(line), id);
+  if (!writing_) write_next();
+}
+
+void StdioConnection::enqueue(std::string line, std::optional<std::int64_t> id) {
   if (queued_bytes_ + line.size() + 1 > kMaxQueuedBytes) {
     spdlog::warn("upstream {}: {} messages ({} bytes) wait for its stdin already; dropping one", name_,
                  outbox_.size(), queued_bytes_);
@@ -158,7 +204,6 @@ void StdioConnection::write(std::string line, std::optional<std::int64_t> id) {
   line.push_back('\n');
   queued_bytes_ += line.size();
   outbox_.emplace_back(std::move(line), id);
-  if (!writing_) write_next();
 }
 
 void StdioConnection::write_next() {

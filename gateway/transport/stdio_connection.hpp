@@ -2,7 +2,9 @@
 // Upstream over a child's stdio: newline-delimited JSON-RPC on stdin/stdout,
 // stderr lines to our log under the server's name. Everything runs on one
 // strand of the I/O loop: reading both pipes, the write queue to stdin, the
-// table of requests in flight and their timers.
+// table of requests in flight and their timers. Other threads reach it
+// through one bounded hand-off, which one wake-up of the strand drains
+// whole.
 #include <boost/asio/strand.hpp>
 
 #include <atomic>
@@ -10,6 +12,7 @@
 #include <vector>
 #include <map>
 #include <memory>
+#include <mutex>
 
 #include "transport/child_process.hpp"
 #include "transport/connection.hpp"
@@ -44,12 +47,30 @@ class StdioConnection final : public Connection, public std::enable_shared_from_
     std::unique_ptr<asio::steady_timer> timer;
     CancelSignal::Subscription cancel;
   };
+  /// A message handed to the strand: a request (with `done`) or a line
+  /// with no answer to wait for (a notification, a response).
+  struct Handed {
+    std::string line;
+    std::optional<std::int64_t> id;
+    RequestOptions opts;
+    ResponseHandler done;
+  };
   using Strand = asio::strand<asio::any_io_executor>;
   StdioConnection(Strand strand, std::string name, std::shared_ptr<ChildProcess> child,
                   ConnectionHandlers h, std::size_t max_line);
   void begin();
+  /// Queues `h` for the strand from any thread; the first message queued
+  /// since the last drain posts the drain. False, and `h` untouched, when
+  /// the hand-off is full.
+  bool hand_off(Handed& h);
+  /// Takes everything handed off so far and sends it as one write. On the strand.
+  void drain();
+  /// Files request `h` in the table of requests in flight (its timer, its
+  /// cancellation) and queues its line. On the strand.
+  void start_request(Handed h);
   /// Queues `line` for stdin; `id` is the request it carries, failed if
-  /// the write fails. On the strand.
+  /// the write fails. On the strand; write() also starts the write.
+  void enqueue(std::string line, std::optional<std::int64_t> id = std::nullopt);
   void write(std::string line, std::optional<std::int64_t> id = std::nullopt);
   void write_next();
   void on_line(std::string_view line);
@@ -66,6 +87,11 @@ class StdioConnection final : public Connection, public std::enable_shared_from_
   std::size_t max_line_;
   std::atomic<std::int64_t> next_id_{1};
   std::atomic<bool> closed_{false};
+  std::mutex hand_off_mu_;
+  std::vector<Handed> handed_;         ///< guarded by hand_off_mu_
+  std::size_t handed_bytes_ = 0;       ///< guarded by hand_off_mu_
+  bool drain_posted_ = false;          ///< guarded by hand_off_mu_
+  std::vector<Handed> draining_;       ///< on the strand: handed_'s storage, swapped in turn
   // Touched on the strand only.
   std::map<std::int64_t, Pending> pending_;
   std::deque<std::pair<std::string, std::optional<std::int64_t>>> outbox_;

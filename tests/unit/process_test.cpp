@@ -29,6 +29,22 @@ std::string exit_status(transport::ChildProcess& c) {
   return status.wait_for(5s) == std::future_status::ready ? status.get() : "still running";
 }
 
+/// `c`'s answer to `method`, waited for in the test's thread (never one of the loop's).
+transport::Response request(transport::Connection& c, std::string_view method, const transport::RequestOptions& o) {
+  auto promise = std::make_shared<std::promise<transport::Response>>();
+  auto answer = promise->get_future();
+  c.async_request(method, nullptr, o, [promise](transport::Response r) { promise->set_value(std::move(r)); });
+  return answer.get();
+}
+
+/// Closes `c` and waits until it is over (the child reaped).
+void close(transport::Connection& c) {
+  auto promise = std::make_shared<std::promise<void>>();
+  auto over = promise->get_future();
+  c.async_close([promise] { promise->set_value(); });
+  over.wait();
+}
+
 }  // namespace
 
 TEST_CASE("child process: runs in its own process group and is reaped") {
@@ -99,10 +115,10 @@ TEST_CASE("stdio connection: request/response, garbage lines and exit") {
   REQUIRE(c.ok());
   transport::RequestOptions o;
   o.deadline = std::chrono::steady_clock::now() + 5s;
-  auto r = (*c)->request("ping", nullptr, o);
+  auto r = request(**c, "ping", o);
   REQUIRE(r.message);
   CHECK((*r.message->result())["ok"].GetBool());
-  r = (*c)->request("ping", nullptr, o);
+  r = request(**c, "ping", o);
   CHECK(!r.message);
   CHECK(r.failure == transport::Failure::Closed);
   {
@@ -110,7 +126,7 @@ TEST_CASE("stdio connection: request/response, garbage lines and exit") {
     cv.wait_for(lk, 5s, [&] { return !closed.empty(); });
     CHECK(closed.find("exit 4") != std::string::npos);
   }
-  (*c)->close();
+  close(**c);
 }
 
 TEST_CASE("stdio connection: a silent server times out, and a cancelled request ends at once") {
@@ -119,16 +135,16 @@ TEST_CASE("stdio connection: a silent server times out, and a cancelled request 
   REQUIRE(c.ok());
   transport::RequestOptions o;
   o.deadline = std::chrono::steady_clock::now() + 100ms;
-  auto r = (*c)->request("ping", nullptr, o);
+  auto r = request(**c, "ping", o);
   CHECK(!r.message);
   CHECK(r.failure == transport::Failure::Timeout);
   CancelSignal cancel;
   cancel.cancel();
   o.deadline = std::chrono::steady_clock::now() + 60s;
   o.cancel = &cancel;
-  r = (*c)->request("ping", nullptr, o);
+  r = request(**c, "ping", o);
   CHECK(r.failure == transport::Failure::Cancelled);
-  (*c)->close();
+  close(**c);
 }
 
 TEST_CASE("stdio connection: an answer over the limit fails its request only; the next one works") {
@@ -142,13 +158,13 @@ TEST_CASE("stdio connection: an answer over the limit fails its request only; th
   REQUIRE(c.ok());
   transport::RequestOptions o;
   o.deadline = std::chrono::steady_clock::now() + 5s;
-  auto r = (*c)->request("big", nullptr, o);
+  auto r = request(**c, "big", o);
   CHECK(!r.message);
   CHECK(r.failure == transport::Failure::TooLarge);
   CHECK(r.detail.find("max_response_bytes") != std::string::npos);
-  r = (*c)->request("small", nullptr, o);
+  r = request(**c, "small", o);
   CHECK(r.message);
-  (*c)->close();
+  close(**c);
 }
 
 TEST_CASE("worker pool: runs tasks concurrently and drains on destruction") {
