@@ -1,6 +1,7 @@
 #include "telemetry/otlp.hpp"
 
 #include <array>
+#include <cassert>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -43,30 +44,40 @@ std::size_t varint_size(std::uint64_t v) {
   return n;
 }
 
-/// Appends protobuf fields to a string it does not own, so that one buffer
-/// serves a whole batch (no allocation per span or attribute).
+// Every field number here is below 16, so every tag is one byte. Sizes are
+// computed first and the fields then written into room made once: spans are
+// encoded on the call path, where a string append per field (a capacity
+// check and a terminator each) cost more than the rest of the encoding.
+
+/// Size of a length-delimited field holding `n` bytes.
+std::size_t field_size(std::size_t n) { return 1 + varint_size(n) + n; }
+
+/// Writes protobuf fields at a cursor into room its caller sized exactly.
 class Writer {
  public:
-  explicit Writer(std::string& out) : out_(out) {}
+  explicit Writer(char* at) : p_(at) {}
+  /// Where the next byte goes.
+  const char* at() const { return p_; }
   void varint(int f, std::uint64_t v) {
     tag(f, Wire::Varint);
     raw_varint(v);
   }
   void fixed64(int f, std::uint64_t v) {
     tag(f, Wire::Fixed64);
-    for (int i = 0; i < 8; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+    for (int i = 0; i < 8; ++i) *p_++ = static_cast<char>((v >> (8 * i)) & 0xff);
   }
-  void tag(int f, Wire w) { raw_varint((static_cast<std::uint64_t>(f) << 3) | static_cast<std::uint64_t>(w)); }
+  void tag(int f, Wire w) { *p_++ = static_cast<char>((f << 3) | static_cast<int>(w)); }
   void raw_varint(std::uint64_t v) {
     while (v >= 0x80) {
-      out_.push_back(static_cast<char>((v & 0x7f) | 0x80));
+      *p_++ = static_cast<char>((v & 0x7f) | 0x80);
       v >>= 7;
     }
-    out_.push_back(static_cast<char>(v));
+    *p_++ = static_cast<char>(v);
   }
   void bytes(int f, std::string_view b) {
     header(f, b.size());
-    out_.append(b);
+    if (!b.empty()) std::memcpy(p_, b.data(), b.size());
+    p_ += b.size();
   }
   /// The tag and length of a length-delimited field whose `size` bytes follow.
   void header(int f, std::size_t size) {
@@ -75,16 +86,12 @@ class Writer {
   }
   template <std::size_t N>
   void bytes(int f, const std::array<std::uint8_t, N>& b) {
-    header(f, N);
-    out_.append(reinterpret_cast<const char*>(b.data()), N);
+    bytes(f, std::string_view(reinterpret_cast<const char*>(b.data()), N));
   }
 
  private:
-  std::string& out_;
+  char* p_;
 };
-
-/// Size of field `f` (one-byte tag) holding `n` bytes.
-std::size_t field_size(std::size_t n) { return 1 + varint_size(n) + n; }
 
 std::size_t any_value_size(const mcp::AttrValue& v) {
   if (const auto* s = std::get_if<std::string>(&v)) return field_size(s->size());
@@ -105,16 +112,41 @@ void any_value(Writer& w, const mcp::AttrValue& v) {
   }
 }
 
-/// KeyValue fields, written in place: their sizes are known up front.
+/// Size of a KeyValue message.
+template <typename Key>
+std::size_t key_value_size(const Key& key, const mcp::AttrValue& value) {
+  return field_size(std::string_view(key).size()) + field_size(any_value_size(value));
+}
+
+template <typename Key>
+std::size_t attributes_size(const std::vector<std::pair<Key, mcp::AttrValue>>& attrs) {
+  std::size_t n = 0;
+  for (const auto& [key, value] : attrs) n += field_size(key_value_size(key, value));
+  return n;
+}
+
+/// KeyValue fields of field number `f`.
 template <typename Key>
 void attributes(Writer& w, int f, const std::vector<std::pair<Key, mcp::AttrValue>>& attrs) {
   for (const auto& [key, value] : attrs) {
-    std::size_t any = any_value_size(value);
-    w.header(f, field_size(std::string_view(key).size()) + field_size(any));
+    w.header(f, key_value_size(key, value));
     w.bytes(field::kKeyValueKey, key);
-    w.header(field::kKeyValueValue, any);
+    w.header(field::kKeyValueValue, any_value_size(value));
     any_value(w, value);
   }
+}
+
+/// Size of Status's fields of a failed span: the message, and the code.
+std::size_t status_size(const mcp::Span& s) {
+  return (s.status_message.empty() ? 0 : field_size(s.status_message.size())) + 2;
+}
+
+std::size_t span_size(const mcp::Span& s) {
+  std::size_t n = field_size(s.trace_id.size()) + field_size(s.span_id.size()) +
+                  (s.has_parent() ? field_size(s.parent_span_id.size()) : 0) + field_size(s.name.size()) + 1 +
+                  varint_size(static_cast<std::uint64_t>(s.kind)) + 9 + 9 + attributes_size(s.attributes);
+  if (s.error) n += field_size(status_size(s));
+  return n;
 }
 
 void span_message(Writer& w, const mcp::Span& s) {
@@ -127,9 +159,8 @@ void span_message(Writer& w, const mcp::Span& s) {
   w.fixed64(field::kSpanEnd, s.end_unix_ns);
   attributes(w, field::kSpanAttributes, s.attributes);
   if (s.error) {
-    std::size_t message = s.status_message.empty() ? 0 : field_size(s.status_message.size());
-    w.header(field::kSpanStatus, message + 2);
-    if (message) w.bytes(field::kStatusMessage, s.status_message);
+    w.header(field::kSpanStatus, status_size(s));
+    if (!s.status_message.empty()) w.bytes(field::kStatusMessage, s.status_message);
     w.varint(field::kStatusCode, kStatusError);
   }
 }
@@ -137,39 +168,35 @@ void span_message(Writer& w, const mcp::Span& s) {
 }  // namespace
 
 void append_span(std::string& spans, const mcp::Span& span) {
-  // The span is written behind two bytes kept for its length, which are
-  // then replaced by it: in place for the usual span (128 to 16383 bytes),
-  // a move of the span by a byte or more otherwise.
-  constexpr std::size_t kRoom = 2;
-  Writer w(spans);
-  w.tag(field::kScopeSpansSpans, Wire::Bytes);
-  std::size_t at = spans.size();
-  spans.append(kRoom, '\0');
+  const std::size_t size = span_size(span), at = spans.size();
+  spans.resize(at + field_size(size));
+  Writer w(spans.data() + at);
+  w.header(field::kScopeSpansSpans, size);
   span_message(w, span);
-  std::string length;
-  Writer(length).raw_varint(spans.size() - at - kRoom);
-  spans.replace(at, kRoom, length);
+  assert(w.at() == spans.data() + spans.size());
 }
 
 void encode_export_request(std::string_view spans, const Resource& resource, std::string_view scope_name,
                            std::string_view scope_version, std::string& out) {
   // The outer messages only need the spans' size, so the body is written
   // once, front to back.
-  std::string res;
-  Writer r(res);
-  attributes(r, field::kResourceAttributes, resource.attributes);
+  std::size_t res = attributes_size(resource.attributes);
   std::size_t scope = field_size(scope_name.size()) + field_size(scope_version.size());
   std::size_t scope_spans = field_size(scope) + spans.size();
-  std::size_t resource_spans = field_size(res.size()) + field_size(scope_spans);
+  std::size_t resource_spans = field_size(res) + field_size(scope_spans);
+  std::size_t total = field_size(resource_spans);
   out.clear();
-  out.reserve(field_size(resource_spans));
-  Writer w(out);
+  out.reserve(total);
+  out.resize(total - spans.size());
+  Writer w(out.data());
   w.header(field::kRequestResourceSpans, resource_spans);
-  w.bytes(field::kResourceSpansResource, res);
+  w.header(field::kResourceSpansResource, res);
+  attributes(w, field::kResourceAttributes, resource.attributes);
   w.header(field::kResourceSpansScopeSpans, scope_spans);
   w.header(field::kScopeSpansScope, scope);
   w.bytes(field::kScopeName, scope_name);
   w.bytes(field::kScopeVersion, scope_version);
+  assert(w.at() == out.data() + out.size());
   out.append(spans);
 }
 

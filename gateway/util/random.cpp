@@ -6,7 +6,6 @@
 #include <iterator>
 #include <random>
 #include <stdexcept>
-#include <vector>
 
 #include "util/hex.hpp"
 
@@ -34,12 +33,18 @@ std::string unique_hex(std::size_t bytes) {
     std::seed_seq seq(std::begin(seed), std::end(seed));
     return std::mt19937_64(seq);
   }();
-  std::vector<unsigned char> buf(bytes);
-  for (std::size_t i = 0; i < bytes; i += 8) {
-    std::uint64_t r = engine();
-    for (std::size_t j = 0; j < 8 && i + j < bytes; ++j) buf[i + j] = static_cast<unsigned char>(r >> (8 * j));
+  // Written as hex straight from the engine's words: ids are made per call
+  // (trace and span ids), so no buffer of their own.
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(2 * bytes, '\0');
+  std::uint64_t r = 0;
+  for (std::size_t i = 0; i < bytes; ++i) {
+    if (i % 8 == 0) r = engine();
+    auto b = static_cast<unsigned char>(r >> (8 * (i % 8)));
+    out[2 * i] = kDigits[b >> 4];
+    out[2 * i + 1] = kDigits[b & 0xf];
   }
-  return hex(buf.data(), buf.size());
+  return out;
 }
 
 }  // namespace mcpgw
