@@ -5,7 +5,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <future>
 #include <sstream>
 
 #include "util/base64.hpp"
@@ -360,16 +359,6 @@ void Cluster::sync_ended() {
 
 // --- shared per-session state -------------------------------------------
 
-Result<RedisReply> Cluster::call(std::vector<std::string> args) {
-  if (!cmd_) return Error{"cluster.redis is not set"};
-  auto promise = std::make_shared<std::promise<Result<RedisReply>>>();
-  auto future = promise->get_future();
-  cmd_->command(std::move(args), [promise](Result<RedisReply> r) { promise->set_value(std::move(r)); }, kTimeout);
-  if (future.wait_for(kTimeout + std::chrono::seconds(1)) != std::future_status::ready)
-    return Error{"Redis at " + shown_ + " did not answer in time"};
-  return future.get();
-}
-
 Task<Result<bool>> Cluster::use_once(const std::string& kind, const std::string& id, std::int64_t expires) {
   if (!cmd_) co_return true;
   // Awaited, not waited for: the Redis connection may live on the worker
@@ -393,16 +382,20 @@ void Cluster::share_log_level(const std::string& id, const std::string& level) {
   cmd_->command({"PUBLISH", kEvents, "log " + digest + " " + level}, nullptr);
 }
 
-Result<void> Cluster::set_subscription(const std::string& id, const std::string& uri, bool on) {
-  if (!cmd_) return {};
+Task<Result<void>> Cluster::set_subscription(std::string id, std::string uri, bool on) {
+  if (!cmd_) co_return Result<void>{};
   std::string digest = digest_of(id);
   std::string key = subs_key(digest);
-  auto r = call({on ? "SADD" : "SREM", key, uri});
-  if (auto why = refused(r)) return Error{*why};
+  // The commands are built before the co_await: GCC 12 cannot have an
+  // initializer list inside its expression.
+  std::vector<std::string> change{on ? "SADD" : "SREM", key, uri};
+  auto r = co_await cmd_->call(std::move(change), kTimeout);
+  if (auto why = refused(r)) co_return Error{*why};
   cmd_->command({"EXPIREAT", key, std::to_string(expiry_of(id))}, nullptr);
-  auto p = call({"PUBLISH", kEvents, "subs " + digest});
-  if (auto why = refused(p)) return Error{*why};
-  return {};
+  std::vector<std::string> publish{"PUBLISH", kEvents, "subs " + digest};
+  auto p = co_await cmd_->call(std::move(publish), kTimeout);
+  if (auto why = refused(p)) co_return Error{*why};
+  co_return Result<void>{};
 }
 
 void Cluster::subscriptions(const std::string& id, std::function<void(Result<std::vector<std::string>>)> done) {

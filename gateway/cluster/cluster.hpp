@@ -82,7 +82,7 @@ class Cluster final : public transport::SharedSessions {
   void held(const std::string& id) override;
   void released(const std::string& id) override;
 
-  // --- for the server; the blocking ones only on worker threads ---
+  // --- for the server ---
 
   /// Records the first use of token `id` of `kind` (until unix second
   /// `expires`): true the first time cluster-wide, false after; an error
@@ -93,8 +93,9 @@ class Cluster final : public transport::SharedSessions {
   void share_log_level(const std::string& id, const std::string& level);
   /// Adds (`on`) or removes `uri` to session `id`'s subscriptions and tells
   /// the replica holding its stream; an error naming Redis when it cannot.
-  /// Blocks (worker threads only).
-  Result<void> set_subscription(const std::string& id, const std::string& uri, bool on);
+  /// Awaited, holding no thread (the Redis connection may live on the
+  /// caller's own worker).
+  Task<Result<void>> set_subscription(std::string id, std::string uri, bool on);
   /// Session `id`'s subscriptions, to `done` (on an I/O thread).
   void subscriptions(const std::string& id, std::function<void(Result<std::vector<std::string>>)> done);
 
@@ -120,8 +121,6 @@ class Cluster final : public transport::SharedSessions {
   void tasks_of(const std::string& principal, std::function<void(Result<std::vector<std::string>>)> done);
 
  private:
-  /// Runs `args` and waits for the reply, bounded.
-  Result<RedisReply> call(std::vector<std::string> args);
   /// Unix second after which session `id` no longer opens.
   std::int64_t expiry_of(std::string_view id) const;
   void on_event(const std::string& payload);

@@ -17,6 +17,15 @@
 #include "util/offload.hpp"
 
 namespace mcpgw::server {
+namespace {
+
+/// Closes client session `session`'s own connections (`session:
+/// per_client`) to `upstreams`, resuming once they are closed.
+Task<> end_client(std::vector<std::shared_ptr<upstream::Upstream>> upstreams, std::string session) {
+  for (const auto& u : upstreams) co_await u->end_client(session);
+}
+
+}  // namespace
 
 Gateway::Gateway(config::Config cfg, unsigned io_threads)
     : io_(io_threads),
@@ -25,9 +34,7 @@ Gateway::Gateway(config::Config cfg, unsigned io_threads)
                                                   io_.executor())),
       cluster_(std::make_unique<cluster::Cluster>(cfg_->cluster, io_.context())),
       router_(cfg_, catalog_, metrics_, make_keyring(*cfg_), io_.executor(),
-              Router::Hooks{[this](const std::string& session) {
-                              for (const auto& u : upstreams()) u->end_client(session);
-                            },
+              Router::Hooks{[this](std::string session) { return end_client(upstreams(), std::move(session)); },
                             [this](const std::string& level) {
                               for (const auto& u : upstreams()) u->set_log_level(level);
                             },

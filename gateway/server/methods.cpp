@@ -11,6 +11,13 @@ Answer Answer::result(json::Document result) { return Answer(std::move(result), 
 
 Answer Answer::empty() { return result(json::Document(rapidjson::kObjectType)); }
 
+Answer Answer::result_with(json::Document result, std::string_view key, std::string raw) {
+  Answer out(std::move(result), false);
+  out.raw_key_ = std::string(key);
+  out.raw_ = std::move(raw);
+  return out;
+}
+
 Answer Answer::error(int code, std::string_view message, const json::Value* data) {
   json::Document e(rapidjson::kObjectType);
   auto& a = e.GetAllocator();
@@ -41,20 +48,26 @@ Answer Answer::page(std::string_view key, std::vector<std::string_view> items, j
 
 std::string Answer::write(const jsonrpc::Id& id) const {
   if (error_) return jsonrpc::make_error_response(id, body_);
-  if (page_key_.empty()) return jsonrpc::make_result(id, body_);
-  // The page's items first, as listed, then the rest of the result.
-  std::string out = "{" + json::quote(page_key_) + ":[";
-  for (std::size_t i = 0; i < page_items_.size(); ++i) {
-    if (i) out += ',';
-    out += page_items_[i];
-  }
-  out += ']';
-  for (const auto& m : body_.GetObject()) {
-    out += ',';
-    out += json::quote(std::string_view(m.name.GetString(), m.name.GetStringLength()));
+  if (page_key_.empty() && raw_key_.empty()) return jsonrpc::make_result(id, body_);
+  std::string out = "{";
+  auto member = [&](std::string_view key, std::string_view value) {
+    if (out.size() > 1) out += ',';
+    out += json::quote(key);
     out += ':';
-    out += json::write(m.value);
+    out += value;
+  };
+  // A page's items first, as listed, then the rest of the result.
+  if (!page_key_.empty()) {
+    std::string items = "[";
+    for (std::size_t i = 0; i < page_items_.size(); ++i) {
+      if (i) items += ',';
+      items += page_items_[i];
+    }
+    member(page_key_, items + ']');
   }
+  for (const auto& m : body_.GetObject())
+    member(std::string_view(m.name.GetString(), m.name.GetStringLength()), json::write(m.value));
+  if (!raw_key_.empty()) member(raw_key_, raw_);
   out += '}';
   return jsonrpc::make_result_raw(id, out);
 }
@@ -88,8 +101,9 @@ const json::Value* Request::progress_token() const { return server::progress_tok
 namespace {
 
 /// Every request method the gateway answers. initialize and server/discover
-/// wait: they call the welcome tool. resources/(un)subscribe block: the
-/// first and last subscriber (un)subscribe upstream, as does a listen.
+/// wait: they call the welcome tool. resources/(un)subscribe wait: the
+/// first and last subscriber (un)subscribe upstream, as does a listen,
+/// which then waits until its client leaves.
 constexpr std::array kMethods{
     Method{"initialize", Runs::Async, nullptr, initialize},
     Method{"server/discover", Runs::Async, nullptr, discover},
@@ -102,15 +116,15 @@ constexpr std::array kMethods{
     Method{"resources/list", Runs::Inline, list_resources},
     Method{"resources/templates/list", Runs::Inline, list_resource_templates},
     Method{"resources/read", Runs::Async, nullptr, read_resource},
-    Method{"resources/subscribe", Runs::Pool, subscribe},
-    Method{"resources/unsubscribe", Runs::Pool, unsubscribe},
+    Method{"resources/subscribe", Runs::Async, nullptr, subscribe},
+    Method{"resources/unsubscribe", Runs::Async, nullptr, unsubscribe},
     Method{"prompts/list", Runs::Inline, list_prompts},
     Method{"prompts/get", Runs::Async, nullptr, get_prompt},
     Method{"completion/complete", Runs::Async, nullptr, complete},
     Method{"skills/list", Runs::Inline, list_skills},
     Method{"skills/get", Runs::Async, nullptr, get_skill},
     Method{"resources/directory/read", Runs::Async, nullptr, read_directory},
-    Method{"subscriptions/listen", Runs::Stream, nullptr, nullptr, listen},
+    Method{"subscriptions/listen", Runs::Async, nullptr, listen, false},
     Method{"tasks/get", Runs::Async, nullptr, get_task},
     Method{"tasks/result", Runs::Async, nullptr, task_result},
     Method{"tasks/list", Runs::Async, nullptr, list_tasks},

@@ -34,6 +34,9 @@ class Answer {
   static Answer result(json::Document result);
   /// The empty result `{}`.
   static Answer empty();
+  /// `result` and, after its members, member `key` whose value is the JSON
+  /// text `raw` as it is (an id in it keeps the digits its client wrote).
+  static Answer result_with(json::Document result, std::string_view key, std::string raw);
   /// A JSON-RPC error `{code, message, data?}`.
   static Answer error(int code, std::string_view message, const json::Value* data = nullptr);
   /// -32602 "Invalid params: <why>".
@@ -62,6 +65,7 @@ class Answer {
   std::string page_key_;
   std::vector<std::string_view> page_items_;
   std::shared_ptr<const void> keep_;
+  std::string raw_key_, raw_;  ///< result_with()
 };
 
 /// The configuration and token keys of the moment (replaced on reload).
@@ -123,34 +127,32 @@ struct Request {
 /// `params._meta.progressToken` of `m`, or null.
 const json::Value* progress_token(const jsonrpc::Message& m);
 
-/// How a method runs.
+/// How a method runs. Every method runs on the I/O loop, none blocks a
+/// thread: what waits (for an upstream, the client, Redis, a stream's end)
+/// is a coroutine. Only plugin handlers block, on the plugin pool.
 enum class Runs {
-  /// Cheap and non-blocking: answered on the calling thread.
+  /// Cheap: answered at once on the calling I/O thread.
   Inline,
-  /// Waits on upstreams or the client: a coroutine on a strand of its own,
-  /// holding no thread while it waits; cancellable by
-  /// notifications/cancelled.
+  /// Waits on upstreams, the client or the end of a stream: a coroutine on
+  /// the strand that writes its answer (else a strand of its own), holding
+  /// no thread while it waits; cancellable by notifications/cancelled and
+  /// by its client going away.
   Async,
-  /// Blocks (an upstream subscription in place before the answer): on the
-  /// worker pool.
-  Pool,
-  /// Keeps its exchange and replies itself, later (a stream); may block
-  /// while it starts, so it starts on the worker pool.
-  Stream,
 };
 
 using RequestHandler = Answer (*)(Services&, Request&);
 using TaskHandler = Task<Answer> (*)(Services&, Request&);
-using StreamHandler = void (*)(Services&, Request&);
 using NotificationHandler = void (*)(Services&, McpSession&, const jsonrpc::Message&);
 
 /// One entry of the table.
 struct Method {
   std::string_view name;
   Runs runs;
-  RequestHandler answer = nullptr;  ///< Inline and Pool
+  RequestHandler answer = nullptr;  ///< Inline
   TaskHandler task = nullptr;       ///< Async
-  StreamHandler stream = nullptr;   ///< Stream
+  /// False for a request that lasts as long as its client listens
+  /// (subscriptions/listen): it has no server span.
+  bool span = true;
 };
 
 /// The entry of request method `name`, or null (-32601). Which era has the
@@ -174,15 +176,15 @@ Task<Answer> resume_saga(Services& sv, Request& r);
 Answer list_resources(Services& sv, Request& r);
 Answer list_resource_templates(Services& sv, Request& r);
 Task<Answer> read_resource(Services& sv, Request& r);
-Answer subscribe(Services& sv, Request& r);
-Answer unsubscribe(Services& sv, Request& r);
+Task<Answer> subscribe(Services& sv, Request& r);
+Task<Answer> unsubscribe(Services& sv, Request& r);
 Answer list_prompts(Services& sv, Request& r);
 Task<Answer> get_prompt(Services& sv, Request& r);
 Task<Answer> complete(Services& sv, Request& r);
 Answer list_skills(Services& sv, Request& r);
 Task<Answer> get_skill(Services& sv, Request& r);
 Task<Answer> read_directory(Services& sv, Request& r);
-void listen(Services& sv, Request& r);
+Task<Answer> listen(Services& sv, Request& r);
 Task<Answer> get_task(Services& sv, Request& r);
 Task<Answer> task_result(Services& sv, Request& r);
 Task<Answer> list_tasks(Services& sv, Request& r);

@@ -54,10 +54,9 @@ void Router::stream_closed(const std::shared_ptr<transport::Session>& session) {
   s->set_stream_here(false);
   if (!services_.cluster || !services_.cluster->redis()) return;
   // The replica where the client opens its next stream subscribes then.
-  auto drop = [this, s] {
-    if (!s->stream_here()) subscriptions_.drop(s);
-  };
-  if (!post(drop)) drop();
+  spawn("dropping the subscriptions of session " + s->id().substr(0, 8), [this, s]() -> Task<> {
+    if (!s->stream_here()) co_await subscriptions_.drop(s);
+  });
 }
 
 void Router::load_subscriptions(const std::shared_ptr<McpSession>& s) {
@@ -69,10 +68,12 @@ void Router::load_subscriptions(const std::shared_ptr<McpSession>& s) {
       spdlog::warn("session {}: cannot load its resource subscriptions: {}", s->id().substr(0, 8), uris.error());
       return;
     }
-    // Upstream (un)subscribe requests block: on the pool.
-    post([this, s, uris = std::move(*uris)] {
-      if (s->stream_here()) subscriptions_.replace(s, uris);
-    });
+    // This runs on an I/O thread, and upstream (un)subscribe requests are
+    // awaited: by a coroutine.
+    auto load = [this, s, uris = std::move(*uris)]() -> Task<> {
+      if (s->stream_here()) co_await subscriptions_.replace(s, uris);
+    };
+    spawn("loading the subscriptions of session " + s->id().substr(0, 8), std::move(load));
   });
 }
 

@@ -34,13 +34,27 @@ std::variant<std::pair<catalog::Route, std::string>, Answer> subscription_target
 bool shared(Services& sv, Request& r) { return sv.cluster && sv.cluster->redis() && !r.session->stateless(); }
 
 /// Records the (un)subscription cluster-wide; the error when Redis cannot.
-std::optional<Answer> share_subscription(Services& sv, Request& r, const std::string& exposed, bool on) {
-  if (!shared(sv, r)) return std::nullopt;
-  auto done = sv.cluster->set_subscription(r.session->id(), exposed, on);
+Task<std::optional<Answer>> share_subscription(Services& sv, Request& r, std::string exposed, bool on) {
+  if (!shared(sv, r)) co_return std::nullopt;
+  auto done = co_await sv.cluster->set_subscription(r.session->id(), std::move(exposed), on);
   if (!done)
-    return Answer::error(jsonrpc::kInternalError, std::string("mcpgw: cannot ") + (on ? "subscribe" : "unsubscribe") +
-                                                      " across the cluster: " + done.error());
-  return std::nullopt;
+    co_return Answer::error(jsonrpc::kInternalError, std::string("mcpgw: cannot ") +
+                                                         (on ? "subscribe" : "unsubscribe") +
+                                                         " across the cluster: " + done.error());
+  co_return std::nullopt;
+}
+
+/// resources/subscribe (`on`) or resources/unsubscribe: in place upstream
+/// (where this replica holds the session's stream) when it resumes.
+Task<Answer> set_subscription(Services& sv, Request& r, bool on) {
+  auto target = subscription_target(sv, r);
+  if (auto* refused = std::get_if<Answer>(&target)) co_return std::move(*refused);
+  auto& [route, exposed] = std::get<std::pair<catalog::Route, std::string>>(target);
+  if (auto refused = co_await share_subscription(sv, r, exposed, on)) co_return std::move(*refused);
+  if (shared(sv, r) && !r.session->stream_here()) co_return Answer::empty();
+  if (on) co_await sv.subscriptions.subscribe(r.session, std::move(route), std::move(exposed));
+  else co_await sv.subscriptions.unsubscribe(r.session, std::move(route), std::move(exposed));
+  co_return Answer::empty();
 }
 
 }  // namespace
@@ -90,22 +104,8 @@ Task<Answer> read_resource(Services& sv, Request& r) {
   co_return co_await execute(sv, r, "resources/read " + std::string(*uri), nullptr, std::move(work));
 }
 
-Answer subscribe(Services& sv, Request& r) {
-  auto target = subscription_target(sv, r);
-  if (auto* refused = std::get_if<Answer>(&target)) return std::move(*refused);
-  auto& [route, exposed] = std::get<std::pair<catalog::Route, std::string>>(target);
-  if (auto refused = share_subscription(sv, r, exposed, true)) return std::move(*refused);
-  if (!shared(sv, r) || r.session->stream_here()) sv.subscriptions.subscribe(r.session, route, exposed);
-  return Answer::empty();
-}
+Task<Answer> subscribe(Services& sv, Request& r) { return set_subscription(sv, r, true); }
 
-Answer unsubscribe(Services& sv, Request& r) {
-  auto target = subscription_target(sv, r);
-  if (auto* refused = std::get_if<Answer>(&target)) return std::move(*refused);
-  auto& [route, exposed] = std::get<std::pair<catalog::Route, std::string>>(target);
-  if (auto refused = share_subscription(sv, r, exposed, false)) return std::move(*refused);
-  if (!shared(sv, r) || r.session->stream_here()) sv.subscriptions.unsubscribe(r.session, route, exposed);
-  return Answer::empty();
-}
+Task<Answer> unsubscribe(Services& sv, Request& r) { return set_subscription(sv, r, false); }
 
 }  // namespace mcpgw::server

@@ -11,6 +11,20 @@
 #include "server/tasks.hpp"
 
 namespace mcpgw::server {
+namespace {
+
+/// What exception `e` says.
+std::string what_failed(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+  }
+  return "unknown error";
+}
+
+}  // namespace
 
 Router::Router(std::shared_ptr<const config::Config> cfg, catalog::Catalog& catalog, Metrics& metrics,
                std::shared_ptr<const saga::Keyring> keyring, asio::any_io_executor io, Hooks hooks)
@@ -20,11 +34,7 @@ Router::Router(std::shared_ptr<const config::Config> cfg, catalog::Catalog& cata
       metrics_(metrics),
       hooks_(std::move(hooks)),
       sessions_(metrics, hooks_.log_level),
-      // Only what blocks runs here (upstream subscriptions, session ends):
-      // calls are coroutines.
-      pool_(std::make_unique<WorkerPool>(2, 256)),
-      subscriptions_(
-          catalog, [this](std::function<void()> task) { return post(std::move(task)); }, io_),
+      subscriptions_(catalog),
       audit_(settings_.config()->audit, metrics_),
       tasks_(settings_.config()->cluster.secrets),
       services_{settings_, catalog_, metrics_, sessions_,   subscriptions_, engine_,
@@ -41,11 +51,8 @@ void Router::drain() {
     std::unique_lock lk(in_flight_->mu);
     in_flight_->idle.wait(lk, [&] { return in_flight_->count == 0; });
   }
-  pool_.reset();
   engine_.drain();
 }
-
-bool Router::post(std::function<void()> task) { return pool_ && pool_->submit(std::move(task)); }
 
 void Router::set_config(std::shared_ptr<const config::Config> cfg, std::shared_ptr<const saga::Keyring> keyring) {
   audit_.configure(cfg->audit);
@@ -105,14 +112,14 @@ void Router::close_session(const std::shared_ptr<transport::Session>& session) {
   auto s = std::static_pointer_cast<McpSession>(session);
   s->end();
   if (s->context().stateless) return;
-  // Unsubscribing upstream and stopping per-client upstreams block, and the
-  // transports call this on an I/O thread: that part runs on the pool.
-  auto finish = [this, s] {
-    subscriptions_.drop(s);
-    if (hooks_.session_closed) hooks_.session_closed(s->id());
+  // Unsubscribing upstream and stopping per-client upstreams wait for them,
+  // and the transports call this on an I/O thread: a coroutine does that,
+  // which a shutdown waits for (drain()) before it stops the upstreams.
+  spawn("ending session " + s->id().substr(0, 8), [this, s]() -> Task<> {
+    co_await subscriptions_.drop(s);
+    if (hooks_.session_closed) co_await hooks_.session_closed(s->id());
     sessions_.remove(s);
-  };
-  if (!post(finish)) finish();
+  });
 }
 
 void Router::list_changed(std::string_view what) {
@@ -175,21 +182,17 @@ void Router::request(const std::shared_ptr<McpSession>& parent, jsonrpc::Message
   auto ctx = std::make_shared<mcp::RequestContext>(std::move(std::get<mcp::RequestContext>(decoded)));
   // A stateless request's own view of its client, from its envelope.
   auto s = ctx->stateless ? McpSession::for_request(parent, ctx->envelope) : parent;
-  // A stream lasts as long as its client listens: no span of its own.
-  auto span = method->runs == Runs::Stream ? nullptr : start_server_span(services_.spans, msg, *s, *ctx);
-  // The job may outlive this call, so it owns what it reads.
-  auto m = std::make_shared<jsonrpc::Message>(std::move(msg));
-  if (method->runs == Runs::Async)
-    return run_async(parent, s, *method, std::move(m), std::move(ex), std::move(ctx), std::move(span));
-  auto job = [this, method, s, m, ex, ctx, span] {
-    Request r{s, *m, ex, *ctx};
-    if (method->runs == Runs::Stream) return method->stream(services_, r);
+  // A listen lasts as long as its client listens: no span of its own.
+  auto span = method->span ? start_server_span(services_.spans, msg, *s, *ctx) : nullptr;
+  if (method->runs == Runs::Inline) {
+    Request r{s, msg, ex, *ctx};
     Answer answer = method->answer(services_, r);
     end_server_span(span, answer);
-    ex->reply(finish(std::move(answer), *m, *ctx));
-  };
-  if (method->runs == Runs::Inline) return job();
-  run_blocking(*m, ex, std::move(job));
+    return ex->reply(finish(std::move(answer), msg, *ctx));
+  }
+  // The coroutine outlives this call, so it owns what it reads.
+  auto m = std::make_shared<jsonrpc::Message>(std::move(msg));
+  run_async(parent, s, *method, std::move(m), std::move(ex), std::move(ctx), std::move(span));
 }
 
 std::string Router::finish(Answer answer, const jsonrpc::Message& m, const mcp::RequestContext& ctx) {
@@ -239,22 +242,30 @@ void Router::run_async(const std::shared_ptr<McpSession>& parent, const std::sha
       },
       [m, ex, done](std::exception_ptr e) {
         if (!e) return;
-        std::string why = "unknown error";
-        try {
-          std::rethrow_exception(e);
-        } catch (const std::exception& x) {
-          why = x.what();
-        } catch (...) {
-        }
+        std::string why = what_failed(e);
         spdlog::error("{} failed: {}", m->method(), why);
         ex->reply(jsonrpc::make_error(m->id(), jsonrpc::kInternalError, "mcpgw: internal error: " + why));
       });
 }
 
-void Router::run_blocking(const jsonrpc::Message& msg, const std::shared_ptr<transport::Exchange>& ex,
-                          std::function<void()> job) {
-  if (post(std::move(job))) return;
-  ex->reply(jsonrpc::make_error(msg.id(), jsonrpc::kInternalError, "mcpgw is shutting down"));
+void Router::spawn(std::string_view what, std::function<Task<>()> work) {
+  {
+    std::lock_guard lk(in_flight_->mu);
+    ++in_flight_->count;
+  }
+  // Counted out however the coroutine ends: done, or destroyed unrun with
+  // the loop.
+  struct Done {
+    std::shared_ptr<InFlight> in_flight;
+    ~Done() {
+      std::lock_guard lk(in_flight->mu);
+      if (--in_flight->count == 0) in_flight->idle.notify_all();
+    }
+  };
+  auto done = std::make_shared<Done>(in_flight_);
+  asio::co_spawn(asio::make_strand(io_), std::move(work), [done, what = std::string(what)](std::exception_ptr e) {
+    if (e) spdlog::error("{} failed: {}", what, what_failed(e));
+  });
 }
 
 }  // namespace mcpgw::server

@@ -2,15 +2,15 @@
 // The router: what the downstream transports hand MCP messages to. It
 // routes answers to the calls that wait for them, notifications and requests
 // through the method table (server/methods.hpp) after the era codec
-// (mcp/codec.hpp), runs what waits as coroutines and what blocks on a
-// worker pool, never on the calling I/O thread, and writes each answer once.
+// (mcp/codec.hpp), runs what waits as coroutines on the I/O loop (a
+// request's, or a session end's), never blocking the calling I/O thread,
+// and writes each answer once.
 #include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <memory>
 
 #include "server/methods.hpp"
-#include "util/worker_pool.hpp"
 
 namespace mcpgw::server {
 
@@ -19,8 +19,8 @@ class Router final : public transport::Handler {
   /// What the router tells the rest of the gateway.
   struct Hooks {
     /// The id of every session that ends (to close per-client upstream
-    /// connections).
-    std::function<void(const std::string& session)> session_closed;
+    /// connections): a coroutine the session's end awaits, on the loop.
+    std::function<Task<>(std::string session)> session_closed;
     /// The most verbose log level any live session asked for changed (to
     /// pass it on to the upstreams).
     std::function<void(const std::string& level)> log_level;
@@ -66,7 +66,8 @@ class Router final : public transport::Handler {
   void task_status(const std::string& server, const jsonrpc::Message& msg);
   /// Tasks recorded by this process (for metrics).
   std::size_t tasks() const { return tasks_.size(); }
-  /// Waits for the requests in flight and stops the worker threads.
+  /// Waits for the requests in flight and the session ends under way (off
+  /// the loop: it blocks).
   void drain();
   /// The audit log (reopened on SIGHUP).
   Audit& audit() { return audit_; }
@@ -82,10 +83,6 @@ class Router final : public transport::Handler {
   /// the era codec, through the method table.
   void request(const std::shared_ptr<McpSession>& parent, jsonrpc::Message msg,
                std::shared_ptr<transport::Exchange> ex);
-  /// Runs `job`, which may block, on the worker pool: handle() is called on
-  /// I/O threads, which never block.
-  void run_blocking(const jsonrpc::Message& msg, const std::shared_ptr<transport::Exchange>& ex,
-                    std::function<void()> job);
   /// Answers request `m` of `s` through `method`'s coroutine; the request
   /// is in `parent`'s requests in flight meanwhile (notifications/cancelled).
   void run_async(const std::shared_ptr<McpSession>& parent, const std::shared_ptr<McpSession>& s,
@@ -93,14 +90,18 @@ class Router final : public transport::Handler {
                  std::shared_ptr<mcp::RequestContext> ctx, std::shared_ptr<mcp::SpanTimer> span);
   /// The answer of `m`, in the form its era wants, serialised.
   std::string finish(Answer answer, const jsonrpc::Message& m, const mcp::RequestContext& ctx);
-  /// Queues `task` on the worker pool; false once it is shutting down.
-  bool post(std::function<void()> task);
+  /// Runs `work` (`what`, for the log) as a coroutine on a strand of the
+  /// loop, counted in flight (drain() waits for it): what a transport's
+  /// call on an I/O thread starts and nobody awaits (a session's end).
+  void spawn(std::string_view what, std::function<Task<>()> work);
   /// Makes this process's subscriptions of `s` (whose stream is here) those
   /// the cluster holds for it.
   void load_subscriptions(const std::shared_ptr<McpSession>& s);
 
-  /// Requests answered by coroutines, shared with them: drain() waits for
-  /// them, and one destroyed with the loop later still counts itself out.
+  /// Requests answered by coroutines and spawn()'s work, shared with them:
+  /// drain() waits for them (on the main thread, where a condition variable
+  /// may block), and one destroyed with the loop later still counts itself
+  /// out.
   struct InFlight {
     std::mutex mu;
     std::condition_variable idle;
@@ -114,7 +115,6 @@ class Router final : public transport::Handler {
   Metrics& metrics_;
   Hooks hooks_;
   Sessions sessions_;
-  std::unique_ptr<WorkerPool> pool_;
   Subscriptions subscriptions_;
   saga::Engine engine_;
   std::atomic<std::uint64_t> forwarded_ids_{1};

@@ -1,43 +1,67 @@
 #include "server/subscriptions.hpp"
 
-#include <boost/asio/strand.hpp>
 #include <spdlog/spdlog.h>
 
 #include <vector>
 
 #include "mcp/era.hpp"
 #include "server/methods.hpp"
-#include "util/offload.hpp"
 
 namespace mcpgw::server {
+namespace {
 
-Subscriptions::Subscriptions(catalog::Catalog& catalog, Post post, asio::any_io_executor io)
-    : catalog_(catalog), post_(std::move(post)), io_(std::move(io)) {}
-
-void Subscriptions::subscribe(const std::shared_ptr<McpSession>& s, const catalog::Route& route,
-                              const std::string& exposed) {
-  bool changed;
-  {
-    std::lock_guard lk(mu_);
-    changed = resources_[s].insert(exposed).second;
+/// notifications/subscriptions/acknowledged of a listen of `filter`, whose
+/// request is `id`.
+std::string acknowledgement(const ListenFilter& filter, const jsonrpc::Id& id) {
+  // The acknowledgement names what will be sent: what was asked for that
+  // the gateway can tell.
+  json::Document ack(rapidjson::kObjectType);
+  auto& a = ack.GetAllocator();
+  json::Value honoured(rapidjson::kObjectType);
+  if (filter.tools) honoured.AddMember("toolsListChanged", true, a);
+  if (filter.prompts) honoured.AddMember("promptsListChanged", true, a);
+  if (filter.resources) honoured.AddMember("resourcesListChanged", true, a);
+  if (!filter.uris.empty()) {
+    json::Value kept(rapidjson::kArrayType);
+    for (const auto& u : filter.as_asked) kept.PushBack(json::str(u, a), a);
+    honoured.AddMember("resourceSubscriptions", kept, a);
   }
-  if (changed) count(route, 1);
+  ack.AddMember("notifications", honoured, a);
+  // The id goes in as text: a number keeps the digits the client wrote.
+  std::string params = json::write(ack);
+  params.pop_back();
+  params += ",\"_meta\":{\"" + std::string(mcp::kMetaSubscriptionId) + "\":" + std::string(id.json()) + "}}";
+  return R"({"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":)" + params + "}";
 }
 
-void Subscriptions::unsubscribe(const std::shared_ptr<McpSession>& s, const catalog::Route& route,
-                                const std::string& exposed) {
-  bool changed = false;
+}  // namespace
+
+Subscriptions::Subscriptions(catalog::Catalog& catalog) : catalog_(catalog) {}
+
+Task<> Subscriptions::subscribe(std::shared_ptr<McpSession> s, catalog::Route route, std::string exposed) {
+  bool added;
+  {
+    std::lock_guard lk(mu_);
+    added = resources_[s].insert(exposed).second;
+  }
+  // Subscribed already, it still waits for an upstream subscription under
+  // way: the answer says it is in place.
+  co_await count(std::move(route), added ? 1 : 0);
+}
+
+Task<> Subscriptions::unsubscribe(std::shared_ptr<McpSession> s, catalog::Route route, std::string exposed) {
+  bool removed = false;
   {
     std::lock_guard lk(mu_);
     if (auto it = resources_.find(s); it != resources_.end()) {
-      changed = it->second.erase(exposed) > 0;
+      removed = it->second.erase(exposed) > 0;
       if (it->second.empty()) resources_.erase(it);
     }
   }
-  if (changed) count(route, -1);
+  if (removed) co_await count(std::move(route), -1);
 }
 
-void Subscriptions::drop(const std::shared_ptr<McpSession>& s) {
+Task<> Subscriptions::drop(std::shared_ptr<McpSession> s) {
   std::set<std::string> uris;
   {
     std::lock_guard lk(mu_);
@@ -48,10 +72,10 @@ void Subscriptions::drop(const std::shared_ptr<McpSession>& s) {
   }
   auto snap = catalog_.snapshot();
   for (const auto& uri : uris)
-    if (auto route = snap->route_resource(uri)) count(*route, -1);
+    if (auto route = snap->route_resource(uri)) co_await count(std::move(*route), -1);
 }
 
-void Subscriptions::replace(const std::shared_ptr<McpSession>& s, const std::vector<std::string>& uris) {
+Task<> Subscriptions::replace(std::shared_ptr<McpSession> s, std::vector<std::string> uris) {
   std::set<std::string> wanted(uris.begin(), uris.end());
   std::set<std::string> now;
   {
@@ -61,93 +85,91 @@ void Subscriptions::replace(const std::shared_ptr<McpSession>& s, const std::vec
   auto snap = catalog_.snapshot();
   for (const auto& uri : now)
     if (!wanted.count(uri))
-      if (auto route = snap->route_resource(uri)) unsubscribe(s, *route, uri);
+      if (auto route = snap->route_resource(uri)) co_await unsubscribe(s, std::move(*route), uri);
   for (const auto& uri : wanted)
     if (!now.count(uri))
-      if (auto route = snap->route_resource(uri)) subscribe(s, *route, uri);
+      if (auto route = snap->route_resource(uri)) co_await subscribe(s, std::move(*route), uri);
 }
 
-void Subscriptions::count(const catalog::Route& r, int delta) {
-  bool send;
-  {
+Task<> Subscriptions::count(catalog::Route r, int delta) {
+  const RemoteKey key{r.origin.get(), r.upstream_key};
+  if (delta != 0) {
     std::lock_guard lk(mu_);
-    int& n = upstream_[{r.origin.get(), r.upstream_key}];
-    int before = n;
-    n += delta;
-    send = (before == 0 && n == 1) || (before == 1 && n == 0);
-    if (n <= 0) upstream_.erase({r.origin.get(), r.upstream_key});
+    upstream_[key].subscribers += delta;
   }
-  if (!send) return;
   // One upstream subscription serves every client subscribed to the
-  // resource; the first subscribes, the last unsubscribes.
-  json::Document p(rapidjson::kObjectType);
-  p.AddMember("uri", json::str(r.upstream_key, p.GetAllocator()), p.GetAllocator());
-  upstream::CallOptions o;
-  o.deadline = r.origin->deadline();
-  // The caller is a pool thread: the subscription is in place upstream
-  // when the client is told it is.
-  auto reply = block_on(asio::make_strand(io_),
-                        r.origin->request(delta > 0 ? "resources/subscribe" : "resources/unsubscribe", p, o),
-                        [] { return upstream::Reply::error(jsonrpc::kInternalError, "mcpgw is shutting down"); });
-  if (reply.rpc_error)
-    spdlog::warn("upstream {}: {} {} failed: {}", r.origin->name(), delta > 0 ? "subscribe" : "unsubscribe",
-                 r.upstream_key, json::write(reply.body));
+  // resource. One coroutine at a time sends for it, again as long as what
+  // is wanted changed meanwhile; the others wait until it is done, so none
+  // is answered before the subscription is in place and a subscribe and an
+  // unsubscribe never overtake each other.
+  for (;;) {
+    const auto seen = sent_.generation();
+    bool on = false, mine = false;
+    {
+      std::lock_guard lk(mu_);
+      auto it = upstream_.find(key);
+      if (it == upstream_.end()) co_return;
+      Remote& e = it->second;
+      on = e.subscribers > 0;
+      if (!e.sending && e.subscribed == on) {
+        if (!on) upstream_.erase(it);
+        co_return;
+      }
+      mine = !e.sending;
+      e.sending = true;
+    }
+    if (!mine) {
+      co_await sent_.wait(seen, Event::Clock::time_point::max());
+      continue;
+    }
+    json::Document p(rapidjson::kObjectType);
+    p.AddMember("uri", json::str(r.upstream_key, p.GetAllocator()), p.GetAllocator());
+    upstream::CallOptions o;
+    o.deadline = r.origin->deadline();
+    const char* method = on ? "resources/subscribe" : "resources/unsubscribe";
+    try {
+      auto reply = co_await r.origin->request(method, p, o);
+      if (reply.rpc_error)
+        spdlog::warn("upstream {}: {} {} failed: {}", r.origin->name(), method, r.upstream_key,
+                     json::write(reply.body));
+    } catch (const std::exception& e) {
+      // Taken as sent all the same: the waiting subscribers must go on.
+      spdlog::warn("upstream {}: {} {} failed: {}", r.origin->name(), method, r.upstream_key, e.what());
+    }
+    {
+      std::lock_guard lk(mu_);
+      Remote& e = upstream_[key];
+      e.sending = false;
+      e.subscribed = on;
+    }
+    sent_.notify();
+  }
 }
 
-void Subscriptions::listen(const std::shared_ptr<McpSession>& s, const jsonrpc::Id& id, ListenFilter filter,
-                           std::shared_ptr<transport::Exchange> ex) {
-  // The acknowledgement names what will be sent: what was asked for that
-  // the gateway can tell.
-  json::Document ack(rapidjson::kObjectType);
-  auto& a = ack.GetAllocator();
-  json::Value honoured(rapidjson::kObjectType);
-  if (filter.tools) honoured.AddMember("toolsListChanged", true, a);
-  if (filter.prompts) honoured.AddMember("promptsListChanged", true, a);
-  if (filter.resources) honoured.AddMember("resourcesListChanged", true, a);
+Task<> Subscriptions::listen(std::shared_ptr<McpSession> s, jsonrpc::Id id, ListenFilter filter,
+                             std::shared_ptr<transport::Exchange> ex) {
+  // The routes as the listen starts are those it counted: the same ones
+  // are counted out at its end, whatever a reload changed meanwhile.
+  std::vector<catalog::Route> routes;
   auto snap = catalog_.snapshot();
-  if (!filter.uris.empty()) {
-    json::Value kept(rapidjson::kArrayType);
-    for (const auto& u : filter.as_asked) kept.PushBack(json::str(u, a), a);
-    honoured.AddMember("resourceSubscriptions", kept, a);
-  }
   for (const auto& uri : filter.uris)
-    if (auto route = snap->route_resource(uri)) count(*route, 1);
-  ack.AddMember("notifications", honoured, a);
-  // The id goes in as text: a number keeps the digits the client wrote.
-  std::string params = json::write(ack);
-  params.pop_back();
-  params += ",\"_meta\":{\"" + std::string(mcp::kMetaSubscriptionId) + "\":" + std::string(id.json()) + "}}";
-  ex->send(R"({"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":)" + params + "}");
+    if (auto route = snap->route_resource(uri)) routes.push_back(std::move(*route));
+  for (const auto& route : routes) co_await count(route, 1);
+  ex->send(acknowledgement(filter, id));
   {
     std::lock_guard lk(mu_);
-    listens_[s] = Listen{std::string(id.json()), std::move(filter), ex, {}};
+    listens_[s] = Listen{std::string(id.json()), std::move(filter), ex};
   }
-  // The end runs on the pool: the cancel callback must not drop the last
-  // reference to the session that holds its subscription.
-  std::weak_ptr<McpSession> weak = s;
-  auto end = ex->cancel_signal().on_cancel([this, weak] {
-    if (auto live = weak.lock()) post_([this, live] { end_listen(live); });
-  });
-  std::lock_guard lk(mu_);
-  if (auto it = listens_.find(s); it != listens_.end()) it->second.end = std::move(end);
-}
-
-void Subscriptions::end_listen(const std::shared_ptr<McpSession>& s) {
-  Listen l;
+  // Until the client closes the stream or cancels the request: a wait on
+  // the exchange's cancel signal, with no thread held.
+  Event never;
+  while (!ex->cancelled())
+    co_await never.wait(never.generation(), Event::Clock::time_point::max(), &ex->cancel_signal());
   {
     std::lock_guard lk(mu_);
-    auto it = listens_.find(s);
-    if (it == listens_.end()) return;
-    l = std::move(it->second);
-    listens_.erase(it);
+    if (auto it = listens_.find(s); it != listens_.end() && it->second.exchange == ex) listens_.erase(it);
   }
-  // The subscription points into the exchange: it goes first.
-  l.end.reset();
-  auto snap = catalog_.snapshot();
-  for (const auto& uri : l.filter.uris)
-    if (auto route = snap->route_resource(uri)) count(*route, -1);
-  l.exchange->reply("{\"jsonrpc\":\"2.0\",\"id\":" + l.id + ",\"result\":{\"resultType\":\"complete\",\"_meta\":{\"" +
-                    std::string(mcp::kMetaSubscriptionId) + "\":" + l.id + "}}}");
+  for (const auto& route : routes) co_await count(route, -1);
 }
 
 void Subscriptions::notify_listens(std::string_view method, const std::string& uri,
@@ -184,10 +206,10 @@ void Subscriptions::resource_updated(const std::string& exposed, const std::stri
                  [&](const ListenFilter& f) { return f.uris.count(exposed) > 0; });
 }
 
-void listen(Services& sv, Request& r) {
+Task<Answer> listen(Services& sv, Request& r) {
   const json::Value* filter = r.params() ? json::find(*r.params(), "notifications") : nullptr;
   if (!filter || !filter->IsObject())
-    return r.exchange->reply(Answer::invalid_params("notifications must be a SubscriptionFilter object").write(r.id()));
+    co_return Answer::invalid_params("notifications must be a SubscriptionFilter object");
   auto flag = [&](const char* key) {
     const json::Value* v = json::find(*filter, key);
     return v && v->IsTrue();
@@ -206,7 +228,12 @@ void listen(Services& sv, Request& r) {
         f.as_asked.emplace_back(u.GetString(), u.GetStringLength());
     }
   }
-  sv.subscriptions.listen(r.session, r.id(), std::move(f), r.exchange);
+  co_await sv.subscriptions.listen(r.session, r.id(), std::move(f), r.exchange);
+  json::Document result(rapidjson::kObjectType);
+  result.AddMember("resultType", "complete", result.GetAllocator());
+  // The id goes in as text: a number keeps the digits the client wrote.
+  std::string meta = "{\"" + std::string(mcp::kMetaSubscriptionId) + "\":" + std::string(r.id().json()) + "}";
+  co_return Answer::result_with(std::move(result), "_meta", std::move(meta));
 }
 
 }  // namespace mcpgw::server

@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "catalog/catalog.hpp"
+#include "jsonrpc/id.hpp"
 #include "server/sessions.hpp"
+#include "util/event.hpp"
 
 namespace mcpgw::server {
 
@@ -27,33 +29,35 @@ struct ListenFilter {
 
 class Subscriptions {
  public:
-  /// Queues a task on the worker pool; false once it is shutting down.
-  using Post = std::function<bool(std::function<void()>)>;
-  /// Ends of listen streams run through `post` (see listen()); upstream
-  /// (un)subscriptions run on `io`, waited for by the calling pool thread.
-  Subscriptions(catalog::Catalog& catalog, Post post, asio::any_io_executor io);
+  explicit Subscriptions(catalog::Catalog& catalog);
   Subscriptions(const Subscriptions&) = delete;
   Subscriptions& operator=(const Subscriptions&) = delete;
 
+  // Each coroutine below holds no thread while upstreams answer; its
+  // caller keeps the Subscriptions alive until it ends.
+
   /// Subscribes `s` to `route` (under `exposed`, its exposed URI), unless
-  /// it already is. The first subscriber subscribes upstream.
-  void subscribe(const std::shared_ptr<McpSession>& s, const catalog::Route& route, const std::string& exposed);
+  /// it already is. Resumes once the upstream subscription is in place
+  /// (the first subscriber sends it; later ones wait for it).
+  Task<> subscribe(std::shared_ptr<McpSession> s, catalog::Route route, std::string exposed);
   /// The reverse, when `s` is subscribed. The last subscriber unsubscribes
   /// upstream.
-  void unsubscribe(const std::shared_ptr<McpSession>& s, const catalog::Route& route, const std::string& exposed);
+  Task<> unsubscribe(std::shared_ptr<McpSession> s, catalog::Route route, std::string exposed);
   /// Drops `s`'s subscriptions (session end).
-  void drop(const std::shared_ptr<McpSession>& s);
+  Task<> drop(std::shared_ptr<McpSession> s);
   /// Makes `s`'s subscriptions exactly `uris` (exposed URIs; ones no
   /// upstream serves any more are skipped): cluster, the replica holding
   /// its stream.
-  void replace(const std::shared_ptr<McpSession>& s, const std::vector<std::string>& uris);
+  Task<> replace(std::shared_ptr<McpSession> s, std::vector<std::string> uris);
 
-  /// Starts a listen stream of `s` (a stateless request) on `ex`, taking
+  /// Serves a listen stream of `s` (a stateless request) on `ex`, taking
   /// `filter`; `id` is the request's id, the notifications'
-  /// subscriptionId. The stream ends when `ex` is cancelled (the client
-  /// closed it or cancelled the request).
-  void listen(const std::shared_ptr<McpSession>& s, const jsonrpc::Id& id, ListenFilter filter,
-              std::shared_ptr<transport::Exchange> ex);
+  /// subscriptionId. Sends the acknowledgement once the upstream
+  /// subscriptions are in place, and resumes when `ex` is cancelled (the
+  /// client closed the stream or cancelled the request) and the listen's
+  /// upstream subscriptions are dropped; the final answer is the caller's.
+  Task<> listen(std::shared_ptr<McpSession> s, jsonrpc::Id id, ListenFilter filter,
+                std::shared_ptr<transport::Exchange> ex);
 
   /// Tells the listens that take them of a list change (`what`: tools,
   /// resources or prompts).
@@ -68,24 +72,33 @@ class Subscriptions {
     std::string id;  ///< the request's id as JSON text
     ListenFilter filter;
     std::shared_ptr<transport::Exchange> exchange;
-    CancelSignal::Subscription end;  ///< ends the listen when its request is cancelled
   };
-  void end_listen(const std::shared_ptr<McpSession>& s);
   /// Sends `method` (with `uri`, when not empty) to the listens whose
   /// filter `wants`, tagged with each one's subscription id.
   void notify_listens(std::string_view method, const std::string& uri,
                       const std::function<bool(const ListenFilter&)>& wants);
-  /// Counts subscribers per upstream resource; sends (un)subscribe upstream
-  /// on the first and last.
-  void count(const catalog::Route& r, int delta);
+  /// Counts subscribers per upstream resource and brings the upstream in
+  /// line: subscribed while it has any. Resumes when it is (or a request
+  /// for it failed, which is logged).
+  Task<> count(catalog::Route r, int delta);
+
+  /// One upstream resource's subscribers, and where its upstream
+  /// subscription stands.
+  struct Remote {
+    int subscribers = 0;
+    bool subscribed = false;  ///< as last sent upstream
+    bool sending = false;     ///< a coroutine is (un)subscribing it upstream
+  };
+  using RemoteKey = std::pair<const upstream::Upstream*, std::string>;
 
   catalog::Catalog& catalog_;
-  Post post_;
-  asio::any_io_executor io_;
+  /// A request to an upstream ended (count() waiting for one sent by
+  /// another coroutine looks again).
+  Event sent_;
   std::mutex mu_;  // guards everything below
   std::map<std::shared_ptr<McpSession>, std::set<std::string>> resources_;
   std::map<std::shared_ptr<McpSession>, Listen> listens_;
-  std::map<std::pair<const upstream::Upstream*, std::string>, int> upstream_;
+  std::map<RemoteKey, Remote> upstream_;
 };
 
 }  // namespace mcpgw::server

@@ -136,16 +136,16 @@ Task<bool> Upstream::wait_settled(std::chrono::steady_clock::time_point deadline
   co_return ready();
 }
 
-void Upstream::end_client(const std::string& session) {
+Task<> Upstream::end_client(std::string session) {
   std::shared_ptr<Upstream> u;
   {
     std::lock_guard lk(clients_mu_);
     auto it = clients_.find("s:" + session);
-    if (it == clients_.end()) return;
+    if (it == clients_.end()) co_return;
     u = std::move(it->second);
     clients_.erase(it);
   }
-  u->stop();
+  co_await u->stop_async();
   spdlog::info("upstream {}: connection for client session {} stopped", cfg_.name, session.substr(0, 8));
 }
 
@@ -199,9 +199,13 @@ void Upstream::start() {
   auto self = shared_from_this();
   auto ended = [self](std::exception_ptr e) {
     if (e) spdlog::error("upstream {}: supervisor failed", self->cfg_.name);
-    std::lock_guard lk(self->mu_);
-    self->supervising_ = false;
-    self->stopped_.notify_all();
+    {
+      std::lock_guard lk(self->mu_);
+      self->supervising_ = false;
+      self->stopped_.notify_all();
+    }
+    // For stop_async().
+    self->changed_.notify();
   };
   asio::co_spawn(
       asio::make_strand(io_.executor()), [self]() -> Task<> { co_await self->supervise(); }, std::move(ended));
@@ -228,31 +232,44 @@ Task<bool> Upstream::wait_until(const std::function<bool()>& ready, Clock::time_
   }
 }
 
-void Upstream::stop() {
+bool Upstream::begin_stop() {
   {
     std::lock_guard lk(mu_);
-    if (stopping_ && !supervising_) return;
+    if (stopping_ && !supervising_) return false;
     stopping_ = true;
     status_ = "stopped";
     state_ = State::Down;
   }
   changed_.notify();
-  {
-    // Requests waiting on a client end now; the server is going away.
-    std::lock_guard lk(calls_mu_);
-    for (auto& [id, cancel] : forwarded_) cancel->cancel();
-  }
+  // Requests waiting on a client end now; the server is going away.
+  std::lock_guard lk(calls_mu_);
+  for (auto& [id, cancel] : forwarded_) cancel->cancel();
+  return true;
+}
+
+std::map<std::string, std::shared_ptr<Upstream>> Upstream::take_clients() {
+  std::map<std::string, std::shared_ptr<Upstream>> clients;
+  std::lock_guard lk(clients_mu_);
+  clients.swap(clients_);
+  return clients;
+}
+
+void Upstream::stop() {
+  if (!begin_stop()) return;
   // The supervisor closes the connection (reaps the child) on its way out.
+  // Only a thread off the loop may wait for that here.
   if (!io_.in_loop()) {
     std::unique_lock lk(mu_);
     stopped_.wait(lk, [&] { return !supervising_; });
   }
-  std::map<std::string, std::shared_ptr<Upstream>> clients;
-  {
-    std::lock_guard lk(clients_mu_);
-    clients.swap(clients_);
-  }
-  for (auto& [session, u] : clients) u->stop();
+  for (auto& [session, u] : take_clients()) u->stop();
+}
+
+Task<> Upstream::stop_async() {
+  if (!begin_stop()) co_return;
+  std::function<bool()> ended = [this] { return !supervising_; };
+  co_await wait_until(ended);
+  for (auto& [session, u] : take_clients()) co_await u->stop_async();
 }
 
 Upstream::InFlight::InFlight(Upstream& u) : u_(u) { ++u_.in_flight_; }

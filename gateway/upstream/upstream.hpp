@@ -91,8 +91,14 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   /// wait_first_attempt for a coroutine, until `deadline`.
   Task<> first_attempt(std::chrono::steady_clock::time_point deadline);
   /// Stops the child / ends the HTTP session; pending calls fail. Stops the
-  /// per-client connections too. Off the loop, waits until it is over.
+  /// per-client connections too. Off the loop (shutdown, `mcpgw check`),
+  /// waits until it is over; on the loop it only begins it (a coroutine
+  /// that needs it over awaits stop_async()).
   void stop();
+  /// stop() for a coroutine: resumes once the supervisor and those of the
+  /// per-client connections ended (connections closed, children reaped),
+  /// holding no thread meanwhile. The caller keeps the upstream alive.
+  Task<> stop_async();
   /// Waits until no call (tools/call or other request) is in flight on this
   /// server, or `deadline`, or stop(): before stopping a server a reload
   /// replaced or removed, so that its calls can finish.
@@ -104,8 +110,9 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   void set_log_level(std::string level);
   std::string log_level() const;
   /// `session: per_client`: client session `session` ended; its own
-  /// connection to the server is closed.
-  void end_client(const std::string& session);
+  /// connection to the server is closed before this resumes (so that a
+  /// shutdown waiting for the session's end finds no child left running).
+  Task<> end_client(std::string session);
   /// `principal`'s OAuth tokens were revoked: its connections are closed.
   void end_principal(const std::string& principal);
   /// The OAuth step of a call (servers whose grant is per principal): the
@@ -283,6 +290,11 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   std::optional<ActiveCall> sole_client() const;
   /// Asks `to`'s client the server's request `m` and answers the server.
   Task<> forward_request(std::shared_ptr<jsonrpc::Message> m, ActiveCall to);
+  /// Begins stopping (the supervisor is woken, requests waiting on a
+  /// client end); false when the upstream is stopped already.
+  bool begin_stop();
+  /// Takes the per-client (or per-principal) connections out of clients_.
+  std::map<std::string, std::shared_ptr<Upstream>> take_clients();
   /// Waits `d` unless stop() comes first; false when it did.
   Task<bool> wait_backoff(std::chrono::milliseconds d);
   /// Waits until `ready()` (checked under mu_) holds, or `deadline`; true
@@ -306,7 +318,9 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   std::map<std::string, std::shared_ptr<Upstream>> clients_;
   mutable std::mutex mu_;
   Event changed_;  ///< wakes the supervisor and whoever waits on the connection (renew, first_attempt)
-  std::condition_variable stopped_;  ///< the supervisor ended (for stop() off the loop)
+  /// The supervisor ended, for stop() off the loop (shutdown, `mcpgw
+  /// check`), which may block; coroutines wait on changed_ instead.
+  std::condition_variable stopped_;
   bool stopping_ = false, first_done_ = false, conn_dead_ = false, refresh_ = false;
   bool supervising_ = false;  ///< the supervisor coroutine runs
   bool modern_ = false;  ///< the server speaks the stateless revision
