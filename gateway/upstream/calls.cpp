@@ -1,6 +1,6 @@
-// Upstream's calls: admission (circuit breaker, max_concurrency), sending
-// with the trace context and a renewed session when the server forgot ours,
-// and the input rounds of a stateless server.
+// Upstream's calls: a tools/call through the call filters, any other
+// request, the input rounds of a stateless server, the client span's
+// description, and the renewal of a connection the send filters ask for.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -27,19 +27,6 @@ std::string_view failure_type(transport::Failure f) {
     case transport::Failure::TooLarge: return "response_too_large";
     default: return "unavailable";
   }
-}
-
-/// Whether outcome `r` says the server is unhealthy (rather than that this
-/// one request was wrong, refused or given up on by its client).
-bool server_failed(const transport::Response& r) {
-  using F = transport::Failure;
-  // An OAuth token that could not be had or was refused says nothing of the server.
-  if (!r.message)
-    return r.failure != F::Cancelled && r.failure != F::TooLarge && r.failure != F::Rejected &&
-           r.failure != F::Credential && r.failure != F::Unauthorized;
-  const json::Value* e = r.message->error();
-  const json::Value* code = e ? json::find(*e, "code") : nullptr;
-  return code && code->IsInt() && (code->GetInt() == jsonrpc::kInternalError || code->GetInt() == jsonrpc::kParseError);
 }
 
 }  // namespace
@@ -128,58 +115,8 @@ void Upstream::circuit_changed(Breaker::State state) {
 Task<Reply> Upstream::call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
                                 const CallOptions& opts) {
   InFlight counted(*this);
-  // A per-client connection's calls were admitted by the server's own.
-  if (child_) co_return co_await call_tool_now(tool, arguments, meta, opts);
-  std::string why;
-  auto ticket = breaker_.admit(why);
-  if (!ticket) co_return Reply{false, mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' is failing: " + why)};
-  if (ticket->probe) {
-    spdlog::info("upstream {}: circuit half-open: probing with a call of {}", cfg_.name, tool);
-    listener_.on_circuit(cfg_.name, Breaker::State::HalfOpen);
-  }
-  auto slot = co_await limiter_.acquire(opts.deadline, opts.cancel);
-  if (!slot) {
-    breaker_.release(*ticket);
-    co_return Reply{false, mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' " + slot.error())};
-  }
-  Reply r = co_await call_tool_now(tool, arguments, meta, opts);
-  if (opts.cancel && opts.cancel->cancelled()) breaker_.release(*ticket);
-  else if (auto changed = breaker_.record(*ticket, !r.server_failed)) circuit_changed(*changed);
-  co_return r;
-}
-
-Task<Reply> Upstream::call_tool_now(std::string_view tool, const json::Value* arguments, const json::Value* meta,
-                                    const CallOptions& opts) {
-  if (per_principal() && !child_)
-    if (auto instead = co_await authorize(opts)) co_return std::move(*instead);
-  auto own = co_await for_client(opts);
-  if (!own) co_return Reply{false, mcp::tool_error(own.error())};
-  if (*own) co_return co_await (*own)->call_tool_now(tool, arguments, meta, opts);
-  json::Document p(rapidjson::kObjectType);
-  auto& a = p.GetAllocator();
-  p.AddMember("name", json::str(tool, a), a);
-  if (arguments) p.AddMember("arguments", json::Value(*arguments, a), a);
-  if (meta && meta->IsObject()) p.AddMember("_meta", json::Value(*meta, a), a);
-  // A stateless server hears of a task through the envelope (add_envelope).
-  if (opts.task && !modern()) p.AddMember("task", json::Value(*opts.task, a), a);
-  std::vector<std::pair<std::string, std::string>> headers;
-  if (modern()) {
-    auto l = listing();
-    for (const auto& t : l->tools.GetArray())
-      if (json::get_string(t, "name") == tool) headers = mcp::param_headers(t, arguments);
-  }
-  auto r = co_await send_rounds("tools/call", p, opts, std::move(headers));
-  if (!r.message) co_return Reply{false, mcp::tool_error(r.detail), server_failed(r)};
-  if (const auto* e = r.message->error()) co_return Reply{true, json::clone(*e), server_failed(r)};
-  const auto* res = r.message->result();
-  if (!res || !res->IsObject())
-    co_return Reply{false,
-                    mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object")};
-  json::Document result = own_result(*res);
-  // References to this server's resources leave it in the form clients
-  // read them back by, whoever made the call (client, chain hop, plugin).
-  if (cfg_.prefix) mcp::expose_result_refs(cfg_.name, result, result.GetAllocator());
-  co_return Reply{false, std::move(result), false, answering_session(opts)};
+  ToolCall call{tool, arguments, meta, opts};
+  co_return co_await ToolNext(call_chain_.order)(call);
 }
 
 std::string Upstream::answering_session(const CallOptions& opts) const {

@@ -1,20 +1,57 @@
 #pragma once
-// How one request goes to an upstream: a chain of filters, each doing one
-// concern of the call (its trace span, the failure text, the way back to
-// the client, forwarded headers, a renewed session) around the rest of the
-// chain, the last one sending on the connection. Upstream::send builds the
-// request and runs its chain (upstream/send_filters.cpp has the filters and
-// their order); a new concern is a new filter, not a branch in send().
+// The filter chains of an upstream. One request to an upstream goes
+// through the send filters, each doing one concern of the request (its
+// trace span, the failure text, the way back to the client, forwarded
+// headers, a renewed session) around the rest of the chain, the last one
+// sending on the connection; one tools/call of the server goes through its
+// call filters first (the circuit breaker, max_concurrency), the last one
+// making the request. Upstream::send and Upstream::call_tool build the item
+// and run their chain (upstream/send_filters.cpp has the filters and their
+// order); a new concern is a new filter, not a branch in send() or
+// call_tool(). The server module runs its own chain of the same shape
+// (server/call_filter.hpp).
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "jsonrpc/json.hpp"
 #include "transport/connection.hpp"
 #include "upstream/origin.hpp"
 
 namespace mcpgw::upstream {
+
+/// The filters of a chain after the current one; calling it runs them.
+/// Every chain has the one interface `Task<Answer> Filter::on_call(Item&,
+/// ChainNext)`.
+template <class Filter, class Item, class Answer>
+class ChainNext {
+ public:
+  explicit ChainNext(std::span<Filter* const> rest) : rest_(rest) {}
+  /// Runs the rest of the chain on `item`; a filter may call it more than
+  /// once (a retry, a chain's hop) or not at all (an answer of its own).
+  /// Not a coroutine: passing a filter on costs no coroutine frame of its
+  /// own, only the next filter's.
+  Task<Answer> operator()(Item& item) const { return rest_.front()->on_call(item, ChainNext(rest_.subspan(1))); }
+
+ private:
+  std::span<Filter* const> rest_;
+};
+
+/// The filter objects of a chain, owned, and the chain ChainNext runs.
+template <class Filter>
+struct Chain {
+  std::vector<std::unique_ptr<Filter>> filters;
+  /// `filters` as the span ChainNext takes.
+  std::vector<Filter*> order;
+
+  /// Appends `f` as the innermost filter so far.
+  void add(std::unique_ptr<Filter> f) {
+    order.push_back(f.get());
+    filters.push_back(std::move(f));
+  }
+};
 
 /// One request to an upstream on its way through the send filters; each
 /// filter may change it before passing it on.
@@ -35,18 +72,8 @@ struct Outgoing {
 };
 
 class SendFilter;
-
-/// The filters after the current one; calling it runs them.
-class SendNext {
- public:
-  explicit SendNext(std::span<SendFilter* const> rest) : rest_(rest) {}
-  /// Runs the rest of the chain on `out`; a filter may call it more than
-  /// once (a retry) or not at all (an answer of its own).
-  Task<transport::Response> operator()(Outgoing& out) const;
-
- private:
-  std::span<SendFilter* const> rest_;
-};
+/// The send filters after the current one.
+using SendNext = ChainNext<SendFilter, Outgoing, transport::Response>;
 
 /// One concern of sending a request upstream.
 class SendFilter {
@@ -54,7 +81,32 @@ class SendFilter {
   virtual ~SendFilter() = default;
   /// Does this filter's part of `out`, with `next` for the rest; the last
   /// filter of a chain sends and does not call `next`.
-  virtual Task<transport::Response> on_send(Outgoing& out, SendNext next) = 0;
+  virtual Task<transport::Response> on_call(Outgoing& out, SendNext next) = 0;
+};
+
+/// One tools/call of an upstream on its way through its call filters.
+struct ToolCall {
+  std::string_view tool;  ///< the server's own name of the tool
+  const json::Value* arguments;  ///< may be null
+  const json::Value* meta;  ///< the `_meta` the server may see; may be null
+  const CallOptions& opts;
+  /// Set by a filter that answered the call itself without the server (no
+  /// max_concurrency slot in time): the answer says nothing of the
+  /// server's health.
+  bool refused = false;
+};
+
+class ToolFilter;
+/// The call filters after the current one.
+using ToolNext = ChainNext<ToolFilter, ToolCall, Reply>;
+
+/// One concern of a tools/call of an upstream, around its requests.
+class ToolFilter {
+ public:
+  virtual ~ToolFilter() = default;
+  /// Does this filter's part of `call`, with `next` for the rest; the last
+  /// filter makes the request and does not call `next`.
+  virtual Task<Reply> on_call(ToolCall& call, ToolNext next) = 0;
 };
 
 }  // namespace mcpgw::upstream

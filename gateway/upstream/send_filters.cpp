@@ -1,23 +1,23 @@
-// The filters of Upstream::send, outermost first: the request's client span
-// (TraceFilter), the readable failure and the server's last trouble
-// (FailureFilter), the gateway's progress token and the way back to the
-// calling client (ClientRoutingFilter), the client's forwarded headers
-// (ForwardFilter), and the send itself with one renewal of a forgotten
-// session (RenewalFilter).
+// The filters of an upstream, outermost first. Upstream::send: the
+// request's client span (TraceFilter), the readable failure and the
+// server's last trouble (FailureFilter), the gateway's progress token and
+// the way back to the calling client (ClientRoutingFilter), the client's
+// forwarded headers (ForwardFilter), and the send itself with one renewal
+// of a forgotten session (RenewalFilter). Upstream::call_tool: the circuit
+// breaker (BreakerFilter), max_concurrency (LimiterFilter), and the request
+// (RequestFilter), which goes through the send filters.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cctype>
 
+#include "mcp/era.hpp"
+#include "mcp/protocol.hpp"
+#include "mcp/resource_refs.hpp"
 #include "mcp/span.hpp"
 #include "upstream/upstream.hpp"
 
 namespace mcpgw::upstream {
-
-Task<transport::Response> SendNext::operator()(Outgoing& out) const {
-  SendFilter* first = rest_.front();
-  co_return co_await first->on_send(out, SendNext(rest_.subspan(1)));
-}
 
 /// Each request is a child span of the client's call (a client span when
 /// spans are recorded): a header over HTTP, `_meta` where there are no
@@ -26,8 +26,15 @@ class Upstream::TraceFilter final : public SendFilter {
  public:
   explicit TraceFilter(const Upstream& u) : u_(u) {}
 
-  Task<transport::Response> on_send(Outgoing& out, SendNext next) override {
-    if (!out.opts.trace) co_return co_await next(out);
+  Task<transport::Response> on_call(Outgoing& out, SendNext next) override {
+    if (!out.opts.trace) return next(out);
+    return traced(out, next);
+  }
+
+ private:
+  /// on_call with a trace; a coroutine only then, since it finishes the
+  /// span after the rest of the chain.
+  Task<transport::Response> traced(Outgoing& out, SendNext next) {
     mcp::SpanTimer span(out.opts.spans, *out.opts.trace, mcp::span_name(out.method, &out.params),
                         mcp::Span::Kind::Client);
     std::string child = span.context().header();
@@ -47,7 +54,6 @@ class Upstream::TraceFilter final : public SendFilter {
     co_return r;
   }
 
- private:
   const Upstream& u_;
 };
 
@@ -57,7 +63,7 @@ class Upstream::FailureFilter final : public SendFilter {
  public:
   explicit FailureFilter(Upstream& u) : u_(u) {}
 
-  Task<transport::Response> on_send(Outgoing& out, SendNext next) override {
+  Task<transport::Response> on_call(Outgoing& out, SendNext next) override {
     transport::Response r = co_await next(out);
     if (r.message) co_return r;
     using F = transport::Failure;
@@ -86,13 +92,18 @@ class Upstream::ClientRoutingFilter final : public SendFilter {
  public:
   explicit ClientRoutingFilter(Upstream& u) : u_(u) {}
 
-  Task<transport::Response> on_send(Outgoing& out, SendNext next) override {
+  Task<transport::Response> on_call(Outgoing& out, SendNext next) override {
     const CallOptions& opts = out.opts;
-    if (!opts.on_progress && !opts.client) {
-      if (json::Value* meta = json::find(out.params, "_meta"); meta && meta->IsObject())
-        meta->RemoveMember("progressToken");
-      co_return co_await next(out);
-    }
+    if (opts.on_progress || opts.client) return routed(out, next);
+    if (json::Value* meta = json::find(out.params, "_meta"); meta && meta->IsObject())
+      meta->RemoveMember("progressToken");
+    return next(out);
+  }
+
+ private:
+  /// on_call for a call with progress or a client; a coroutine only then,
+  /// since its registration lasts while the rest of the chain runs.
+  Task<transport::Response> routed(Outgoing& out, SendNext next) {
     out.token = "mcpgw-" + std::to_string(u_.next_token_.fetch_add(1));
     auto& a = out.params.GetAllocator();
     json::set(json::object_member(out.params, "_meta", a), "progressToken", json::str(out.token, a), a);
@@ -100,7 +111,6 @@ class Upstream::ClientRoutingFilter final : public SendFilter {
     co_return co_await next(out);
   }
 
- private:
   /// The request's entries in the server's tables, for as long as it runs.
   class Registration {
    public:
@@ -155,7 +165,8 @@ class Upstream::ForwardFilter final : public SendFilter {
  public:
   explicit ForwardFilter(const Upstream& u) : u_(u) {}
 
-  Task<transport::Response> on_send(Outgoing& out, SendNext next) override {
+  /// Not a coroutine: it has nothing to do on the way back.
+  Task<transport::Response> on_call(Outgoing& out, SendNext next) override {
     if (const Caller* caller = out.opts.caller) {
       for (const auto& name : u_.cfg_.forward_headers)
         for (const auto& [have, value] : caller->headers)
@@ -163,7 +174,7 @@ class Upstream::ForwardFilter final : public SendFilter {
                          [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; }))
             out.wire.forwarded.emplace_back(name, value);
     }
-    co_return co_await next(out);
+    return next(out);
   }
 
  private:
@@ -179,7 +190,7 @@ class Upstream::RenewalFilter final : public SendFilter {
  public:
   explicit RenewalFilter(Upstream& u) : u_(u) {}
 
-  Task<transport::Response> on_send(Outgoing& out, SendNext) override {
+  Task<transport::Response> on_call(Outgoing& out, SendNext) override {
     using F = transport::Failure;
     transport::Response r;
     for (int attempt = 0; attempt < 2; ++attempt) {
@@ -204,19 +215,129 @@ class Upstream::RenewalFilter final : public SendFilter {
   Upstream& u_;
 };
 
-std::vector<std::unique_ptr<SendFilter>> Upstream::send_filters() {
-  std::vector<std::unique_ptr<SendFilter>> chain;
-  chain.push_back(std::make_unique<TraceFilter>(*this));
-  chain.push_back(std::make_unique<FailureFilter>(*this));
-  chain.push_back(std::make_unique<ClientRoutingFilter>(*this));
-  chain.push_back(std::make_unique<ForwardFilter>(*this));
-  chain.push_back(std::make_unique<RenewalFilter>(*this));
+/// The circuit breaker (`servers[].circuit`): while it is open a call
+/// fails fast, naming the server; once `open_ms` passed, one call probes.
+/// The outcome of an admitted call is what it counts, unless its client
+/// gave up or a filter after it refused the call: those say nothing of the
+/// server, and a probe that ends so lets the next call probe.
+class Upstream::BreakerFilter final : public ToolFilter {
+ public:
+  explicit BreakerFilter(Upstream& u) : u_(u) {}
+
+  Task<Reply> on_call(ToolCall& call, ToolNext next) override {
+    std::string why;
+    auto ticket = u_.breaker_.admit(why);
+    if (!ticket) co_return Reply{false, mcp::tool_error("mcpgw: upstream '" + u_.cfg_.name + "' is failing: " + why)};
+    if (ticket->probe) {
+      spdlog::info("upstream {}: circuit half-open: probing with a call of {}", u_.cfg_.name, call.tool);
+      u_.listener_.on_circuit(u_.cfg_.name, Breaker::State::HalfOpen);
+    }
+    Reply r = co_await next(call);
+    if (call.refused || (call.opts.cancel && call.opts.cancel->cancelled())) u_.breaker_.release(*ticket);
+    else if (auto changed = u_.breaker_.record(*ticket, !r.server_failed)) u_.circuit_changed(*changed);
+    co_return r;
+  }
+
+ private:
+  Upstream& u_;
+};
+
+/// `servers[].max_concurrency`: the call waits in line for a slot, until
+/// its deadline or cancellation, and holds it until it ends.
+class Upstream::LimiterFilter final : public ToolFilter {
+ public:
+  explicit LimiterFilter(Upstream& u) : u_(u) {}
+
+  Task<Reply> on_call(ToolCall& call, ToolNext next) override {
+    auto slot = co_await u_.limiter_.acquire(call.opts.deadline, call.opts.cancel);
+    if (!slot) {
+      call.refused = true;
+      co_return Reply{false, mcp::tool_error("mcpgw: upstream '" + u_.cfg_.name + "' " + slot.error())};
+    }
+    co_return co_await next(call);
+  }
+
+ private:
+  Upstream& u_;
+};
+
+/// The request itself: the OAuth step of a per-principal server, the
+/// caller's own connection (per client or principal: its chain, which
+/// admits nothing again), then tools/call with its input rounds, and the
+/// reply: a failure as an isError naming the server, a result in the form
+/// clients read it.
+class Upstream::RequestFilter final : public ToolFilter {
+ public:
+  explicit RequestFilter(Upstream& u) : u_(u) {}
+
+  Task<Reply> on_call(ToolCall& call, ToolNext) override {
+    const CallOptions& opts = call.opts;
+    if (u_.per_principal() && !u_.child_)
+      if (auto instead = co_await u_.authorize(opts)) co_return std::move(*instead);
+    auto own = co_await u_.for_client(opts);
+    if (!own) co_return Reply{false, mcp::tool_error(own.error())};
+    if (*own) co_return co_await ToolNext((*own)->call_chain_.order)(call);
+    json::Document p(rapidjson::kObjectType);
+    auto& a = p.GetAllocator();
+    p.AddMember("name", json::str(call.tool, a), a);
+    if (call.arguments) p.AddMember("arguments", json::Value(*call.arguments, a), a);
+    if (call.meta && call.meta->IsObject()) p.AddMember("_meta", json::Value(*call.meta, a), a);
+    // A stateless server hears of a task through the envelope (add_envelope).
+    if (opts.task && !u_.modern()) p.AddMember("task", json::Value(*opts.task, a), a);
+    std::vector<std::pair<std::string, std::string>> headers;
+    if (u_.modern()) {
+      auto l = u_.listing();
+      for (const auto& t : l->tools.GetArray())
+        if (json::get_string(t, "name") == call.tool) headers = mcp::param_headers(t, call.arguments);
+    }
+    auto r = co_await u_.send_rounds("tools/call", p, opts, std::move(headers));
+    if (!r.message) co_return Reply{false, mcp::tool_error(r.detail), server_failed(r)};
+    if (const auto* e = r.message->error()) co_return Reply{true, json::clone(*e), server_failed(r)};
+    const auto* res = r.message->result();
+    if (!res || !res->IsObject())
+      co_return Reply{false,
+                      mcp::tool_error("mcpgw: upstream '" + u_.cfg_.name + "' returned a result that is not an object")};
+    json::Document result = u_.own_result(*res);
+    // References to this server's resources leave it in the form clients
+    // read them back by, whoever made the call (client, chain hop, plugin).
+    if (u_.cfg_.prefix) mcp::expose_result_refs(u_.cfg_.name, result, result.GetAllocator());
+    co_return Reply{false, std::move(result), false, u_.answering_session(opts)};
+  }
+
+ private:
+  /// Whether outcome `r` says the server is unhealthy (rather than that
+  /// this one call was wrong, refused or given up on by its client).
+  static bool server_failed(const transport::Response& r) {
+    using F = transport::Failure;
+    // An OAuth token that could not be had or was refused says nothing of the server.
+    if (!r.message)
+      return r.failure != F::Cancelled && r.failure != F::TooLarge && r.failure != F::Rejected &&
+             r.failure != F::Credential && r.failure != F::Unauthorized;
+    const json::Value* e = r.message->error();
+    const json::Value* code = e ? json::find(*e, "code") : nullptr;
+    return code && code->IsInt() && (code->GetInt() == jsonrpc::kInternalError || code->GetInt() == jsonrpc::kParseError);
+  }
+
+  Upstream& u_;
+};
+
+Chain<SendFilter> Upstream::send_filters() {
+  Chain<SendFilter> chain;
+  chain.add(std::make_unique<TraceFilter>(*this));
+  chain.add(std::make_unique<FailureFilter>(*this));
+  chain.add(std::make_unique<ClientRoutingFilter>(*this));
+  chain.add(std::make_unique<ForwardFilter>(*this));
+  chain.add(std::make_unique<RenewalFilter>(*this));
   return chain;
 }
 
-std::vector<SendFilter*> Upstream::chain_of(const std::vector<std::unique_ptr<SendFilter>>& filters) {
-  std::vector<SendFilter*> chain;
-  for (const auto& f : filters) chain.push_back(f.get());
+Chain<ToolFilter> Upstream::call_filters() {
+  Chain<ToolFilter> chain;
+  // A per-client or per-principal connection's calls were admitted by the
+  // server's own; a breaker or limiter not configured costs a call nothing.
+  if (!child_ && breaker_.enabled()) chain.add(std::make_unique<BreakerFilter>(*this));
+  if (!child_ && cfg_.max_concurrency > 0) chain.add(std::make_unique<LimiterFilter>(*this));
+  chain.add(std::make_unique<RequestFilter>(*this));
   return chain;
 }
 
@@ -228,7 +349,7 @@ Task<transport::Response> Upstream::send(std::string_view method, json::Document
   out.wire.cancel = opts.cancel;
   out.wire.headers = std::move(headers);
   out.wire.session = opts.upstream_session;
-  co_return co_await SendNext(send_chain_)(out);
+  co_return co_await SendNext(send_chain_.order)(out);
 }
 
 }  // namespace mcpgw::upstream

@@ -184,9 +184,6 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   }
 
  private:
-  /// call_tool past the breaker and the limiter.
-  Task<Reply> call_tool_now(std::string_view tool, const json::Value* arguments, const json::Value* meta,
-                            const CallOptions& opts);
   void circuit_changed(Breaker::State state);
   /// After `dead` failed (null: there was no connection), has the
   /// supervisor connect again and waits, until `deadline`, for the outcome
@@ -261,16 +258,20 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   /// Sends `method` through the send filters (upstream/send_filter.hpp).
   Task<transport::Response> send(std::string_view method, json::Document params, const CallOptions& opts,
                                  std::vector<std::pair<std::string, std::string>> headers = {});
-  // The send filters (upstream/send_filters.cpp), nested so that each
-  // reaches the part of the server's state that is its concern.
+  // The send and call filters (upstream/send_filters.cpp), nested so that
+  // each reaches the part of the server's state that is its concern.
   class TraceFilter;
   class FailureFilter;
   class ClientRoutingFilter;
   class ForwardFilter;
   class RenewalFilter;
+  class BreakerFilter;
+  class LimiterFilter;
+  class RequestFilter;
   /// This server's send filters, outermost first.
-  std::vector<std::unique_ptr<SendFilter>> send_filters();
-  static std::vector<SendFilter*> chain_of(const std::vector<std::unique_ptr<SendFilter>>& filters);
+  Chain<SendFilter> send_filters();
+  /// This server's call filters, outermost first.
+  Chain<ToolFilter> call_filters();
   /// A call in flight that has a client to reach.
   struct ActiveCall {
     std::shared_ptr<ClientChannel> client;
@@ -374,9 +375,8 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   /// Requests forwarded to a client, by the server's id (JSON text), so the
   /// server's notifications/cancelled reaches them.
   std::map<std::string, std::shared_ptr<CancelSignal>> forwarded_;
-  std::vector<std::unique_ptr<SendFilter>> send_filters_ = send_filters();
-  /// send_filters_ as the chain SendNext runs.
-  std::vector<SendFilter*> send_chain_ = chain_of(send_filters_);
+  const Chain<SendFilter> send_chain_ = send_filters();
+  const Chain<ToolFilter> call_chain_ = call_filters();
 };
 
 }  // namespace mcpgw::upstream
