@@ -1,5 +1,5 @@
-// Handlers of tools/list and tools/call, and the work of a tool call
-// (nextTool chains included) that tools/callSaga shares.
+// Handlers of tools/list and tools/call, and the work of a tool call that
+// tools/callSaga shares: a run of the call filters (server/call_filter.hpp).
 #include "server/tools.hpp"
 
 #include <spdlog/spdlog.h>
@@ -9,16 +9,14 @@
 #include <charconv>
 #include <variant>
 
-#include "chain/chain.hpp"
 #include "mcp/protocol.hpp"
 #include "server/apps.hpp"
+#include "server/call_filter.hpp"
 #include "server/tasks.hpp"
 #include "server/tool_search.hpp"
 
 namespace mcpgw::server {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 /// The `_meta` of a client's request as an upstream may see it: without the
 /// stateless envelope (the upstream gets the gateway's own), the progress
@@ -298,128 +296,6 @@ Work called_work(Services& sv, Request& r, const CalledTool& c, std::shared_ptr<
   return tool_work(sv, *r.session, c.snap, c.mode, *c.tool, std::move(arguments), std::move(meta), r.context.span);
 }
 
-namespace {
-
-/// What the work of a tool call keeps of the call: the tool with its
-/// arguments and `_meta`, its caller, and the trace it goes on.
-struct ToolCallContext {
-  Metrics* metrics;
-  Audit* audit;
-  mcp::SpanSink* spans;
-  std::shared_ptr<const catalog::Snapshot> snap;
-  std::size_t mode;
-  const catalog::ExposedTool* tool;
-  std::shared_ptr<json::Document> arguments, meta;
-  std::shared_ptr<const json::Document> task;
-  std::shared_ptr<const config::Config> cfg;
-  upstream::Caller caller;
-  std::string session;
-  mcp::TraceContext trace;
-  std::optional<mcp::TraceContext> request_span;
-};
-
-/// One run of that work by a client call: the upstream call, then the
-/// hops of a chain it starts, each counted, audited and logged.
-struct ToolCallRun {
-  const ToolCallContext& c;
-  std::shared_ptr<ClientCall> client;
-  CancelSignal& cancel;
-  Progress* progress;
-  /// This client call's span in the trace (the request's server span when
-  /// spans are recorded); its id also names the chain.
-  const mcp::TraceContext span = c.request_span ? *c.request_span : c.trace.child();
-  int hop = 0;  ///< the chain hop under way (0: the call itself)
-
-  /// The audit line of one upstream call: the tool's, a hop's, or one a
-  /// plugin made for them.
-  void record(std::string_view event, const std::string& server, const std::string& upstream_tool,
-              const json::Value* arguments, std::string_view outcome, double ms, int at_hop,
-              const upstream::ToolOrigin* origin = nullptr) const;
-  /// Calls `t` (the tool, or a hop's) once; the reply and its ms.
-  Task<std::pair<upstream::Reply, double>> call_once(const catalog::ExposedTool& t, const json::Value* arguments,
-                                                     const json::Value* call_meta);
-  /// The result of the first call, `reply` (of `first_ms`), merged with
-  /// those of the chain it starts.
-  Task<upstream::Reply> follow_chain(const json::Value* args, upstream::Reply reply, double first_ms);
-};
-
-void ToolCallRun::record(std::string_view event, const std::string& server, const std::string& upstream_tool,
-                         const json::Value* arguments, std::string_view outcome, double ms, int at_hop,
-                         const upstream::ToolOrigin* origin) const {
-  if (!c.audit->wants(outcome)) return;
-  AuditRecord a;
-  if (auto id = origin ? origin->identity_for(&c.caller) : std::nullopt) {
-    a.upstream_grant = std::move(id->grant);
-    a.upstream_identity = std::move(id->identity);
-  }
-  a.event = event;
-  a.principal = c.caller.principal;
-  a.session = c.caller.session;
-  a.mode = c.caller.mode;
-  a.tool = c.tool->name;
-  a.server = server;
-  a.upstream_tool = upstream_tool;
-  a.arguments = arguments;
-  a.outcome = outcome;
-  a.ms = ms;
-  a.chain_id = span.span_id;
-  a.hop = at_hop;
-  a.trace_id = c.trace.trace_id;
-  c.audit->record(a);
-}
-
-Task<std::pair<upstream::Reply, double>> ToolCallRun::call_once(const catalog::ExposedTool& t,
-                                                                const json::Value* arguments,
-                                                                const json::Value* call_meta) {
-  upstream::CallOptions opts = options_for(*t.origin, cancel, c.caller, client);
-  if (progress) opts.on_progress = [progress = progress](json::Value& params) { progress->forward(params); };
-  opts.trace = span;
-  opts.spans = c.spans;
-  const int at_hop = hop;
-  if (c.task && at_hop == 0) opts.task = &*c.task;
-  opts.on_upstream_call = [this, at_hop](const upstream::UpstreamCall& u) {
-    c.metrics->tool_call(u.server, u.known_tool ? u.tool : "other", "plugin", u.outcome, u.ms / 1000);
-    record("plugin_call", u.server, u.tool, u.arguments, u.outcome, u.ms, at_hop);
-  };
-  const std::string& origin = t.origin->name();
-  c.metrics->call_in_flight(origin, 1);
-  auto started = Clock::now();
-  upstream::Reply reply = co_await t.origin->call_tool(t.upstream_name, arguments, call_meta, opts);
-  double secs = std::chrono::duration<double>(Clock::now() - started).count();
-  c.metrics->call_in_flight(origin, -1);
-  std::string_view outcome = upstream::outcome_of(reply, opts);
-  c.metrics->tool_call(origin, t.upstream_name, at_hop ? "chain_hop" : "call", outcome, secs);
-  record(at_hop ? "chain_hop" : "call", origin, t.upstream_name, arguments, outcome, secs * 1000, at_hop,
-         t.origin.get());
-  spdlog::debug("call {} principal={} session={} trace={} {:.1f} ms {}", t.name,
-                c.caller.principal.empty() ? "-" : c.caller.principal, c.session.substr(0, 8), c.trace.trace_id,
-                secs * 1000, outcome);
-  co_return std::make_pair(std::move(reply), secs * 1000);
-}
-
-Task<upstream::Reply> ToolCallRun::follow_chain(const json::Value* args, upstream::Reply reply, double first_ms) {
-  // The result asks for another tool: follow the chain here, each hop a
-  // full call by this client (its mode, timeouts, cancellation, progress).
-  chain::Context ctx{*c.snap, c.mode, c.cfg->chain, nullptr, nullptr, nullptr, &cancel};
-  ctx.call = [this](const catalog::ExposedTool& t, const json::Value* arguments) -> Task<upstream::Reply> {
-    auto done = co_await call_once(t, arguments, nullptr);
-    co_return std::move(done.first);
-  };
-  ctx.before_hop = [this](int n, const catalog::ExposedTool& t) {
-    hop = n;
-    if (progress) progress->step("chain hop " + std::to_string(n) + ": " + t.name);
-  };
-  ctx.after_hop = [this](int n, const catalog::ExposedTool& t, bool is_error, double hop_ms) {
-    spdlog::info("chain hop {} of {}: {} principal={} session={} trace={} {:.1f} ms {}", n, c.tool->name, t.name,
-                 c.caller.principal.empty() ? "-" : c.caller.principal, c.session.substr(0, 8), c.trace.trace_id,
-                 hop_ms, is_error ? "error" : "ok");
-  };
-  json::Document merged = co_await chain::resolve(ctx, *c.tool, args, std::move(reply.body), first_ms);
-  co_return upstream::Reply{false, std::move(merged)};
-}
-
-}  // namespace
-
 Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog::Snapshot> snap, std::size_t mode,
                const catalog::ExposedTool& tool, std::shared_ptr<json::Document> arguments,
                std::shared_ptr<json::Document> meta, std::optional<mcp::TraceContext> request_span,
@@ -451,11 +327,9 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
                           .request_span = std::move(request_span)};
   return [c = std::move(context)](std::shared_ptr<ClientCall> client, CancelSignal& cancel,
                                   Progress* progress) -> Task<upstream::Reply> {
-    const json::Value* args = c.arguments->IsNull() ? nullptr : &*c.arguments;
     ToolCallRun run{c, std::move(client), cancel, progress};
-    auto [reply, ms] = co_await run.call_once(*c.tool, args, c.meta ? &*c.meta : nullptr);
-    if (reply.rpc_error || !c.cfg->chain.resolve || !chain::has_next_tool(reply.body)) co_return std::move(reply);
-    co_return co_await run.follow_chain(args, std::move(reply), ms);
+    ServerCall call(run, *c.tool, c.arguments->IsNull() ? nullptr : &*c.arguments, c.meta ? &*c.meta : nullptr, 0);
+    co_return co_await CallNext(call_filters())(call);
   };
 }
 
