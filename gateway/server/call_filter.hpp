@@ -1,18 +1,25 @@
 #pragma once
-// The server side of one call of a tool, past its admission: a chain of
-// filters, each doing one concern of the call (the nextTool chain it
-// starts, its audit line, its metrics) around the rest of the chain, the
-// last one calling the tool's origin, which runs the upstream's own filters
-// (upstream/send_filter.hpp). The same interface as the upstream's chains:
-// `Task<upstream::Reply> on_call(ServerCall&, CallNext)`. tool_work
-// (server/tools.cpp) builds the call and runs the chain; the filters and
-// their order are in server/call_filters.cpp; a new concern of every call
-// is a new filter, not a branch in the work.
+// The server side of a client's tools/call, as two chains of filters of
+// the upstream's one interface (upstream/send_filter.hpp): `on_call(item,
+// next)`, each filter doing one concern around the rest of the chain.
+// - The admission filters (AdmitFilter over a CallRequest, answering the
+//   request): which tool, whether it may run and how (streamed or
+//   suspended, as a task); the last one runs the call's work.
+// - The call filters (CallFilter over a ServerCall, inside that work, once
+//   per call of the tool's origin): the nextTool chain a result starts, the
+//   audit line, the metrics; the last one calls the origin, which runs the
+//   upstream's own filters.
+// call_tool and tool_work (server/tools.cpp) build the items and run the
+// chains; the filters and their order are in server/call_filters.cpp; a new
+// concern of every call is a new filter, not a branch in the handler or
+// the work.
 #include <memory>
 #include <optional>
 #include <span>
 
 #include "server/calls.hpp"
+#include "server/tasks.hpp"
+#include "server/tools.hpp"
 #include "upstream/send_filter.hpp"
 
 namespace mcpgw::server {
@@ -36,8 +43,8 @@ struct ToolCallContext {
   std::optional<mcp::TraceContext> request_span;
 };
 
-/// One run of that work by a client call (a suspended call resumed runs it
-/// anew): the way back to the client, the cancellation, the progress.
+/// One run of that work: the way back to the client, the cancellation,
+/// the progress.
 struct ToolCallRun {
   const ToolCallContext& c;
   std::shared_ptr<ClientCall> client;
@@ -95,5 +102,35 @@ class CallFilter {
 
 /// The call filters, outermost first; the same for every call.
 std::span<CallFilter* const> call_filters();
+
+/// A client's tools/call on its way through the admission filters, before
+/// anything runs upstream.
+struct CallRequest {
+  Services& sv;
+  Request& r;
+  /// The tool called; set by ResolveFilter.
+  CalledTool called{};
+  /// How it runs; set by TaskPlanFilter (unset: a tool its OAuth server has
+  /// not listed yet, never a task).
+  std::optional<TaskPlan> plan{};
+};
+
+class AdmitFilter;
+/// The admission filters after the current one.
+using AdmitNext = upstream::ChainNext<AdmitFilter, CallRequest, Answer>;
+
+/// One concern of admitting a tools/call: a filter may refuse it (its
+/// answer, audited and counted as refused) or note in the request what
+/// the filters after it need.
+class AdmitFilter {
+ public:
+  virtual ~AdmitFilter() = default;
+  /// Does this filter's part of `call`, with `next` for the rest; the last
+  /// filter runs the call's work and does not call `next`.
+  virtual Task<Answer> on_call(CallRequest& call, AdmitNext next) = 0;
+};
+
+/// The admission filters of tools/call, outermost first.
+std::span<AdmitFilter* const> admit_filters();
 
 }  // namespace mcpgw::server

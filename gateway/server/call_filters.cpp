@@ -1,16 +1,152 @@
-// The call filters, outermost first: the nextTool chain a result starts
-// (ChainFilter), the call's audit line (AuditFilter), its metrics
+// The filters of a tools/call, outermost first. Admission: the tool named
+// (ResolveFilter), the Mcp-Param-* headers (HeaderFilter), whether it runs
+// as a task (TaskPlanFilter), and its work, streamed, suspended or as a
+// task (WorkFilter). The work's call filters: the nextTool chain a result
+// starts (ChainFilter), the call's audit line (AuditFilter), its metrics
 // (MetricsFilter), and the call of the tool's origin (OriginFilter).
 #include "server/call_filter.hpp"
 
 #include <spdlog/spdlog.h>
 
+#include <cctype>
+#include <charconv>
+
 #include "chain/chain.hpp"
+#include "mcp/era.hpp"
+#include "server/apps.hpp"
 
 namespace mcpgw::server {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+/// The `_meta` of a client's request as an upstream may see it: without the
+/// stateless envelope (the upstream gets the gateway's own), the progress
+/// token (the gateway's replaces it) and the view tag (the gateway's own).
+std::shared_ptr<json::Document> upstream_meta(const json::Value* meta) {
+  if (!meta || !meta->IsObject()) return nullptr;
+  auto out = std::make_shared<json::Document>(rapidjson::kObjectType);
+  for (const auto& m : meta->GetObject()) {
+    std::string_view key(m.name.GetString(), m.name.GetStringLength());
+    if (key.rfind("io.modelcontextprotocol/", 0) == 0 || key == "progressToken" || key == kViewServerKey) continue;
+    out->AddMember(json::str(key, out->GetAllocator()), json::Value(m.value, out->GetAllocator()), out->GetAllocator());
+  }
+  return out->ObjectEmpty() ? nullptr : out;
+}
+
+/// Why the `Mcp-Param-*` headers of a stateless HTTP call disagree with its
+/// arguments, per the `x-mcp-header` properties of the tool's inputSchema;
+/// "" when they agree.
+std::string param_header_mismatch(const catalog::ExposedTool& tool, const json::Value* args,
+                                  const transport::ClientContext& ctx) {
+  if (!ctx.has_param_headers) return {};
+  auto def = json::parse(tool.definition);
+  const json::Value* schema = def ? json::find(*def, "inputSchema") : nullptr;
+  const json::Value* props = schema ? json::find(*schema, "properties") : nullptr;
+  if (!props || !props->IsObject()) return {};
+  for (const auto& p : props->GetObject()) {
+    auto header = json::get_string(p.value, "x-mcp-header");
+    if (!header) continue;
+    std::string name = "Mcp-Param-" + std::string(*header);
+    std::string lowered;
+    for (char c : *header) lowered.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    const std::string* raw = nullptr;
+    for (const auto& [n, v] : ctx.param_headers)
+      if (n == lowered) raw = &v;
+    const json::Value* value = args ? json::find(*args, std::string_view(p.name.GetString(), p.name.GetStringLength())) : nullptr;
+    if (value && value->IsNull()) value = nullptr;
+    if (!value && !raw) continue;
+    if (!raw) return "the body carries " + std::string(p.name.GetString()) + " but the " + name + " header is absent";
+    auto decoded = mcp::decode_header_value(*raw);
+    if (!decoded) return "the " + name + " header is not valid =?base64?...?=";
+    if (!value) return "the " + name + " header is present but the body has no " + std::string(p.name.GetString());
+    std::string expected = value->IsString() ? std::string(value->GetString(), value->GetStringLength()) : json::write(*value);
+    bool same = mcp::header_matches(*decoded, expected);
+    // Integers compare as numbers: "042" and 42 agree.
+    if (!same && value->IsInt64()) {
+      std::int64_t n = 0;
+      auto [end, ec] = std::from_chars(decoded->data(), decoded->data() + decoded->size(), n);
+      same = ec == std::errc() && end == decoded->data() + decoded->size() && n == value->GetInt64();
+    }
+    if (!same) return "the " + name + " header says \"" + *decoded + "\" but the body says " + json::write(*value);
+  }
+  return {};
+}
+
+/// An answer known before the chain's work (a refusal), as the chain's
+/// answer.
+Task<Answer> answered(Answer a) { co_return a; }
+
+/// The tool the request names, in the client's mode (called_tool: params,
+/// search_tools answered here, a tool hidden or unknown, an upstream still
+/// connecting waited for); what ends the call here is the answer, audited
+/// as refused.
+class ResolveFilter final : public AdmitFilter {
+ public:
+  Task<Answer> on_call(CallRequest& call, AdmitNext next) override {
+    auto resolved = co_await called_tool(call.sv, call.r);
+    if (auto* refused = std::get_if<Answer>(&resolved)) co_return std::move(*refused);
+    call.called = std::move(std::get<CalledTool>(resolved));
+    co_return co_await next(call);
+  }
+};
+
+/// Mcp-Param-* headers repeat the arguments of the tool the request names
+/// (call_tool's, which declares none); when they disagree the call is
+/// refused. Not a coroutine: it has nothing to do on the way back.
+class HeaderFilter final : public AdmitFilter {
+ public:
+  Task<Answer> on_call(CallRequest& call, AdmitNext next) override {
+    const CalledTool& c = call.called;
+    if (c.through_call_tool || !c.tool) return next(call);
+    std::string why = param_header_mismatch(*c.tool, c.args, call.r.session->context());
+    if (why.empty()) return next(call);
+    return answered(refuse_call(call.sv, call.r, "header_mismatch", c.name, c.args, mcp::kHeaderMismatch,
+                                "Header mismatch: " + why));
+  }
+};
+
+/// Whether the call becomes a task is decided before anything runs: a
+/// refusal (a task the tool cannot be, a client without the extension, the
+/// principal's tasks) reaches no upstream. A tool its OAuth server has not
+/// listed yet never becomes one (nothing says the tool supports it).
+class TaskPlanFilter final : public AdmitFilter {
+ public:
+  Task<Answer> on_call(CallRequest& call, AdmitNext next) override {
+    const CalledTool& c = call.called;
+    if (c.unlisted) return next(call);
+    auto planned = plan_task(call.sv, call.r, *c.tool);
+    if (auto* refused = std::get_if<PlanRefusal>(&planned))
+      return answered(refused_call(call.sv, call.r, refused->reason, c.name, c.args, std::move(refused->answer)));
+    call.plan = std::move(std::get<TaskPlan>(planned));
+    return next(call);
+  }
+};
+
+/// The call's work (the call filters, or for a tool its OAuth server has
+/// not listed yet the consent step first), streamed to the client or
+/// suspended (execute), or run as a task. Not a coroutine: the answer is
+/// the work's.
+class WorkFilter final : public AdmitFilter {
+ public:
+  Task<Answer> on_call(CallRequest& call, AdmitNext) override {
+    Services& sv = call.sv;
+    Request& r = call.r;
+    const CalledTool& c = call.called;
+    auto arguments = std::make_shared<json::Document>();
+    if (c.args) arguments->CopyFrom(*c.args, arguments->GetAllocator());
+    auto meta = upstream_meta(json::find(*r.params(), "_meta"));
+    std::string target = "tools/call " + c.name;
+    if (!call.plan) return execute(sv, r, std::move(target), c.args, called_work(sv, r, c, arguments, std::move(meta)));
+    TaskPlan& plan = *call.plan;
+    auto task = plan.kind == TaskPlan::Kind::Upstream ? std::make_shared<const json::Document>(json::clone(plan.task))
+                                                       : nullptr;
+    Work work = tool_work(sv, *r.session, c.snap, c.mode, *c.tool, std::move(arguments), std::move(meta),
+                          r.context.span, std::move(task));
+    if (plan.kind == TaskPlan::Kind::None) return execute(sv, r, std::move(target), c.args, std::move(work));
+    return run_as_task(sv, r, std::move(plan), *c.tool, c.args, std::move(work));
+  }
+};
 
 /// `_meta.nextTool`: a result that asks for another tool is followed here,
 /// hop by hop, each hop a full call by the same client (its mode,
@@ -137,6 +273,12 @@ class OriginFilter final : public CallFilter {
   }
 };
 
+ResolveFilter resolve_filter;
+HeaderFilter header_filter;
+TaskPlanFilter task_plan_filter;
+WorkFilter work_filter;
+AdmitFilter* const admission[] = {&resolve_filter, &header_filter, &task_plan_filter, &work_filter};
+
 ChainFilter chain_filter;
 AuditFilter audit_filter;
 MetricsFilter metrics_filter;
@@ -146,6 +288,8 @@ CallFilter* const order[] = {&chain_filter, &audit_filter, &metrics_filter, &ori
 }  // namespace
 
 std::span<CallFilter* const> call_filters() { return order; }
+
+std::span<AdmitFilter* const> admit_filters() { return admission; }
 
 ServerCall::ServerCall(const ToolCallRun& run, const catalog::ExposedTool& tool, const json::Value* arguments,
                        const json::Value* meta, int hop)

@@ -1,75 +1,20 @@
-// Handlers of tools/list and tools/call, and the work of a tool call that
-// tools/callSaga shares: a run of the call filters (server/call_filter.hpp).
+// Handlers of tools/list and tools/call (a run of the admission filters,
+// server/call_filter.hpp), the tool a call names and its refusals, and the
+// work of a tool call that tools/callSaga shares (a run of the call
+// filters).
 #include "server/tools.hpp"
 
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <variant>
 
 #include "mcp/protocol.hpp"
 #include "server/apps.hpp"
 #include "server/call_filter.hpp"
-#include "server/tasks.hpp"
 #include "server/tool_search.hpp"
 
 namespace mcpgw::server {
 namespace {
-
-/// The `_meta` of a client's request as an upstream may see it: without the
-/// stateless envelope (the upstream gets the gateway's own), the progress
-/// token (the gateway's replaces it) and the view tag (the gateway's own).
-std::shared_ptr<json::Document> upstream_meta(const json::Value* meta) {
-  if (!meta || !meta->IsObject()) return nullptr;
-  auto out = std::make_shared<json::Document>(rapidjson::kObjectType);
-  for (const auto& m : meta->GetObject()) {
-    std::string_view key(m.name.GetString(), m.name.GetStringLength());
-    if (key.rfind("io.modelcontextprotocol/", 0) == 0 || key == "progressToken" || key == kViewServerKey) continue;
-    out->AddMember(json::str(key, out->GetAllocator()), json::Value(m.value, out->GetAllocator()), out->GetAllocator());
-  }
-  return out->ObjectEmpty() ? nullptr : out;
-}
-
-/// Why the `Mcp-Param-*` headers of a stateless HTTP call disagree with its
-/// arguments, per the `x-mcp-header` properties of the tool's inputSchema;
-/// "" when they agree.
-std::string param_header_mismatch(const catalog::ExposedTool& tool, const json::Value* args,
-                                  const transport::ClientContext& ctx) {
-  if (!ctx.has_param_headers) return {};
-  auto def = json::parse(tool.definition);
-  const json::Value* schema = def ? json::find(*def, "inputSchema") : nullptr;
-  const json::Value* props = schema ? json::find(*schema, "properties") : nullptr;
-  if (!props || !props->IsObject()) return {};
-  for (const auto& p : props->GetObject()) {
-    auto header = json::get_string(p.value, "x-mcp-header");
-    if (!header) continue;
-    std::string name = "Mcp-Param-" + std::string(*header);
-    std::string lowered;
-    for (char c : *header) lowered.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-    const std::string* raw = nullptr;
-    for (const auto& [n, v] : ctx.param_headers)
-      if (n == lowered) raw = &v;
-    const json::Value* value = args ? json::find(*args, std::string_view(p.name.GetString(), p.name.GetStringLength())) : nullptr;
-    if (value && value->IsNull()) value = nullptr;
-    if (!value && !raw) continue;
-    if (!raw) return "the body carries " + std::string(p.name.GetString()) + " but the " + name + " header is absent";
-    auto decoded = mcp::decode_header_value(*raw);
-    if (!decoded) return "the " + name + " header is not valid =?base64?...?=";
-    if (!value) return "the " + name + " header is present but the body has no " + std::string(p.name.GetString());
-    std::string expected = value->IsString() ? std::string(value->GetString(), value->GetStringLength()) : json::write(*value);
-    bool same = mcp::header_matches(*decoded, expected);
-    // Integers compare as numbers: "042" and 42 agree.
-    if (!same && value->IsInt64()) {
-      std::int64_t n = 0;
-      auto [end, ec] = std::from_chars(decoded->data(), decoded->data() + decoded->size(), n);
-      same = ec == std::errc() && end == decoded->data() + decoded->size() && n == value->GetInt64();
-    }
-    if (!same) return "the " + name + " header says \"" + *decoded + "\" but the body says " + json::write(*value);
-  }
-  return {};
-}
 
 /// The OAuth server a tool name not (yet) in the catalog belongs to: one
 /// whose tools may be unknown because of OAuth (a principal who has not
@@ -257,37 +202,8 @@ Task<std::variant<Answer, CalledTool>> called_tool(Services& sv, Request& r) {
 }
 
 Task<Answer> call_tool(Services& sv, Request& r) {
-  auto resolved = co_await called_tool(sv, r);
-  if (auto* refused = std::get_if<Answer>(&resolved)) co_return std::move(*refused);
-  const CalledTool& c = std::get<CalledTool>(resolved);
-  // Mcp-Param-* headers repeat the arguments of the tool the request names
-  // (call_tool's, which declares none).
-  if (std::string why = c.through_call_tool || !c.tool ? "" : param_header_mismatch(*c.tool, c.args, r.session->context());
-      !why.empty())
-    co_return refuse_call(sv, r, "header_mismatch", c.name, c.args, mcp::kHeaderMismatch, "Header mismatch: " + why);
-
-  auto arguments = std::make_shared<json::Document>();
-  if (c.args) arguments->CopyFrom(*c.args, arguments->GetAllocator());
-  auto meta = upstream_meta(json::find(*r.params(), "_meta"));
-  // A tool its OAuth server has not listed yet: the consent step runs first,
-  // and the call never becomes a task (nothing says the tool supports one).
-  if (c.unlisted)
-    co_return co_await execute(sv, r, "tools/call " + c.name, c.args, called_work(sv, r, c, arguments, std::move(meta)));
-
-  // Whether the call becomes a task is decided before anything runs: a
-  // refusal (capability, limit) reaches no upstream.
-  auto planned = plan_task(sv, r, *c.tool);
-  if (auto* refused = std::get_if<PlanRefusal>(&planned))
-    co_return refused_call(sv, r, refused->reason, c.name, c.args, std::move(refused->answer));
-  TaskPlan plan = std::move(std::get<TaskPlan>(planned));
-
-  auto task = plan.kind == TaskPlan::Kind::Upstream ? std::make_shared<const json::Document>(json::clone(plan.task))
-                                                     : nullptr;
-  Work work = tool_work(sv, *r.session, c.snap, c.mode, *c.tool, arguments, std::move(meta), r.context.span,
-                        std::move(task));
-  if (plan.kind == TaskPlan::Kind::None)
-    co_return co_await execute(sv, r, "tools/call " + c.name, c.args, std::move(work));
-  co_return co_await run_as_task(sv, r, std::move(plan), *c.tool, c.args, std::move(work));
+  CallRequest call{sv, r};
+  co_return co_await AdmitNext(admit_filters())(call);
 }
 
 Work called_work(Services& sv, Request& r, const CalledTool& c, std::shared_ptr<json::Document> arguments,
