@@ -37,6 +37,7 @@ struct Cluster::EndWaiter {
   EndWaiter(boost::asio::io_context& io, std::string d, std::function<void(Result<void>)> f)
       : digest(std::move(d)), done(std::move(f)), timer(io) {}
   std::string digest;
+  // Both under the cluster's mu_ (not GUARDED_BY: a lock of another class).
   long long needed = -1;  ///< subscribers the PUBLISH reached; -1 until known
   long long confirmations = 0;
   std::function<void(Result<void>)> done;
@@ -58,7 +59,7 @@ Cluster::Cluster(const config::Cluster& cfg, boost::asio::io_context& io) : io_(
 Cluster::~Cluster() { stop(); }
 
 void Cluster::set_hooks(Hooks hooks) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   hooks_ = std::move(hooks);
 }
 
@@ -74,7 +75,7 @@ void Cluster::stop() {
   cmd_->stop();
   std::vector<std::shared_ptr<EndWaiter>> waiting;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     waiting.swap(waiters_);
   }
   for (const auto& w : waiting) {
@@ -90,7 +91,7 @@ Health Cluster::health() {
   h.redis_up = cmd_->up() && sub_->up();
   h.status = !cmd_->up() ? cmd_->status() : !sub_->up() ? sub_->status() : "up";
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     h.synced = synced_;
   }
   // A first read of the ended sessions that failed (Redis slow to answer)
@@ -111,7 +112,7 @@ std::variant<transport::SealedSession, transport::OpenRefusal> Cluster::open(std
   auto s = sealer_->open(id, unix_now());
   if (!s) return transport::OpenRefusal{};
   std::string digest = digest_of(id);
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (ended_.count(digest)) return transport::OpenRefusal{};
   if (cmd_ && !synced_)
     return transport::OpenRefusal{
@@ -127,7 +128,7 @@ std::int64_t Cluster::expiry_of(std::string_view id) const {
 }
 
 std::optional<std::string> Cluster::mark_ended(const std::string& digest, std::int64_t expires) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   std::int64_t now = unix_now();
   for (auto it = ended_.begin(); it != ended_.end();) {
     if (it->second < now) it = ended_.erase(it);
@@ -141,7 +142,7 @@ std::optional<std::string> Cluster::mark_ended(const std::string& digest, std::i
 
 void Cluster::finish(const std::shared_ptr<EndWaiter>& w, const char* why) {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     auto it = std::find(waiters_.begin(), waiters_.end(), w);
     if (it == waiters_.end()) return;
     waiters_.erase(it);
@@ -154,7 +155,7 @@ void Cluster::finish(const std::shared_ptr<EndWaiter>& w, const char* why) {
 void Cluster::confirmed(const std::string& digest) {
   std::vector<std::shared_ptr<EndWaiter>> complete;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     for (const auto& w : waiters_)
       if (w->digest == digest && ++w->confirmations >= w->needed && w->needed >= 0) complete.push_back(w);
   }
@@ -184,7 +185,7 @@ void Cluster::end(const std::string& id, std::function<void(Result<void>)> done)
         mark_ended(digest, expires);
         {
           // Before the PUBLISH: confirmations may overtake its reply.
-          std::lock_guard lk(mu_);
+          util::MutexLock lk(mu_);
           waiters_.push_back(waiter);
         }
         waiter->timer.expires_after(kConfirmWithin);
@@ -200,7 +201,7 @@ void Cluster::end(const std::string& id, std::function<void(Result<void>)> done)
           }
           bool complete;
           {
-            std::lock_guard lk(mu_);
+            util::MutexLock lk(mu_);
             waiter->needed = p->integer;
             complete = waiter->confirmations >= waiter->needed;
           }
@@ -211,7 +212,7 @@ void Cluster::end(const std::string& id, std::function<void(Result<void>)> done)
 }
 
 void Cluster::on_ended_elsewhere(std::function<void(const std::string& id)> drop) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   drop_ = std::move(drop);
 }
 
@@ -220,7 +221,7 @@ void Cluster::held(const std::string& id) {
   bool ended;
   std::function<void(const std::string&)> drop;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     held_[digest] = id;
     // Restored while its end was on the way: the copy goes at once.
     ended = ended_.count(digest) > 0;
@@ -236,7 +237,7 @@ void Cluster::held(const std::string& id) {
     if (!r || r->type != RedisReply::Type::String) return;
     std::function<void(const std::string&, const std::string&)> hook;
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       hook = hooks_.log_level;
     }
     if (hook) hook(id, r->text);
@@ -244,7 +245,7 @@ void Cluster::held(const std::string& id) {
 }
 
 void Cluster::released(const std::string& id) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   held_.erase(digest_of(id));
 }
 
@@ -264,7 +265,7 @@ void Cluster::on_event(const std::string& payload) {
     auto id = mark_ended(digest, expires);
     std::function<void(const std::string&)> drop;
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       drop = drop_;
     }
     if (id && drop) drop(*id);
@@ -283,7 +284,7 @@ void Cluster::on_event(const std::string& payload) {
   if (kind == "task" || kind == "answers" || kind == "cancel") {
     std::function<void(const std::string&, const std::string&, const std::string&)> hook;
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       hook = hooks_.task;
     }
     if (!hook) return;
@@ -295,7 +296,7 @@ void Cluster::on_event(const std::string& payload) {
   std::optional<std::string> id;
   Hooks hooks;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (auto it = held_.find(digest); it != held_.end()) id = it->second;
     hooks = hooks_;
   }
@@ -307,7 +308,7 @@ void Cluster::on_event(const std::string& payload) {
 void Cluster::on_state() {
   if (!cmd_ || !cmd_->up() || !sub_->up()) return;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (syncing_) return;
     syncing_ = true;
   }
@@ -317,7 +318,7 @@ void Cluster::on_state() {
 void Cluster::sync_ended() {
   std::vector<std::string> repair{"ZADD", kEnded};
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     for (const auto& [digest, expires] : ended_) {
       repair.push_back(std::to_string(expires));
       repair.push_back(digest);
@@ -326,7 +327,7 @@ void Cluster::sync_ended() {
   std::string now = std::to_string(unix_now());
   auto failed = [this](const std::string& why) {
     spdlog::warn("cluster: reading the ended sessions failed: {}", why);
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     syncing_ = false;
   };
   cmd_->command({"ZREMRANGEBYSCORE", kEnded, "-inf", "(" + now}, nullptr);
@@ -336,7 +337,7 @@ void Cluster::sync_ended() {
     std::vector<std::string> drop;
     std::function<void(const std::string&)> dropper;
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       for (std::size_t i = 0; i + 1 < r->items.size(); i += 2) {
         std::int64_t expires = 0;
         try {

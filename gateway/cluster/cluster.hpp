@@ -11,7 +11,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -22,6 +21,7 @@
 #include "config/config.hpp"
 #include "oauth/store.hpp"
 #include "transport/shared_sessions.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace boost::asio {
 class io_context;
@@ -145,16 +145,16 @@ class Cluster final : public transport::SharedSessions {
   std::unique_ptr<Redis> sub_;
   std::string shown_;
 
-  mutable std::mutex mu_;  // guards everything below
-  Hooks hooks_;
-  std::function<void(const std::string&)> drop_;
-  std::unordered_map<std::string, std::int64_t> ended_;  // digest -> expiry (unix s)
-  std::unordered_map<std::string, std::string> held_;    // digest -> id
-  std::vector<std::shared_ptr<EndWaiter>> waiters_;
-  bool synced_ = false;
-  bool syncing_ = false;
+  mutable util::Mutex mu_;
+  Hooks hooks_ GUARDED_BY(mu_);
+  std::function<void(const std::string&)> drop_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, std::int64_t> ended_ GUARDED_BY(mu_);  // digest -> expiry (unix s)
+  std::unordered_map<std::string, std::string> held_ GUARDED_BY(mu_);    // digest -> id
+  std::vector<std::shared_ptr<EndWaiter>> waiters_ GUARDED_BY(mu_);
+  bool synced_ GUARDED_BY(mu_) = false;
+  bool syncing_ GUARDED_BY(mu_) = false;
   class TokenStore;
-  std::shared_ptr<TokenStore> tokens_;  ///< made on first use
+  std::shared_ptr<TokenStore> tokens_ GUARDED_BY(mu_);  ///< made on first use
 };
 
 }  // namespace mcpgw::cluster

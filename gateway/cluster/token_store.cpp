@@ -89,7 +89,7 @@ class Cluster::TokenStore final : public oauth::TokenStore {
 };
 
 std::shared_ptr<oauth::TokenStore> Cluster::token_store() {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (!cmd_) return nullptr;
   if (!tokens_) tokens_ = std::make_shared<TokenStore>(*cmd_, shown_);
   return tokens_;
@@ -98,7 +98,7 @@ std::shared_ptr<oauth::TokenStore> Cluster::token_store() {
 void Cluster::oauth_changed(const std::string& key) {
   std::shared_ptr<TokenStore> tokens;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     tokens = tokens_;
   }
   if (tokens) tokens->told(key);
