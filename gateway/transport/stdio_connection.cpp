@@ -142,7 +142,7 @@ bool StdioConnection::respond(std::string message) {
 bool StdioConnection::hand_off(Handed& h) {
   bool post;
   {
-    std::lock_guard lk(hand_off_mu_);
+    util::MutexLock lk(hand_off_mu_);
     // The same bound as the queue for stdin: a child that stops reading
     // must not make callers on other threads buffer without bound either.
     if (handed_bytes_ + h.line.size() > kMaxQueuedBytes) return false;
@@ -158,7 +158,7 @@ bool StdioConnection::hand_off(Handed& h) {
 
 void StdioConnection::drain() {
   {
-    std::lock_guard lk(hand_off_mu_);
+    util::MutexLock lk(hand_off_mu_);
     draining_.swap(handed_);
     handed_bytes_ = 0;
     drain_posted_ = false;

@@ -12,11 +12,11 @@
 #include <vector>
 #include <map>
 #include <memory>
-#include <mutex>
 
 #include "transport/child_process.hpp"
 #include "transport/connection.hpp"
 #include "transport/io.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport {
 
@@ -87,10 +87,10 @@ class StdioConnection final : public Connection, public std::enable_shared_from_
   std::size_t max_line_;
   std::atomic<std::int64_t> next_id_{1};
   std::atomic<bool> closed_{false};
-  std::mutex hand_off_mu_;
-  std::vector<Handed> handed_;         ///< guarded by hand_off_mu_
-  std::size_t handed_bytes_ = 0;       ///< guarded by hand_off_mu_
-  bool drain_posted_ = false;          ///< guarded by hand_off_mu_
+  util::Mutex hand_off_mu_;
+  std::vector<Handed> handed_ GUARDED_BY(hand_off_mu_);
+  std::size_t handed_bytes_ GUARDED_BY(hand_off_mu_) = 0;
+  bool drain_posted_ GUARDED_BY(hand_off_mu_) = false;
   std::vector<Handed> draining_;       ///< on the strand: handed_'s storage, swapped in turn
   // Touched on the strand only.
   std::map<std::int64_t, Pending> pending_;
