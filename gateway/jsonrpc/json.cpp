@@ -101,6 +101,9 @@ class FiniteNumbers {
   Document& d_;
 };
 
+/// The initial build stack of a parsed document, in bytes.
+constexpr std::size_t kBuildStack = 256;
+
 }  // namespace
 
 Result<Document> parse(std::string_view text) {
@@ -115,14 +118,17 @@ Result<Document> parse(std::string_view text) {
   if (auto at = lone_low_surrogate(text))
     return Error{"The surrogate pair in string is invalid (a lone " + std::string(text.substr(*at, 6)) +
                  ") at offset " + std::to_string(*at)};
-  Document d;
+  // The document's build stack starts small: most messages are a few
+  // hundred bytes, and it is freed when the parse ends.
+  Document d(rapidjson::kNullType, nullptr, kBuildStack);
   // Iterative parsing keeps the parser itself off the stack. Trailing
   // garbage is an error (no kParseStopWhenDoneFlag), as a strict peer treats it.
   // No kParseFullPrecisionFlag: in RapidJSON 1.1.0 that path misreads long
   // or exponent-heavy numbers and crashes on some (upstream issues 1249,
   // 1251, 1253; found by tests/fuzz); the default path is exact to the last
-  // bit or two and safe.
-  rapidjson::Reader reader;
+  // bit or two and safe. The reader is the thread's: its stack's memory
+  // serves every parse (Parse empties it, and parse() does not nest).
+  thread_local rapidjson::Reader reader;
   rapidjson::MemoryStream in(text.data(), text.size());
   auto read = [&](Document& into) {
     FiniteNumbers events(into);
