@@ -11,12 +11,15 @@
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http.hpp>
 
 #include <array>
 #include <cerrno>
+
+#include "transport/request_head.hpp"
 
 namespace mcpgw::transport {
 namespace {
@@ -177,18 +180,6 @@ struct Transfer {
 };
 
 /// The request `req` as Beast sends it.
-http::request<http::string_body> beast_request(const Url& url, const HttpRequest& req) {
-  http::request<http::string_body> r{http::string_to_verb(req.method), req.target.empty() ? url.target : req.target,
-                                     11};
-  r.set(http::field::host, url.host_header);
-  r.set(http::field::user_agent, "mcpgw/" MCPGW_VERSION);
-  for (const auto& [k, v] : req.headers) r.set(k, v);
-  r.body() = req.body;
-  r.prepare_payload();
-  r.keep_alive(true);
-  return r;
-}
-
 using error_code = boost::system::error_code;
 using ResponseParser = http::response_parser<http::buffer_body>;
 
@@ -212,13 +203,21 @@ Task<error_code> when_ready(tcp::socket& s, tcp::socket::wait_type wait, Op op) 
 // at once when the socket is ready; TLS goes through Beast's asynchronous
 // operations, its engine in between.
 
-Task<error_code> send_request(tcp::socket& s, http::request<http::string_body>& r, std::size_t& written) {
-  http::request_serializer<http::string_body> sr(r);
-  co_return co_await when_ready(s, tcp::socket::wait_write, [&](error_code& ec) { written += http::write(s, sr, ec); });
+/// The head and the body, from byte `written` on.
+std::array<asio::const_buffer, 2> unsent(const std::string& head, const std::string& body, std::size_t written) {
+  if (written < head.size()) return {asio::buffer(head) + written, asio::buffer(body)};
+  return {asio::const_buffer(), asio::buffer(body) + (written - head.size())};
+}
+
+Task<error_code> send_request(tcp::socket& s, const std::string& head, const std::string& body, std::size_t& written) {
+  const std::size_t total = head.size() + body.size();
+  co_return co_await when_ready(s, tcp::socket::wait_write, [&](error_code& ec) {
+    while (written < total && !ec) written += s.write_some(unsent(head, body, written), ec);
+  });
 }
 template <typename S>
-Task<error_code> send_request(S& s, http::request<http::string_body>& r, std::size_t& written) {
-  auto [ec, n] = co_await http::async_write(s, r, kAwait);
+Task<error_code> send_request(S& s, const std::string& head, const std::string& body, std::size_t& written) {
+  auto [ec, n] = co_await asio::async_write(s, unsent(head, body, 0), kAwait);
   written = n;
   co_return ec;
 }
@@ -244,9 +243,13 @@ Task<error_code> read_body(S& s, beast::flat_buffer& buffer, ResponseParser& p) 
 template <typename S>
 Task<void> transfer(S& stream, beast::flat_buffer& buffer, const Url& url, const HttpRequest& req,
                     HttpClient::OnHead& on_head, HttpClient::OnData& on_data, Transfer& t) {
-  auto r = beast_request(url, req);
+  auto head = request_head(url, req);
+  if (!head) {
+    t.error = "a request header has a line break or an empty name";
+    co_return;
+  }
   std::size_t written = 0;
-  error_code wec = co_await send_request(stream, r, written);
+  error_code wec = co_await send_request(stream, *head, req.body, written);
   t.written = written > 0;
   if (wec) {
     t.error = "connection closed while sending the request (" + wec.message() + ")";

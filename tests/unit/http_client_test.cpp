@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "transport/http_client.hpp"
+#include "transport/request_head.hpp"
 
 using namespace mcpgw;
 
@@ -31,4 +32,51 @@ TEST_CASE("http client: urls") {
     CAPTURE(bad);
     CHECK(!transport::Url::parse(bad).ok());
   }
+}
+
+TEST_CASE("http client: a request's head") {
+  auto url = transport::Url::parse("http://127.0.0.1:9000/mcp");
+  REQUIRE(url.ok());
+  transport::HttpRequest req{"POST", {{"Content-Type", "application/json"}, {"user-agent", "client/2"},
+                                      {"Content-Length", "999"}, {"Mcp-Session-Id", "s1"}, {"mcp-session-id", "s2"}},
+                             R"({"a":1})", ""};
+  auto head = transport::request_head(*url, req);
+  REQUIRE(head);
+  // A header named again replaces the earlier one, in its place; the
+  // framing is the exchange's own.
+  CHECK(*head ==
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:9000\r\nUser-Agent: client/2\r\nContent-Type: application/json\r\n"
+        "Mcp-Session-Id: s2\r\nContent-Length: 7\r\n\r\n");
+
+  // No body and a method that carries none: no Content-Length; another target.
+  transport::HttpRequest get{"GET", {}, "", "/other?x=1"};
+  head = transport::request_head(*url, get);
+  REQUIRE(head);
+  CHECK(*head == "GET /other?x=1 HTTP/1.1\r\nHost: 127.0.0.1:9000\r\nUser-Agent: mcpgw/" MCPGW_VERSION "\r\n\r\n");
+  // An empty POST still says its length.
+  transport::HttpRequest empty{"POST", {}, "", ""};
+  CHECK(transport::request_head(*url, empty)->find("Content-Length: 0\r\n") != std::string::npos);
+
+  // What would split the head is refused, whatever carried it.
+  for (auto bad : {transport::Headers{{"X-A", "v\r\nInjected: 1"}}, transport::Headers{{"X-A\n", "v"}},
+                   transport::Headers{{"", "v"}}, transport::Headers{{"X-A", std::string("v\0w", 3)}}}) {
+    transport::HttpRequest r{"POST", bad, "{}", ""};
+    CHECK(!transport::request_head(*url, r));
+  }
+  transport::HttpRequest target{"GET", {}, "", "/a\r\nX: y"};
+  CHECK(!transport::request_head(*url, target));
+}
+
+TEST_CASE("http client: more headers than the head keeps on the stack") {
+  auto url = transport::Url::parse("http://h/");
+  REQUIRE(url.ok());
+  transport::HttpRequest req{"GET", {}, "", ""};
+  for (int i = 0; i < 40; ++i) req.headers.emplace_back("X-H" + std::to_string(i), std::to_string(i));
+  req.headers.emplace_back("x-h39", "last");
+  auto head = transport::request_head(*url, req);
+  REQUIRE(head);
+  CHECK(head->find("X-H0: 0\r\n") != std::string::npos);
+  CHECK(head->find("X-H20: 20\r\n") != std::string::npos);
+  CHECK(head->find("X-H39: last\r\n") != std::string::npos);
+  CHECK(head->find("39\r\n") == std::string::npos);
 }
