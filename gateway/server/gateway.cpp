@@ -105,42 +105,42 @@ Gateway::~Gateway() {
   // Unload the plugins now, while the logger and everything they may touch
   // still exist: the snapshot and this list hold the last references.
   catalog_.publish(std::make_shared<catalog::Snapshot>());
-  std::lock_guard lk(state_mu_);
+  util::MutexLock lk(state_mu_);
   plugins_.clear();
 }
 
 std::shared_ptr<upstream::Upstream> Gateway::find_upstream(std::string_view name) const {
-  std::lock_guard lk(state_mu_);
+  util::MutexLock lk(state_mu_);
   for (const auto& u : upstreams_)
     if (u->name() == name) return u;
   return nullptr;
 }
 
 std::vector<std::shared_ptr<plugin::Plugin>> Gateway::plugins() const {
-  std::lock_guard lk(state_mu_);
+  util::MutexLock lk(state_mu_);
   return plugins_;
 }
 
 std::vector<std::string> Gateway::plugin_errors() const {
-  std::lock_guard lk(state_mu_);
+  util::MutexLock lk(state_mu_);
   return plugin_errors_;
 }
 
 void Gateway::load_plugins(const config::Config& cfg) {
   auto loaded = plugin::load_all(cfg.plugins, plugin_host_, plugins());
   for (const auto& e : loaded.errors) spdlog::error("{}; serving without it", e);
-  std::lock_guard lk(state_mu_);
+  util::MutexLock lk(state_mu_);
   plugins_ = std::move(loaded.plugins);
   plugin_errors_ = std::move(loaded.errors);
 }
 
 std::shared_ptr<const config::Config> Gateway::config() const {
-  std::lock_guard lk(state_mu_);
+  util::MutexLock lk(state_mu_);
   return cfg_;
 }
 
 std::vector<std::shared_ptr<upstream::Upstream>> Gateway::upstreams() const {
-  std::lock_guard lk(state_mu_);
+  util::MutexLock lk(state_mu_);
   return upstreams_;
 }
 
@@ -171,7 +171,7 @@ Result<void> Gateway::await_upstreams() {
   for (const auto& w : catalog::name_warnings(*snap)) spdlog::warn("naming: {}", w);
   {
     // Stopped meanwhile, the upstreams may not have listed their tools.
-    std::lock_guard lk(serve_mu_);
+    util::MutexLock lk(serve_mu_);
     if (stopping_) return {};
   }
   if (!snap->errors.empty()) return Error{snap->errors.front()};
@@ -201,7 +201,7 @@ Result<void> Gateway::start_telemetry() {
 
 void Gateway::on_tools_changed(const std::string& server) {
   if (io_.in_loop() && rebuilds_ && rebuilds_->submit([this, server] { on_tools_changed(server); })) return;
-  std::lock_guard lk(rebuild_mu_);
+  util::MutexLock lk(rebuild_mu_);
   auto old = catalog_.snapshot();
   auto ups = upstreams();
   auto started = std::chrono::steady_clock::now();
@@ -289,7 +289,7 @@ Result<void> Gateway::bind_http() {
   if (!port) return Error{port.error()};
   http_port_ = *port;
   if (oauth_) oauth_->set_address(*cfg, l.host, *port, l.tls.enabled());
-  std::lock_guard lk(serve_mu_);
+  util::MutexLock lk(serve_mu_);
   http_ = std::move(http);
   admin_ = std::move(admin);
   return {};
@@ -383,7 +383,7 @@ std::string Gateway::status_document() {
   in.principals = router_.sessions_by_principal();
   in.suspended = router_.suspended_calls();
   {
-    std::lock_guard lk(serve_mu_);
+    util::MutexLock lk(serve_mu_);
     in.open_streams = http_ ? http_->open_streams() : 0;
   }
   in.recent = router_.audit().recent();
@@ -394,7 +394,7 @@ std::string Gateway::status_document() {
 
 std::string Gateway::catalog_document() {
   auto snap = catalog_.snapshot();
-  std::lock_guard lk(status_mu_);
+  util::MutexLock lk(status_mu_);
   // Built once per catalog generation: thousands of tools are a few
   // milliseconds of work, not one per page refresh.
   if (!catalog_json_ || catalog_json_generation_ != snap->generation) {
@@ -408,7 +408,7 @@ int Gateway::serve_http() {
   transport::HttpServer* http;
   transport::AdminServer* admin;
   {
-    std::lock_guard lk(serve_mu_);
+    util::MutexLock lk(serve_mu_);
     if (stopping_ || !http_) return 0;
     http = http_.get();
     admin = admin_.get();
@@ -435,13 +435,13 @@ int Gateway::serve_stdio(const std::string& mode) {
                                 static_cast<std::size_t>(limits.batch_concurrency)});
   auto pages = serve_consent_pages();
   {
-    std::lock_guard lk(serve_mu_);
+    util::MutexLock lk(serve_mu_);
     if (stopping_) return 0;
     stdio_ = &stdio;
   }
   auto r = stdio.run();
   {
-    std::lock_guard lk(serve_mu_);
+    util::MutexLock lk(serve_mu_);
     stdio_ = nullptr;
   }
   if (pages) pages->stop();
@@ -455,7 +455,7 @@ int Gateway::serve_stdio(const std::string& mode) {
 }
 
 void Gateway::stop() {
-  std::lock_guard lk(serve_mu_);
+  util::MutexLock lk(serve_mu_);
   stopping_ = true;
   if (http_) http_->stop();
   if (stdio_) stdio_->stop();
@@ -467,7 +467,7 @@ void Gateway::stop_upstreams() {
   std::call_once(upstreams_stopped_, [this] {
     std::vector<std::weak_ptr<upstream::Upstream>> retiring;
     {
-      std::lock_guard lk(state_mu_);
+      util::MutexLock lk(state_mu_);
       retiring = retiring_;
     }
     for (auto& w : retiring)
@@ -479,7 +479,7 @@ void Gateway::stop_upstreams() {
 void Gateway::retire(std::shared_ptr<upstream::Upstream> u) {
   auto grace = std::chrono::milliseconds(config()->shutdown_grace_ms);
   {
-    std::lock_guard lk(state_mu_);
+    util::MutexLock lk(state_mu_);
     std::erase_if(retiring_, [](const auto& w) { return w.expired(); });
     retiring_.push_back(u);
   }
@@ -506,7 +506,7 @@ Result<void> Gateway::reload(const std::string& path) {
   {
     // auth and limits apply now, or nothing does: a bad jwks_file keeps
     // the old configuration whole.
-    std::lock_guard lk(serve_mu_);
+    util::MutexLock lk(serve_mu_);
     if (http_) {
       auto applied = http_->set_access(access_settings(*next), limit_settings(*next), forwarded_header_names(*next));
       if (!applied) return Error{applied.error()};
@@ -539,7 +539,7 @@ Result<void> Gateway::reload(const std::string& path) {
   for (const auto& u : old)
     if (std::find(kept.begin(), kept.end(), u) == kept.end()) removed.push_back(u);
   {
-    std::lock_guard lk(state_mu_);
+    util::MutexLock lk(state_mu_);
     cfg_ = next;
     upstreams_ = kept;
   }
@@ -558,7 +558,7 @@ Result<void> Gateway::reload(const std::string& path) {
       now->inherit_listing(*was);
     }
     {
-      std::lock_guard lk(state_mu_);
+      util::MutexLock lk(state_mu_);
       for (auto& [was, now] : replaced) std::replace(upstreams_.begin(), upstreams_.end(), was, now);
     }
     on_tools_changed("reload");

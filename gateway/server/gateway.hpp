@@ -20,6 +20,7 @@
 #include "transport/http_server.hpp"
 #include "transport/io.hpp"
 #include "transport/stdio_server.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::server {
 
@@ -117,17 +118,19 @@ class Gateway final : public upstream::Listener {
   // First member: every socket, pipe and timer below lives on it, so it is
   // destroyed last.
   transport::Io io_;
-  mutable std::mutex state_mu_;  // guards cfg_, upstreams_, plugins_ and plugin_errors_
-  std::shared_ptr<const config::Config> cfg_;
+  mutable util::Mutex state_mu_;
+  std::shared_ptr<const config::Config> cfg_ GUARDED_BY(state_mu_);
   /// telemetry.otlp, when set. Before everything that records spans into
-  /// it (the router, the upstreams' calls), so it outlives them.
+  /// it (the router, the upstreams' calls), so it outlives them. No lock:
+  /// set by start_telemetry() on the main thread before serving, read by
+  /// ~Gateway on that thread.
   std::shared_ptr<telemetry::Exporter> exporter_;
-  std::vector<std::shared_ptr<upstream::Upstream>> upstreams_;
+  std::vector<std::shared_ptr<upstream::Upstream>> upstreams_ GUARDED_BY(state_mu_);
   /// Upstreams a reload took out of upstreams_ that may still finish calls.
-  std::vector<std::weak_ptr<upstream::Upstream>> retiring_;
+  std::vector<std::weak_ptr<upstream::Upstream>> retiring_ GUARDED_BY(state_mu_);
   std::shared_ptr<plugin::Host> plugin_host_;
-  std::vector<std::shared_ptr<plugin::Plugin>> plugins_;
-  std::vector<std::string> plugin_errors_;
+  std::vector<std::shared_ptr<plugin::Plugin>> plugins_ GUARDED_BY(state_mu_);
+  std::vector<std::string> plugin_errors_ GUARDED_BY(state_mu_);
   Metrics metrics_;
   catalog::Catalog catalog_;
   // Before the router, whose hooks it calls: stopped in ~Gateway first.
@@ -135,25 +138,32 @@ class Gateway final : public upstream::Listener {
   /// After the cluster: its token store may be the cluster's Redis.
   std::unique_ptr<oauth::Manager> oauth_;
   std::string startup_error_;
-  std::mutex rebuild_mu_;
+  /// One catalog rebuild at a time (on_tools_changed, on the rebuild thread
+  /// or off the loop: start-up, a reload): each reads the snapshot the one
+  /// before published. It guards no field; the catalog has a lock of its own.
+  util::Mutex rebuild_mu_;
   Router router_;
-  std::mutex serve_mu_;
-  std::unique_ptr<transport::HttpServer> http_;
-  std::unique_ptr<transport::AdminServer> admin_;  ///< with `admin:` set
+  util::Mutex serve_mu_;
+  std::unique_ptr<transport::HttpServer> http_ GUARDED_BY(serve_mu_);
+  std::unique_ptr<transport::AdminServer> admin_ GUARDED_BY(serve_mu_);  ///< with `admin:` set
+  /// No lock: bind_http() sets it and serve_http() reads it, both on the
+  /// main thread.
   int http_port_ = 0;
-  transport::StdioServer* stdio_ = nullptr;
-  bool stopping_ = false;
+  transport::StdioServer* stdio_ GUARDED_BY(serve_mu_) = nullptr;
+  bool stopping_ GUARDED_BY(serve_mu_) = false;
   std::once_flag upstreams_stopped_;
   /// Catalog rebuilds an upstream asks for (it tells on the I/O loop;
   /// building thousands of tools and their search index is CPU work): one
-  /// at a time, in order. Stopped once the upstreams are.
+  /// at a time, in order. Stopped once the upstreams are. No lock: made
+  /// with the gateway, reset by ~Gateway once the upstreams that call
+  /// on_tools_changed are stopped.
   std::unique_ptr<WorkerPool> rebuilds_ = std::make_unique<WorkerPool>(0, 1);
   const std::int64_t started_unix_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
                                             std::chrono::system_clock::now().time_since_epoch())
                                             .count();
-  std::mutex status_mu_;  ///< guards the catalog document cache
-  std::shared_ptr<const std::string> catalog_json_;
-  std::uint64_t catalog_json_generation_ = 0;
+  util::Mutex status_mu_;  ///< the catalog document cache
+  std::shared_ptr<const std::string> catalog_json_ GUARDED_BY(status_mu_);
+  std::uint64_t catalog_json_generation_ GUARDED_BY(status_mu_) = 0;
 };
 
 }  // namespace mcpgw::server

@@ -76,17 +76,17 @@ Settings::Settings(std::shared_ptr<const config::Config> cfg, std::shared_ptr<co
     : cfg_(std::move(cfg)), keyring_(std::move(keyring)) {}
 
 std::shared_ptr<const config::Config> Settings::config() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return cfg_;
 }
 
 std::shared_ptr<const saga::Keyring> Settings::keyring() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return keyring_;
 }
 
 void Settings::set(std::shared_ptr<const config::Config> cfg, std::shared_ptr<const saga::Keyring> keyring) {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   cfg_ = std::move(cfg);
   keyring_ = std::move(keyring);
 }

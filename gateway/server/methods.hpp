@@ -6,7 +6,6 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +23,7 @@
 #include "server/task_registry.hpp"
 #include "server/task_share.hpp"
 #include "transport/downstream.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::server {
 
@@ -77,9 +77,9 @@ class Settings {
   void set(std::shared_ptr<const config::Config> cfg, std::shared_ptr<const saga::Keyring> keyring);
 
  private:
-  mutable std::mutex mu_;
-  std::shared_ptr<const config::Config> cfg_;
-  std::shared_ptr<const saga::Keyring> keyring_;
+  mutable util::Mutex mu_;
+  std::shared_ptr<const config::Config> cfg_ GUARDED_BY(mu_);
+  std::shared_ptr<const saga::Keyring> keyring_ GUARDED_BY(mu_);
 };
 
 /// What handlers work with: the gateway's parts, owned by the router.

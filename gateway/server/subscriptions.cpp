@@ -41,7 +41,7 @@ Subscriptions::Subscriptions(catalog::Catalog& catalog) : catalog_(catalog) {}
 Task<> Subscriptions::subscribe(std::shared_ptr<McpSession> s, catalog::Route route, std::string exposed) {
   bool added;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     added = resources_[s].insert(exposed).second;
   }
   // Subscribed already, it still waits for an upstream subscription under
@@ -52,7 +52,7 @@ Task<> Subscriptions::subscribe(std::shared_ptr<McpSession> s, catalog::Route ro
 Task<> Subscriptions::unsubscribe(std::shared_ptr<McpSession> s, catalog::Route route, std::string exposed) {
   bool removed = false;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (auto it = resources_.find(s); it != resources_.end()) {
       removed = it->second.erase(exposed) > 0;
       if (it->second.empty()) resources_.erase(it);
@@ -64,7 +64,7 @@ Task<> Subscriptions::unsubscribe(std::shared_ptr<McpSession> s, catalog::Route 
 Task<> Subscriptions::drop(std::shared_ptr<McpSession> s) {
   std::set<std::string> uris;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (auto it = resources_.find(s); it != resources_.end()) {
       uris.swap(it->second);
       resources_.erase(it);
@@ -79,7 +79,7 @@ Task<> Subscriptions::replace(std::shared_ptr<McpSession> s, std::vector<std::st
   std::set<std::string> wanted(uris.begin(), uris.end());
   std::set<std::string> now;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (auto it = resources_.find(s); it != resources_.end()) now = it->second;
   }
   auto snap = catalog_.snapshot();
@@ -94,7 +94,7 @@ Task<> Subscriptions::replace(std::shared_ptr<McpSession> s, std::vector<std::st
 Task<> Subscriptions::count(catalog::Route r, int delta) {
   const RemoteKey key{r.origin.get(), r.upstream_key};
   if (delta != 0) {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     upstream_[key].subscribers += delta;
   }
   // One upstream subscription serves every client subscribed to the
@@ -106,7 +106,7 @@ Task<> Subscriptions::count(catalog::Route r, int delta) {
     const auto seen = sent_.generation();
     bool on = false, mine = false;
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       auto it = upstream_.find(key);
       if (it == upstream_.end()) co_return;
       Remote& e = it->second;
@@ -137,7 +137,7 @@ Task<> Subscriptions::count(catalog::Route r, int delta) {
       spdlog::warn("upstream {}: {} {} failed: {}", r.origin->name(), method, r.upstream_key, e.what());
     }
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       Remote& e = upstream_[key];
       e.sending = false;
       e.subscribed = on;
@@ -157,7 +157,7 @@ Task<> Subscriptions::listen(std::shared_ptr<McpSession> s, jsonrpc::Id id, List
   for (const auto& route : routes) co_await count(route, 1);
   ex->send(acknowledgement(filter, id));
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     listens_[s] = Listen{std::string(id.json()), std::move(filter), ex};
   }
   // Until the client closes the stream or cancels the request: a wait on
@@ -166,7 +166,7 @@ Task<> Subscriptions::listen(std::shared_ptr<McpSession> s, jsonrpc::Id id, List
   while (!ex->cancelled())
     co_await never.wait(never.generation(), Event::Clock::time_point::max(), &ex->cancel_signal());
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (auto it = listens_.find(s); it != listens_.end() && it->second.exchange == ex) listens_.erase(it);
   }
   for (const auto& route : routes) co_await count(route, -1);
@@ -176,7 +176,7 @@ void Subscriptions::notify_listens(std::string_view method, const std::string& u
                                    const std::function<bool(const ListenFilter&)>& wants) {
   std::vector<std::pair<std::shared_ptr<transport::Exchange>, std::string>> targets;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     for (const auto& [s, l] : listens_)
       if (wants(l.filter)) targets.emplace_back(l.exchange, l.id);
   }
@@ -197,7 +197,7 @@ void Subscriptions::list_changed(std::string_view what) {
 void Subscriptions::resource_updated(const std::string& exposed, const std::string& note) {
   std::vector<std::shared_ptr<McpSession>> subscribed;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     for (const auto& [s, uris] : resources_)
       if (uris.count(exposed)) subscribed.push_back(s);
   }

@@ -5,7 +5,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -16,6 +15,7 @@
 #include "jsonrpc/id.hpp"
 #include "server/sessions.hpp"
 #include "util/event.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::server {
 
@@ -93,12 +93,12 @@ class Subscriptions {
 
   catalog::Catalog& catalog_;
   /// A request to an upstream ended (count() waiting for one sent by
-  /// another coroutine looks again).
+  /// another coroutine looks again). A lock of its own.
   Event sent_;
-  std::mutex mu_;  // guards everything below
-  std::map<std::shared_ptr<McpSession>, std::set<std::string>> resources_;
-  std::map<std::shared_ptr<McpSession>, Listen> listens_;
-  std::map<RemoteKey, Remote> upstream_;
+  util::Mutex mu_;
+  std::map<std::shared_ptr<McpSession>, std::set<std::string>> resources_ GUARDED_BY(mu_);
+  std::map<std::shared_ptr<McpSession>, Listen> listens_ GUARDED_BY(mu_);
+  std::map<RemoteKey, Remote> upstream_ GUARDED_BY(mu_);
 };
 
 }  // namespace mcpgw::server
