@@ -47,10 +47,7 @@ void Router::drain() {
   // requests in flight may be driving them. Tasks end with the process.
   engine_.abandon_parked();
   tasks_.cancel_all();
-  {
-    std::unique_lock lk(in_flight_->mu);
-    in_flight_->idle.wait(lk, [&] { return in_flight_->count == 0; });
-  }
+  in_flight_->wait_idle();
   engine_.drain();
 }
 
@@ -210,21 +207,22 @@ void Router::run_async(const std::shared_ptr<McpSession>& parent, const std::sha
                        std::shared_ptr<mcp::SpanTimer> span) {
   std::string key(m->id().json());
   parent->track(key, ex);
-  {
-    std::lock_guard lk(in_flight_->mu);
-    ++in_flight_->count;
-  }
-  // Counted out and untracked however the coroutine ends: answered, or
-  // destroyed unrun with the loop.
+  // Counted in flight from here; counted out and untracked however the
+  // coroutine ends: answered, or destroyed unrun with the loop.
   struct Done {
+    Done(std::shared_ptr<InFlight> in_flight, std::shared_ptr<McpSession> parent, std::string key)
+        : in_flight(std::move(in_flight)), parent(std::move(parent)), key(std::move(key)) {
+      this->in_flight->enter();
+    }
+    ~Done() {
+      parent->untrack(key);
+      in_flight->leave();
+    }
+    Done(const Done&) = delete;
+    Done& operator=(const Done&) = delete;
     std::shared_ptr<InFlight> in_flight;
     std::shared_ptr<McpSession> parent;
     std::string key;
-    ~Done() {
-      parent->untrack(key);
-      std::lock_guard lk(in_flight->mu);
-      if (--in_flight->count == 0) in_flight->idle.notify_all();
-    }
   };
   auto done = std::make_shared<Done>(in_flight_, parent, std::move(key));
   // On the strand that writes its answer (its HTTP connection's): starting
@@ -249,18 +247,14 @@ void Router::run_async(const std::shared_ptr<McpSession>& parent, const std::sha
 }
 
 void Router::spawn(std::string_view what, std::function<Task<>()> work) {
-  {
-    std::lock_guard lk(in_flight_->mu);
-    ++in_flight_->count;
-  }
-  // Counted out however the coroutine ends: done, or destroyed unrun with
-  // the loop.
+  // Counted in flight from here; counted out however the coroutine ends:
+  // done, or destroyed unrun with the loop.
   struct Done {
+    explicit Done(std::shared_ptr<InFlight> in_flight) : in_flight(std::move(in_flight)) { this->in_flight->enter(); }
+    ~Done() { in_flight->leave(); }
+    Done(const Done&) = delete;
+    Done& operator=(const Done&) = delete;
     std::shared_ptr<InFlight> in_flight;
-    ~Done() {
-      std::lock_guard lk(in_flight->mu);
-      if (--in_flight->count == 0) in_flight->idle.notify_all();
-    }
   };
   auto done = std::make_shared<Done>(in_flight_);
   asio::co_spawn(asio::make_strand(io_), std::move(work), [done, what = std::string(what)](std::exception_ptr e) {

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "server/methods.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::server {
 
@@ -101,11 +102,30 @@ class Router final : public transport::Handler {
   /// Requests answered by coroutines and spawn()'s work, shared with them:
   /// drain() waits for them (on the main thread, where a condition variable
   /// may block), and one destroyed with the loop later still counts itself
-  /// out.
-  struct InFlight {
-    std::mutex mu;
-    std::condition_variable idle;
-    std::size_t count = 0;
+  /// out. Counting is an atomic add on the request path; the mutex is taken
+  /// only by the one that brings the count to zero, to wake the waiter.
+  class InFlight {
+   public:
+    void enter() { count_.fetch_add(1); }
+    void leave() {
+      // Decrement, then lock and notify: a wait_idle() that saw the count
+      // above zero under the lock is waiting by the time this lock is had.
+      if (count_.fetch_sub(1) != 1) return;
+      util::MutexLock lk(mu_);
+      idle_.notify_all();
+    }
+    /// Until nothing is in flight (off the loop: it blocks).
+    void wait_idle() {
+      util::UniqueLock lk(mu_);
+      idle_.wait(lk.native(), [&] { return count_.load() == 0; });
+    }
+
+   private:
+    std::atomic<std::size_t> count_{0};
+    /// Guards no field: the condition variable's, so that a leave() cannot
+    /// notify between wait_idle()'s check and its wait.
+    util::Mutex mu_;
+    std::condition_variable idle_;
   };
 
   Settings settings_;
