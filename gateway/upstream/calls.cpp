@@ -91,14 +91,16 @@ transport::Response Upstream::failed(const jsonrpc::Id& id, int code, const std:
 Task<bool> Upstream::renew(std::shared_ptr<transport::Connection> dead, Clock::time_point deadline) {
   std::uint64_t seen = 0;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     seen = attempts_;
     if (dead && conn_ == dead) conn_dead_ = true;
   }
   changed_.notify();
-  std::function<bool()> settled = [&] { return (conn_ && conn_ != dead) || stopping_ || attempts_ > seen; };
+  std::function<bool()> settled = [&]() REQUIRES(mu_) {
+    return (conn_ && conn_ != dead) || stopping_ || attempts_ > seen;
+  };
   bool ready = co_await wait_until(settled, deadline);
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   co_return ready && conn_ && conn_ != dead && !stopping_;
 }
 

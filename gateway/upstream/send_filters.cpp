@@ -74,7 +74,7 @@ class Upstream::FailureFilter final : public SendFilter {
       std::string what = out.method == "tools/call" ? r.detail + " (tools/call " +
                                                           std::string(json::get_string(out.params, "name").value_or("")) + ")"
                                                     : r.detail + " (" + std::string(out.method) + ")";
-      std::lock_guard lk(u_.mu_);
+      util::MutexLock lk(u_.mu_);
       u_.note_trouble_locked(std::move(what));
     }
     co_return r;
@@ -117,7 +117,7 @@ class Upstream::ClientRoutingFilter final : public SendFilter {
     Registration(Upstream& u, Outgoing& out) : u_(u), token_(out.token) {
       const CallOptions& opts = out.opts;
       if (opts.on_progress) {
-        std::lock_guard lk(u_.progress_mu_);
+        util::MutexLock lk(u_.progress_mu_);
         u_.progress_.emplace(token_, opts.on_progress);
       }
       if (!opts.client) return;
@@ -126,7 +126,7 @@ class Upstream::ClientRoutingFilter final : public SendFilter {
       // server sends tied to that task is this call's.
       auto task = out.method.rfind("tasks/", 0) == 0 ? json::get_string(out.params, "taskId") : std::nullopt;
       {
-        std::lock_guard lk(u_.calls_mu_);
+        util::MutexLock lk(u_.calls_mu_);
         seq_ = active.seq = ++u_.next_call_;
         u_.calls_.emplace(seq_, active);
         u_.by_token_.emplace(token_, active);
@@ -138,11 +138,11 @@ class Upstream::ClientRoutingFilter final : public SendFilter {
     }
     ~Registration() {
       {
-        std::lock_guard lk(u_.progress_mu_);
+        util::MutexLock lk(u_.progress_mu_);
         u_.progress_.erase(token_);
       }
       if (!seq_) return;
-      std::lock_guard lk(u_.calls_mu_);
+      util::MutexLock lk(u_.calls_mu_);
       u_.calls_.erase(seq_);
       u_.by_token_.erase(token_);
       std::erase_if(u_.by_task_, [seq = seq_](const auto& e) { return e.second.seq == seq; });

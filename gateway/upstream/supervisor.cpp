@@ -53,7 +53,7 @@ json::Document Upstream::own_capabilities() const {
 }
 
 Task<bool> Upstream::wait_backoff(std::chrono::milliseconds d) {
-  std::function<bool()> stopping = [this] { return stopping_; };
+  std::function<bool()> stopping = [this]() REQUIRES(mu_) { return stopping_; };
   bool stopped = co_await wait_until(stopping, Clock::now() + d);
   co_return !stopped;
 }
@@ -63,7 +63,7 @@ Result<std::shared_ptr<transport::Connection>> Upstream::connect() {
   h.on_message = [this](jsonrpc::Message& m) { on_message(m); };
   h.on_close = [this](const std::string& reason) {
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       conn_dead_ = true;
       status_ = reason;
       state_ = State::Down;
@@ -91,7 +91,7 @@ Result<std::shared_ptr<transport::Connection>> Upstream::connect() {
 Task<> Upstream::send_log_level(std::shared_ptr<transport::Connection> c) {
   std::string level;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (modern_ || log_level_.empty() || !json::find(server_caps_, "logging")) co_return;
     level = log_level_;
   }
@@ -131,7 +131,7 @@ Task<bool> Upstream::discover(transport::Connection& c) {
         if (v.IsString() && mcp::is_stateless_version(v.GetString())) ours = true;
     if (!ours) co_return false;
     if (!res) continue;
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     modern_ = true;
     protocol_ = mcp::kStatelessVersion;
     if (const auto* caps = json::find(*res, "capabilities"); caps && caps->IsObject())
@@ -186,7 +186,7 @@ Task<Result<void>> Upstream::initialize(transport::Connection& c) {
                  " (server/discover did not offer it), which protocol: " + std::string(mcp::kStatelessVersion) +
                  " requires"};
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     modern_ = false;
   }
   json::Document p(rapidjson::kObjectType);
@@ -213,7 +213,7 @@ Task<Result<void>> Upstream::initialize(transport::Connection& c) {
                  " requires"};
   c.set_protocol_version(std::string(*answered));
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     protocol_ = *answered;
     if (const auto* caps = json::find(*res, "capabilities"); caps && caps->IsObject())
       server_caps_.CopyFrom(*caps, server_caps_.GetAllocator());
@@ -276,7 +276,7 @@ Task<Result<std::shared_ptr<Listing>>> Upstream::list_all(transport::Connection&
   auto l = std::make_shared<Listing>();
   json::Document caps;
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     caps.CopyFrom(server_caps_, caps.GetAllocator());
   }
   const auto* res_caps = json::find(caps, "resources");
@@ -337,7 +337,7 @@ Task<Result<std::shared_ptr<Listing>>> Upstream::list_all(transport::Connection&
 
 Task<> Upstream::serve_principals() {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     status_ = "connected per principal (grant " + std::string(oauth_->grant_name()) + ")";
     state_ = State::Connected;
     first_done_ = true;
@@ -346,14 +346,14 @@ Task<> Upstream::serve_principals() {
   ready_.store(true);
   listener_.on_health(cfg_.name, true);
   changed_.notify();
-  std::function<bool()> stopping = [this] { return stopping_; };
+  std::function<bool()> stopping = [this]() REQUIRES(mu_) { return stopping_; };
   co_await wait_until(stopping);
   ready_.store(false);
 }
 
 void Upstream::adopt(std::shared_ptr<const Listing> listing) {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (listing_ == listing) return;
     listing_ = std::move(listing);
   }
@@ -361,7 +361,7 @@ void Upstream::adopt(std::shared_ptr<const Listing> listing) {
 }
 
 bool Upstream::start_attempt() {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (stopping_) return false;
   conn_dead_ = false;
   status_ = "connecting";
@@ -381,7 +381,7 @@ Task<Result<void>> Upstream::connect_and_initialize(std::shared_ptr<transport::C
 void Upstream::go_live(std::shared_ptr<transport::Connection> conn, std::shared_ptr<const Listing> listing,
                        bool first) {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     conn_ = std::move(conn);
     listing_ = std::move(listing);
     status_ = "connected";
@@ -416,9 +416,9 @@ Task<Result<void>> Upstream::serve_connection(std::shared_ptr<transport::Connect
     // The catalog lists the shared connection's tools; a client's own
     // connection serves calls only, a principal's lists for its server.
     if (!child_) listener_.on_tools_changed(cfg_.name);
-    std::function<bool()> woken = [this] { return stopping_ || conn_dead_ || refresh_; };
+    std::function<bool()> woken = [this]() REQUIRES(mu_) { return stopping_ || conn_dead_ || refresh_; };
     co_await wait_until(woken);
-    if (std::lock_guard lk(mu_); stopping_ || conn_dead_) co_return Result<void>{};
+    if (util::MutexLock lk(mu_); stopping_ || conn_dead_) co_return Result<void>{};
   }
 }
 
@@ -429,7 +429,7 @@ Task<> Upstream::end_attempt(const Result<void>& ok, std::shared_ptr<transport::
   if (listen_stop) listen_stop->cancel();
   bool settled_now = false;  // this attempt was the first to end
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (!ok) {
       status_ = ok.error();
       state_ = State::Down;

@@ -94,7 +94,7 @@ Task<Result<std::shared_ptr<Upstream>>> Upstream::for_client(const CallOptions& 
   if (key.empty()) co_return std::shared_ptr<Upstream>();
   std::shared_ptr<Upstream> u, ended;
   {
-    std::lock_guard lk(clients_mu_);
+    util::MutexLock lk(clients_mu_);
     auto it = clients_.find(key);
     // A principal's connection gives up when it cannot connect (its token
     // went): the next call makes a new one.
@@ -139,7 +139,7 @@ Task<bool> Upstream::wait_settled(std::chrono::steady_clock::time_point deadline
 Task<> Upstream::end_client(std::string session) {
   std::shared_ptr<Upstream> u;
   {
-    std::lock_guard lk(clients_mu_);
+    util::MutexLock lk(clients_mu_);
     auto it = clients_.find("s:" + session);
     if (it == clients_.end()) co_return;
     u = std::move(it->second);
@@ -152,7 +152,7 @@ Task<> Upstream::end_client(std::string session) {
 void Upstream::end_principal(const std::string& principal) {
   std::vector<std::shared_ptr<Upstream>> ended;
   {
-    std::lock_guard lk(clients_mu_);
+    util::MutexLock lk(clients_mu_);
     for (auto it = clients_.begin(); it != clients_.end();) {
       if (it->second->principal_ == principal) {
         ended.push_back(std::move(it->second));
@@ -174,7 +174,7 @@ std::optional<UpstreamIdentity> Upstream::identity_for(const Caller* caller) con
 }
 
 bool Upstream::supervising() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return supervising_ && !stopping_;
 }
 
@@ -193,14 +193,14 @@ std::string Upstream::failure_text(const transport::Response& r) const {
 
 void Upstream::start() {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     supervising_ = true;
   }
   auto self = shared_from_this();
   auto ended = [self](std::exception_ptr e) {
     if (e) spdlog::error("upstream {}: supervisor failed", self->cfg_.name);
     {
-      std::lock_guard lk(self->mu_);
+      util::MutexLock lk(self->mu_);
       self->supervising_ = false;
       self->stopped_.notify_all();
     }
@@ -216,7 +216,7 @@ void Upstream::wait_first_attempt(std::chrono::milliseconds timeout) {
 }
 
 Task<> Upstream::first_attempt(Clock::time_point deadline) {
-  std::function<bool()> done = [this] { return first_done_ || stopping_; };
+  std::function<bool()> done = [this]() REQUIRES(mu_) { return first_done_ || stopping_; };
   co_await wait_until(done, deadline);
 }
 
@@ -224,7 +224,7 @@ Task<bool> Upstream::wait_until(const std::function<bool()>& ready, Clock::time_
   for (;;) {
     const auto seen = changed_.generation();
     {
-      std::lock_guard lk(mu_);
+      util::MutexLock lk(mu_);
       if (ready()) co_return true;
     }
     bool woken = co_await changed_.wait(seen, deadline);
@@ -234,7 +234,7 @@ Task<bool> Upstream::wait_until(const std::function<bool()>& ready, Clock::time_
 
 bool Upstream::begin_stop() {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     if (stopping_ && !supervising_) return false;
     stopping_ = true;
     status_ = "stopped";
@@ -242,14 +242,14 @@ bool Upstream::begin_stop() {
   }
   changed_.notify();
   // Requests waiting on a client end now; the server is going away.
-  std::lock_guard lk(calls_mu_);
+  util::MutexLock lk(calls_mu_);
   for (auto& [id, cancel] : forwarded_) cancel->cancel();
   return true;
 }
 
 std::map<std::string, std::shared_ptr<Upstream>> Upstream::take_clients() {
   std::map<std::string, std::shared_ptr<Upstream>> clients;
-  std::lock_guard lk(clients_mu_);
+  util::MutexLock lk(clients_mu_);
   clients.swap(clients_);
   return clients;
 }
@@ -259,15 +259,15 @@ void Upstream::stop() {
   // The supervisor closes the connection (reaps the child) on its way out.
   // Only a thread off the loop may wait for that here.
   if (!io_.in_loop()) {
-    std::unique_lock lk(mu_);
-    stopped_.wait(lk, [&] { return !supervising_; });
+    util::UniqueLock lk(mu_);
+    stopped_.wait(lk.native(), [&]() REQUIRES(mu_) { return !supervising_; });
   }
   for (auto& [session, u] : take_clients()) u->stop();
 }
 
 Task<> Upstream::stop_async() {
   if (!begin_stop()) co_return;
-  std::function<bool()> ended = [this] { return !supervising_; };
+  std::function<bool()> ended = [this]() REQUIRES(mu_) { return !supervising_; };
   co_await wait_until(ended);
   for (auto& [session, u] : take_clients()) co_await u->stop_async();
 }
@@ -280,7 +280,7 @@ Upstream::InFlight::~InFlight() {
 
 Task<> Upstream::drain(Clock::time_point deadline) {
   draining_ = true;
-  std::function<bool()> idle = [this] { return in_flight_ == 0 || stopping_; };
+  std::function<bool()> idle = [this]() REQUIRES(mu_) { return in_flight_ == 0 || stopping_; };
   co_await wait_until(idle, deadline);
 }
 
@@ -292,27 +292,27 @@ bool Upstream::has_tool(std::string_view tool) const {
 }
 
 std::string Upstream::status() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return status_;
 }
 
 Upstream::State Upstream::state() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return state_;
 }
 
 bool Upstream::settled() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return first_done_ || stopping_;
 }
 
 std::string Upstream::protocol() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return protocol_;
 }
 
 Upstream::Trouble Upstream::last_trouble() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return trouble_;
 }
 
@@ -324,18 +324,18 @@ void Upstream::note_trouble_locked(std::string what) {
 }
 
 std::shared_ptr<const Listing> Upstream::listing() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return listing_;
 }
 
 void Upstream::inherit_listing(const Upstream& previous) {
   auto inherited = previous.listing();
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   if (state_ != State::Connected) listing_ = std::move(inherited);
 }
 
 std::shared_ptr<transport::Connection> Upstream::connection() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return conn_;
 }
 
@@ -367,7 +367,7 @@ void Upstream::add_envelope(json::Document& p, const CallOptions* opts) const {
 
 void Upstream::set_log_level(std::string level) {
   {
-    std::lock_guard lk(mu_);
+    util::MutexLock lk(mu_);
     log_level_ = std::move(level);
   }
   // Not on the caller's thread: the server may be slow to answer.
@@ -375,17 +375,17 @@ void Upstream::set_log_level(std::string level) {
     asio::co_spawn(
         asio::make_strand(io_.executor()),
         [self = shared_from_this(), c]() -> Task<> { co_await self->send_log_level(c); }, asio::detached);
-  std::lock_guard lk(clients_mu_);
+  util::MutexLock lk(clients_mu_);
   for (auto& [session, u] : clients_) u->set_log_level(log_level());
 }
 
 std::string Upstream::log_level() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return log_level_;
 }
 
 bool Upstream::modern() const {
-  std::lock_guard lk(mu_);
+  util::MutexLock lk(mu_);
   return modern_;
 }
 
@@ -395,18 +395,18 @@ void Upstream::on_message(jsonrpc::Message& m) {
   const json::Value* meta = m.is_request() && m.params() ? json::find(*m.params(), "_meta") : nullptr;
   std::optional<ActiveCall> call;
   if (auto token = meta ? json::get_string(*meta, "progressToken") : std::nullopt) {
-    std::lock_guard lk(calls_mu_);
+    util::MutexLock lk(calls_mu_);
     if (auto it = by_token_.find(std::string(*token)); it != by_token_.end()) call = it->second;
   }
   if (auto task = m.is_request() && !call ? task_of(m) : std::nullopt) {
-    std::lock_guard lk(calls_mu_);
+    util::MutexLock lk(calls_mu_);
     if (auto it = by_task_.find(*task); it != by_task_.end()) call = it->second;
   }
   route(m, call ? call : sole_client());
 }
 
 std::optional<Upstream::ActiveCall> Upstream::sole_client() const {
-  std::lock_guard lk(calls_mu_);
+  util::MutexLock lk(calls_mu_);
   const ActiveCall* last = nullptr;
   for (const auto& [seq, call] : calls_) {
     if (last && last->client->session() != call.client->session()) return std::nullopt;
@@ -422,7 +422,7 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
     if (method == "notifications/tools/list_changed" || method == "notifications/resources/list_changed" ||
         method == "notifications/prompts/list_changed") {
       {
-        std::lock_guard lk(mu_);
+        util::MutexLock lk(mu_);
         refresh_ = true;
       }
       changed_.notify();
@@ -431,7 +431,7 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
       if (!token || !token->IsString()) return;
       std::function<void(json::Value&)> fn;
       {
-        std::lock_guard lk(progress_mu_);
+        util::MutexLock lk(progress_mu_);
         auto it = progress_.find(token->GetString());
         if (it != progress_.end()) fn = it->second;
       }
@@ -444,7 +444,7 @@ void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
       const json::Value* id = json::find(*m.params(), "requestId");
       std::shared_ptr<CancelSignal> cancel;
       if (id) {
-        std::lock_guard lk(calls_mu_);
+        util::MutexLock lk(calls_mu_);
         if (auto it = forwarded_.find(std::string(jsonrpc::Id(*id).json())); it != forwarded_.end()) cancel = it->second;
       }
       if (cancel) cancel->cancel();
@@ -508,12 +508,12 @@ Task<> Upstream::forward_request(std::shared_ptr<jsonrpc::Message> m, ActiveCall
   auto cancel = std::make_shared<CancelSignal>();
   const std::string key(m->id().json());
   {
-    std::lock_guard lk(calls_mu_);
+    util::MutexLock lk(calls_mu_);
     forwarded_[key] = cancel;
   }
   Reply r = co_await to.client->request(m->method(), m->params(), to.deadline, *cancel);
   {
-    std::lock_guard lk(calls_mu_);
+    util::MutexLock lk(calls_mu_);
     forwarded_.erase(key);
     // The client runs the request as a task: the server's tasks/* requests
     // about it go to the same call.

@@ -6,7 +6,6 @@
 #include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
@@ -19,6 +18,7 @@
 #include "upstream/log_gate.hpp"
 #include "upstream/origin.hpp"
 #include "upstream/send_filter.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::upstream {
 
@@ -298,12 +298,13 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   std::map<std::string, std::shared_ptr<Upstream>> take_clients();
   /// Waits `d` unless stop() comes first; false when it did.
   Task<bool> wait_backoff(std::chrono::milliseconds d);
-  /// Waits until `ready()` (checked under mu_) holds, or `deadline`; true
-  /// when it held.
+  /// Waits until `ready()` (checked under mu_: a lambda marked
+  /// REQUIRES(mu_)) holds, or `deadline`; true when it held.
   Task<bool> wait_until(const std::function<bool()>& ready,
                         std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
   std::shared_ptr<transport::Connection> connection() const;
 
+  // Set by the constructor, then only read: no lock.
   config::Server cfg_;
   transport::Io& io_;
   Listener& listener_;
@@ -314,32 +315,41 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   const std::string principal_;  ///< a child's principal (its OAuth identity)
   const std::weak_ptr<Upstream> parent_;
   json::Document client_extensions_;   ///< the extensions that connection's client declared
-  std::mutex clients_mu_;
+  // Lock order: clients_mu_ before mu_ (for_client and set_log_level read
+  // this upstream's and its connections' state with clients_mu_ held).
+  util::Mutex clients_mu_;
   /// Connections per client session ("s:<id>") or per principal ("p:<name>").
-  std::map<std::string, std::shared_ptr<Upstream>> clients_;
-  mutable std::mutex mu_;
-  Event changed_;  ///< wakes the supervisor and whoever waits on the connection (renew, first_attempt)
+  std::map<std::string, std::shared_ptr<Upstream>> clients_ GUARDED_BY(clients_mu_);
+  mutable util::Mutex mu_;
+  /// Wakes the supervisor and whoever waits on the connection (renew,
+  /// first_attempt); a lock of its own.
+  Event changed_;
   /// The supervisor ended, for stop() off the loop (shutdown, `mcpgw
-  /// check`), which may block; coroutines wait on changed_ instead.
+  /// check`), which may block; coroutines wait on changed_ instead. Waited
+  /// on with mu_, notified with it held.
   std::condition_variable stopped_;
-  bool stopping_ = false, first_done_ = false, conn_dead_ = false, refresh_ = false;
-  bool supervising_ = false;  ///< the supervisor coroutine runs
-  bool modern_ = false;  ///< the server speaks the stateless revision
-  std::string log_level_;  ///< for logging/setLevel; "" = never asked
-  std::shared_ptr<transport::Connection> conn_;
-  std::shared_ptr<const Listing> listing_ = std::make_shared<Listing>();
-  json::Document server_caps_{rapidjson::kObjectType};
-  std::string status_ = "connecting";
-  State state_ = State::Connecting;
-  std::string protocol_;  ///< guarded by mu_
-  Trouble trouble_;       ///< guarded by mu_
-  /// Records `what` as the last trouble; with mu_ held.
-  void note_trouble_locked(std::string what);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool first_done_ GUARDED_BY(mu_) = false;
+  bool conn_dead_ GUARDED_BY(mu_) = false;
+  bool refresh_ GUARDED_BY(mu_) = false;
+  bool supervising_ GUARDED_BY(mu_) = false;  ///< the supervisor coroutine runs
+  bool modern_ GUARDED_BY(mu_) = false;  ///< the server speaks the stateless revision
+  std::string log_level_ GUARDED_BY(mu_);  ///< for logging/setLevel; "" = never asked
+  std::shared_ptr<transport::Connection> conn_ GUARDED_BY(mu_);
+  std::shared_ptr<const Listing> listing_ GUARDED_BY(mu_) = std::make_shared<Listing>();
+  json::Document server_caps_ GUARDED_BY(mu_){rapidjson::kObjectType};
+  std::string status_ GUARDED_BY(mu_) = "connecting";
+  State state_ GUARDED_BY(mu_) = State::Connecting;
+  std::string protocol_ GUARDED_BY(mu_);
+  Trouble trouble_ GUARDED_BY(mu_);
+  /// Records `what` as the last trouble.
+  void note_trouble_locked(std::string what) REQUIRES(mu_);
   std::atomic<bool> ready_{false};
-  std::uint64_t attempts_ = 0;  ///< connection attempts finished (either way), under mu_
-  Breaker breaker_;
-  Limiter limiter_;
-  /// Calls in flight, for drain(); woken on changed_ when it reaches 0 while draining_.
+  std::uint64_t attempts_ GUARDED_BY(mu_) = 0;  ///< connection attempts finished (either way)
+  Breaker breaker_;  // a lock of its own
+  Limiter limiter_;  // a lock of its own
+  /// Calls in flight, for drain(); woken on changed_ when it reaches 0 while
+  /// draining_. Atomics: no lock.
   std::atomic<int> in_flight_{0};
   std::atomic<bool> draining_{false};
   /// Counts one call in flight for as long as it lives.
@@ -354,27 +364,27 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
     Upstream& u_;
   };
   std::atomic<long> pid_{0};
-  LogGate log_gate_;
+  LogGate log_gate_;  // a lock of its own
   std::atomic<bool> suppressing_{false};  ///< a count of held-back log lines is due
-  std::mutex progress_mu_;
-  std::map<std::string, std::function<void(json::Value&)>> progress_;
+  util::Mutex progress_mu_;
+  std::map<std::string, std::function<void(json::Value&)>> progress_ GUARDED_BY(progress_mu_);
   std::atomic<std::uint64_t> next_token_{1};
   /// Wire order of the requests this server sends to clients (their
   /// `mcpgw/inputOrder` hint): each is relayed by a coroutine of its own.
   std::atomic<std::uint64_t> next_forward_{1};
-  mutable std::mutex calls_mu_;
-  std::map<std::uint64_t, ActiveCall> calls_;  // by a local sequence number
+  mutable util::Mutex calls_mu_;
+  std::map<std::uint64_t, ActiveCall> calls_ GUARDED_BY(calls_mu_);  // by a local sequence number
   /// The same calls by the progress token sent with them.
-  std::map<std::string, ActiveCall> by_token_;
+  std::map<std::string, ActiveCall> by_token_ GUARDED_BY(calls_mu_);
   /// The same calls by task id, for what the server sends about a task
   /// (tied to it by `_meta` related-task, or naming it as `taskId`): the
   /// server's tasks the gateway's requests name (tasks/result), and the
   /// tasks clients created for the server's own task-augmented requests.
-  std::map<std::string, ActiveCall> by_task_;
-  std::uint64_t next_call_ = 0;
+  std::map<std::string, ActiveCall> by_task_ GUARDED_BY(calls_mu_);
+  std::uint64_t next_call_ GUARDED_BY(calls_mu_) = 0;
   /// Requests forwarded to a client, by the server's id (JSON text), so the
   /// server's notifications/cancelled reaches them.
-  std::map<std::string, std::shared_ptr<CancelSignal>> forwarded_;
+  std::map<std::string, std::shared_ptr<CancelSignal>> forwarded_ GUARDED_BY(calls_mu_);
   const Chain<SendFilter> send_chain_ = send_filters();
   const Chain<ToolFilter> call_chain_ = call_filters();
 };
