@@ -147,6 +147,10 @@ struct HttpClient::Stream {
   std::unique_ptr<tcp::socket> plain;
   std::unique_ptr<ssl::stream<tcp::socket>> secure;
   beast::flat_buffer buffer;
+  /// Where a response's body is read to, piece by piece: the connection's,
+  /// not in the exchange's coroutine frame, which it would make too large
+  /// for Asio to recycle (a fresh 16 KiB frame per exchange).
+  std::vector<char> chunk = std::vector<char>(16 * 1024);
 
   tcp::socket& socket() { return secure ? secure->next_layer() : *plain; }
   /// Aborts whatever runs on it; the stream is not used again.
@@ -241,8 +245,8 @@ Task<error_code> read_body(S& s, beast::flat_buffer& buffer, ResponseParser& p) 
 }
 
 template <typename S>
-Task<void> transfer(S& stream, beast::flat_buffer& buffer, const Url& url, const HttpRequest& req,
-                    HttpClient::OnHead& on_head, HttpClient::OnData& on_data, Transfer& t) {
+Task<void> transfer(S& stream, beast::flat_buffer& buffer, std::vector<char>& chunk, const Url& url,
+                    const HttpRequest& req, HttpClient::OnHead& on_head, HttpClient::OnData& on_data, Transfer& t) {
   auto head = request_head(url, req);
   if (!head) {
     t.error = "a request header has a line break or an empty name";
@@ -267,7 +271,6 @@ Task<void> transfer(S& stream, beast::flat_buffer& buffer, const Url& url, const
   for (const auto& f : p.get()) t.head.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
   t.keep_alive = p.get().keep_alive();
   if (!on_head(t.head)) co_return;
-  std::array<char, 16 * 1024> chunk;
   while (!p.is_done()) {
     p.get().body().data = chunk.data();
     p.get().body().size = chunk.size();
@@ -411,8 +414,8 @@ Task<HttpResult> HttpClient::exchange(const HttpRequest& req, Abort& abort, OnHe
     }
     Transfer t;
     abort.on_fire([raw = s.get()] { raw->close(); });
-    if (s->secure) co_await transfer(*s->secure, s->buffer, url_, req, on_head, on_data, t);
-    else co_await transfer(*s->plain, s->buffer, url_, req, on_head, on_data, t);
+    if (s->secure) co_await transfer(*s->secure, s->buffer, s->chunk, url_, req, on_head, on_data, t);
+    else co_await transfer(*s->plain, s->buffer, s->chunk, url_, req, on_head, on_data, t);
     abort.on_fire({});
     if (t.error.empty()) {
       out.head = std::move(t.head);
