@@ -144,11 +144,43 @@ Result<Document> parse(std::string_view text) {
   return d;
 }
 
+namespace {
+
+/// A buffer this large is given back after use rather than kept for the
+/// thread's next serialisation (a big tools/list should not pin memory).
+constexpr std::size_t kKeptOutput = 64 * 1024;
+
+struct ThreadWriter {
+  rapidjson::StringBuffer out;
+  Writer writer{out};
+};
+
+ThreadWriter& thread_writer_state() {
+  thread_local ThreadWriter t;
+  return t;
+}
+
+}  // namespace
+
+Writer& detail::thread_writer() {
+  ThreadWriter& t = thread_writer_state();
+  t.out.Clear();
+  t.writer.Reset(t.out);
+  return t.writer;
+}
+
+std::string detail::thread_output() {
+  ThreadWriter& t = thread_writer_state();
+  std::string text(t.out.GetString(), t.out.GetSize());
+  if (t.out.GetSize() > kKeptOutput) {
+    t.out.Clear();
+    t.out.ShrinkToFit();
+  }
+  return text;
+}
+
 std::string write(const Value& v) {
-  rapidjson::StringBuffer sb;
-  Writer w(sb);
-  v.Accept(w);
-  return std::string(sb.GetString(), sb.GetSize());
+  return written([&](Writer& w) { v.Accept(w); });
 }
 
 Document clone(const Value& v) {

@@ -78,6 +78,24 @@ class Writer : public rapidjson::Writer<rapidjson::StringBuffer> {
   }
 };
 
+namespace detail {
+/// The thread's writer, emptied, writing to the thread's buffer.
+Writer& thread_writer();
+/// What the thread's writer wrote since thread_writer().
+std::string thread_output();
+}  // namespace detail
+
+/// What `emit(Writer&)` writes. The buffer and the writer's stack are the
+/// thread's, kept from one serialisation to the next (one allocation, the
+/// result's, instead of three); `emit` must not serialise through written()
+/// itself.
+template <typename Emit>
+std::string written(Emit&& emit) {
+  Writer& w = detail::thread_writer();
+  emit(w);
+  return detail::thread_output();
+}
+
 /// Compact serialisation of any value.
 std::string write(const Value& v);
 

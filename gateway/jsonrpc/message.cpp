@@ -240,13 +240,12 @@ namespace {
 
 /// `{"jsonrpc":"2.0","id":id,"<key>":value}`: a success or an error response.
 std::string make_response(const Id& id, const char* key, const json::Value& value) {
-  rapidjson::StringBuffer sb;
-  Writer w(sb);
-  write_head(w, id);
-  w.Key(key);
-  value.Accept(w);
-  w.EndObject();
-  return std::string(sb.GetString(), sb.GetSize());
+  return json::written([&](Writer& w) {
+    write_head(w, id);
+    w.Key(key);
+    value.Accept(w);
+    w.EndObject();
+  });
 }
 
 }  // namespace
@@ -277,45 +276,43 @@ std::string make_error_response(const Id& id, const json::Value& error) {
 
 std::string make_error(const Id& id, int code, std::string_view message,
                        const json::Value* data) {
-  rapidjson::StringBuffer sb;
-  Writer w(sb);
-  write_head(w, id);
-  w.Key("error");
-  w.StartObject();
-  w.Key("code");
-  w.Int(code);
-  w.Key("message");
-  w.String(message.data(), static_cast<rapidjson::SizeType>(message.size()));
-  if (data) {
-    w.Key("data");
-    data->Accept(w);
-  }
-  w.EndObject();
-  w.EndObject();
-  return std::string(sb.GetString(), sb.GetSize());
+  return json::written([&](Writer& w) {
+    write_head(w, id);
+    w.Key("error");
+    w.StartObject();
+    w.Key("code");
+    w.Int(code);
+    w.Key("message");
+    w.String(message.data(), static_cast<rapidjson::SizeType>(message.size()));
+    if (data) {
+      w.Key("data");
+      data->Accept(w);
+    }
+    w.EndObject();
+    w.EndObject();
+  });
 }
 
 namespace {
 
 /// A request (with `id`) or a notification (without).
 std::string make_call(const std::int64_t* id, std::string_view method, const json::Value* params) {
-  rapidjson::StringBuffer sb;
-  Writer w(sb);
-  w.StartObject();
-  w.Key("jsonrpc");
-  w.String("2.0");
-  if (id) {
-    w.Key("id");
-    w.Int64(*id);
-  }
-  w.Key("method");
-  w.String(method.data(), static_cast<rapidjson::SizeType>(method.size()));
-  if (params) {
-    w.Key("params");
-    params->Accept(w);
-  }
-  w.EndObject();
-  return std::string(sb.GetString(), sb.GetSize());
+  return json::written([&](Writer& w) {
+    w.StartObject();
+    w.Key("jsonrpc");
+    w.String("2.0");
+    if (id) {
+      w.Key("id");
+      w.Int64(*id);
+    }
+    w.Key("method");
+    w.String(method.data(), static_cast<rapidjson::SizeType>(method.size()));
+    if (params) {
+      w.Key("params");
+      params->Accept(w);
+    }
+    w.EndObject();
+  });
 }
 
 }  // namespace
