@@ -34,10 +34,10 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 
-url_in() {  # file -> the first URL printed in it (valgrind starts slowly)
+url_in() {  # file -> the URL of its first "listening [on] URL" line (valgrind starts slowly)
   local url
   for _ in $(seq 1 600); do
-    url=$(grep -o 'http://[^ ]*' "$1" 2>/dev/null | head -1 || true)
+    url=$(grep -o 'listening \(on \)\?http://[^ ]*' "$1" 2>/dev/null | head -1 | sed 's/.*http:/http:/' || true)
     [ -n "$url" ] && { echo "$url"; return; }
     sleep 0.1
   done
@@ -101,7 +101,7 @@ for b in "${builds[@]}"; do
   for _ in $(seq 1 600); do curl -sf "${url%/mcp}/readyz" > /dev/null && break; sleep 0.1; done
   sid=$(session "$url")
   for _ in $(seq 1 600); do listed "$url" "$sid" eh:echo && break; sleep 0.1; done
-  listed "$url" "$sid" eh:echo || { echo "$b: eh:echo never listed" >&2; exit 1; }
+  listed "$url" "$sid" eh:echo || { echo "$b: eh:echo never listed" >&2; cat "$work/$b.err" >&2; exit 1; }
   body=$(call eh:echo)
   wrk_run "$url" "$sid" "$body" 2 > /dev/null  # warm: pools, caches, the upstream's session
   callgrind_control -z "$gw_pid" > /dev/null
