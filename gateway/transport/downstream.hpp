@@ -96,7 +96,8 @@ class Exchange {
   bool cancelled() const { return cancel_.cancelled(); }
   /// Cancels the work done for this request (it still gets a reply).
   void cancel() { cancel_.cancel(); }
-  /// For work that blocks: wakes it when the request is cancelled.
+  /// Fires when the request is cancelled (the client gave up), for the
+  /// work done for it to stop.
   CancelSignal& cancel_signal() { return cancel_; }
   /// The strand the request's answer is written on, if it has one: work
   /// for the request that runs there needs no hop to another thread to
@@ -108,8 +109,8 @@ class Exchange {
 };
 
 /// Implemented by the router. The transports call every method on an I/O
-/// thread: none may block (blocking work goes to the handler's own pool,
-/// which answers later through Exchange::reply, from any thread).
+/// thread: none may block (work that waits runs as a coroutine on the loop
+/// and answers later through Exchange::reply, from any thread).
 class Handler {
  public:
   virtual ~Handler() = default;

@@ -5,7 +5,8 @@
 // the worker that accepted it: its HTTP upstream connections come from that
 // worker's pool, so a request crosses to another thread only where a
 // resource is single (a stdio child's pipes, a plugin handler). Nothing run
-// on a worker may block; blocking work goes to a WorkerPool.
+// on a worker may block; only plugin handlers (a synchronous C ABI) block,
+// on the plugin pool.
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
