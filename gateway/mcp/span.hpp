@@ -92,7 +92,7 @@ class SpanTimer {
       : sink_(sink && sink->sampled(parent) ? sink : nullptr), context_(parent.child()) {
     if (!sink_) return;
     span_.attributes.reserve(kTypicalAttributes);
-    span_.set_ids(parent.trace_id, context_.span_id, parent.span_id);
+    span_.set_ids(parent.trace_id.view(), context_.span_id.view(), parent.span_id.view());
     span_.name = std::move(name);
     span_.kind = kind;
     span_.start_unix_ns = unix_ns_now();
@@ -106,7 +106,7 @@ class SpanTimer {
     t.context_ = self;
     if (!t.sink_) return t;
     t.span_.attributes.reserve(kTypicalAttributes);
-    t.span_.set_ids(self.trace_id, self.span_id, parent_span_id);
+    t.span_.set_ids(self.trace_id.view(), self.span_id.view(), parent_span_id);
     t.span_.name = std::move(name);
     t.span_.kind = kind;
     t.span_.start_unix_ns = unix_ns_now();

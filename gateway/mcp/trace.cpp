@@ -33,16 +33,20 @@ std::optional<TraceContext> TraceContext::parse(std::string_view v) {
   if (v.size() > 55 && v[55] != '-') return std::nullopt;
   std::string_view flags = v.substr(53, 2);
   if (!hex(flags)) return std::nullopt;
-  TraceContext t{std::string(v.substr(3, 32)), std::string(v.substr(36, 16)), std::string(flags)};
-  if (!hex_id(t.trace_id, 32) || !hex_id(t.span_id, 16)) return std::nullopt;
-  return t;
+  if (!hex_id(v.substr(3, 32), 32) || !hex_id(v.substr(36, 16), 16)) return std::nullopt;
+  return TraceContext{HexId<32>(v.substr(3, 32)), HexId<16>(v.substr(36, 16)), std::string(flags)};
 }
 
-TraceContext TraceContext::fresh() { return TraceContext{unique_hex(16), unique_hex(8), "01"}; }
+TraceContext TraceContext::fresh() { return TraceContext{HexId<32>::random(), HexId<16>::random(), "01"}; }
 
-TraceContext TraceContext::child() const { return TraceContext{trace_id, unique_hex(8), flags}; }
+TraceContext TraceContext::child() const { return TraceContext{trace_id, HexId<16>::random(), flags}; }
 
-std::string TraceContext::header() const { return "00-" + trace_id + "-" + span_id + "-" + flags; }
+std::string TraceContext::header() const {
+  std::string h;
+  h.reserve(55);
+  h.append("00-").append(trace_id.view()).append("-").append(span_id.view()).append("-").append(flags);
+  return h;
+}
 
 std::optional<TraceContext> trace_of(const json::Value* params) {
   const json::Value* meta = params && params->IsObject() ? json::find(*params, "_meta") : nullptr;

@@ -178,7 +178,7 @@ class ChainFilter final : public CallFilter {
     };
     ctx.after_hop = [&c](int n, const catalog::ExposedTool& t, bool is_error, double hop_ms) {
       spdlog::info("chain hop {} of {}: {} principal={} session={} trace={} {:.1f} ms {}", n, c.tool->name, t.name,
-                   c.caller.principal.empty() ? "-" : c.caller.principal, c.session.substr(0, 8), c.trace.trace_id,
+                   c.caller.principal.empty() ? "-" : c.caller.principal, c.session.substr(0, 8), c.trace.trace_id.view(),
                    hop_ms, is_error ? "error" : "ok");
     };
     json::Document merged = co_await chain::resolve(ctx, call.tool, call.arguments, std::move(reply.body), call.ms);
@@ -199,7 +199,7 @@ class AuditFilter final : public CallFilter {
     record(call, call.hop ? "chain_hop" : "call", t.origin->name(), t.upstream_name, call.arguments, call.outcome,
            call.ms, t.origin.get());
     spdlog::debug("call {} principal={} session={} trace={} {:.1f} ms {}", t.name,
-                  c.caller.principal.empty() ? "-" : c.caller.principal, c.session.substr(0, 8), c.trace.trace_id,
+                  c.caller.principal.empty() ? "-" : c.caller.principal, c.session.substr(0, 8), c.trace.trace_id.view(),
                   call.ms, call.outcome);
     co_return reply;
   }
@@ -229,9 +229,9 @@ class AuditFilter final : public CallFilter {
     a.arguments = arguments;
     a.outcome = outcome;
     a.ms = ms;
-    a.chain_id = call.run.span.span_id;
+    a.chain_id = call.run.span.span_id.str();
     a.hop = call.hop;
-    a.trace_id = c.trace.trace_id;
+    a.trace_id = c.trace.trace_id.str();
     c.audit->record(a);
   }
 };

@@ -119,7 +119,7 @@ void audit_round(Services& sv, Request& r, std::string_view event, std::string_v
   a.tool = std::string(tool);
   a.arguments = args;
   a.ms = ms;
-  if (auto trace = mcp::trace_of(r.params())) a.trace_id = trace->trace_id;
+  if (auto trace = mcp::trace_of(r.params())) a.trace_id = trace->trace_id.str();
   if (const auto* done = std::get_if<upstream::Reply>(&outcome)) {
     bool is_error = done->rpc_error || (json::find(done->body, "isError") && done->body["isError"].IsTrue());
     a.outcome = r.exchange->cancelled() ? "cancelled" : is_error ? "error" : "ok";

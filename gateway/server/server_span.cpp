@@ -7,10 +7,10 @@ std::shared_ptr<mcp::SpanTimer> start_server_span(mcp::SpanSink* sink, const jso
   if (!sink) return nullptr;
   auto parent = mcp::trace_of(m.params());
   mcp::TraceContext self = parent ? parent->child() : mcp::TraceContext::fresh();
-  if (!parent) self.flags = sink->sample_new(self.trace_id) ? "01" : "00";
+  if (!parent) self.flags = sink->sample_new(self.trace_id.view()) ? "01" : "00";
   ctx.span = self;
   auto span = std::make_shared<mcp::SpanTimer>(mcp::SpanTimer::with_ids(
-      sink, self, parent ? parent->span_id : "", mcp::span_name(m.method(), m.params()), mcp::Span::Kind::Server));
+      sink, self, parent ? parent->span_id.view() : std::string_view(), mcp::span_name(m.method(), m.params()), mcp::Span::Kind::Server));
   if (!span->recording()) return span;
   mcp::Span& sp = span->span();
   mcp::describe_request(sp, m.method(), m.params());

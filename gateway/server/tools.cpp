@@ -111,7 +111,7 @@ AuditRecord audit_record(const McpSession& s, std::string_view tool, const json:
   a.mode = who.mode;
   a.tool = std::string(tool);
   a.arguments = args;
-  if (auto trace = mcp::trace_of(params)) a.trace_id = trace->trace_id;
+  if (auto trace = mcp::trace_of(params)) a.trace_id = trace->trace_id.str();
   return a;
 }
 

@@ -205,7 +205,7 @@ class Upstream::RenewalFilter final : public SendFilter {
       bool renewable = (r.failure == F::SessionExpired && out.opts.upstream_session.empty()) || r.failure == F::Unreachable;
       if (r.message || !renewable || attempt == 1) break;
       spdlog::warn("upstream {}: {}; initializing a new session and retrying {}{}", u_.cfg_.name, r.detail, out.method,
-                   out.opts.trace ? " trace=" + out.opts.trace->trace_id : std::string());
+                   out.opts.trace ? " trace=" + out.opts.trace->trace_id.str() : std::string());
       if (!co_await u_.renew(c, out.opts.deadline)) break;
     }
     co_return r;

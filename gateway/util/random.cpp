@@ -25,7 +25,7 @@ std::string random_hex(std::size_t bytes) {
   return hex(reinterpret_cast<const unsigned char*>(buf.data()), buf.size());
 }
 
-std::string unique_hex(std::size_t bytes) {
+void unique_hex_into(char* out, std::size_t bytes) {
   thread_local std::mt19937_64 engine = [] {
     std::uint32_t seed[8];  // seed_seq takes 32 bits per value
     if (RAND_bytes(reinterpret_cast<unsigned char*>(seed), sizeof seed) != 1)
@@ -36,7 +36,6 @@ std::string unique_hex(std::size_t bytes) {
   // Written as hex straight from the engine's words: ids are made per call
   // (trace and span ids), so no buffer of their own.
   static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(2 * bytes, '\0');
   std::uint64_t r = 0;
   for (std::size_t i = 0; i < bytes; ++i) {
     if (i % 8 == 0) r = engine();
@@ -44,6 +43,11 @@ std::string unique_hex(std::size_t bytes) {
     out[2 * i] = kDigits[b >> 4];
     out[2 * i + 1] = kDigits[b & 0xf];
   }
+}
+
+std::string unique_hex(std::size_t bytes) {
+  std::string out(2 * bytes, '\0');
+  unique_hex_into(out.data(), bytes);
   return out;
 }
 

@@ -14,5 +14,7 @@ std::string random_hex(std::size_t bytes);
 /// RAND_bytes: for ids that must be unique but not secret (trace and span
 /// ids, one or two per call), where RAND_bytes' cost shows.
 std::string unique_hex(std::size_t bytes);
+/// The same written to `out`, which takes 2 * `bytes` characters.
+void unique_hex_into(char* out, std::size_t bytes);
 
 }  // namespace mcpgw
