@@ -34,33 +34,8 @@ repeat=${CALLPATH_REPEAT:-1}
 threads=${CALLPATH_THREADS:-$(nproc)}
 hz=$(getconf CLK_TCK)
 command -v strace >/dev/null || apt-get install -y -qq strace >/dev/null
-builds=(mcpgw)
-declare -A dir=([mcpgw]=$build)
-if [ -n "${BASE_BUILD:-}" ]; then
-  builds=(base mcpgw)
-  dir[base]=$(cd "$BASE_BUILD" && pwd)
-fi
-
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-
-url_in() {  # file -> the first URL printed in it
-  local url
-  for _ in $(seq 1 100); do
-    url=$(grep -o 'http://[^ ]*' "$1" 2>/dev/null | head -1 || true)
-    [ -n "$url" ] && { echo "$url"; return; }
-    sleep 0.1
-  done
-  echo "timed out waiting for $1" >&2; exit 1
-}
-session() {  # url -> a new session's id
-  curl -s -D - -o /dev/null "$1" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-    -d '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}' |
-    tr -d '\r' | awk 'tolower($1)=="mcp-session-id:"{print $2}'
-}
-call() { printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"%s","arguments":{"text":"hello"}}}' "$1"; }
+# shellcheck source=scripts/bench.d/common.sh
+source "$here/scripts/bench.d/common.sh"
 cpu() { awk '{print $14, $15}' "/proc/$1/stat"; }  # pid -> utime stime (ticks)
 
 "$build/tests/echo_upstream" --http 0 > "$work/echo.out" &

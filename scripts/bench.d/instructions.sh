@@ -22,33 +22,8 @@ secs=${2:-8}
 conns=${INSTR_CONNS:-4}
 top=${INSTR_TOP:-12}
 command -v valgrind >/dev/null || apt-get install -y -qq valgrind >/dev/null
-builds=(mcpgw)
-declare -A dir=([mcpgw]=$build)
-if [ -n "${BASE_BUILD:-}" ]; then
-  builds=(base mcpgw)
-  dir[base]=$(cd "$BASE_BUILD" && pwd)
-fi
-
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-
-url_in() {  # file -> the URL of its first "listening [on] URL" line (valgrind starts slowly)
-  local url
-  for _ in $(seq 1 600); do
-    url=$(grep -o 'listening \(on \)\?http://[^ ]*' "$1" 2>/dev/null | head -1 | sed 's/.*http:/http:/' || true)
-    [ -n "$url" ] && { echo "$url"; return; }
-    sleep 0.1
-  done
-  echo "timed out waiting for $1" >&2; exit 1
-}
-session() {
-  curl -s -D - -o /dev/null "$1" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-    -d '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}' |
-    tr -d '\r' | awk 'tolower($1)=="mcp-session-id:"{print $2}'
-}
-call() { printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"%s","arguments":{"text":"hello"}}}' "$1"; }
+# shellcheck source=scripts/bench.d/common.sh
+source "$here/scripts/bench.d/common.sh"
 wrk_run() {  # url session body seconds -> requests; fails when an answer was not the echo
   local line
   line=$(MCP_SESSION=$2 MCP_BODY=$3 MCP_EXPECT='"hello"' wrk -t1 -c"$conns" -d"$4s" -s "$here/scripts/bench.d/call.lua" "$1" |
@@ -56,7 +31,7 @@ wrk_run() {  # url session body seconds -> requests; fails when an answer was no
   if ! grep -q ' bad=0$' <<<"$line"; then echo "answers that were not the echo: $line" >&2; return 1; fi
   sed -E 's/.*requests=([0-9]+).*/\1/' <<<"$line"
 }
-listed() {  # url session tool -> whether tools/list names it (a stdio child under valgrind starts slowly)
+listed() {  # url session tool -> whether tools/list names it (under valgrind the upstream is listed late)
   curl -s "$1" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
     -H "Mcp-Session-Id: $2" -d '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' | grep -q "\"$3\""
 }

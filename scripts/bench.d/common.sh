@@ -1,0 +1,31 @@
+# What scripts/bench.d/callpath.sh and instructions.sh share, sourced after
+# they set `build`: the builds to measure (`builds`, `dir`: this one, and
+# BASE_BUILD's as "base" when set), a scratch directory whose processes
+# (`pids`) are stopped on exit, and the MCP helpers.
+builds=(mcpgw)
+declare -A dir=([mcpgw]=$build)
+if [ -n "${BASE_BUILD:-}" ]; then
+  builds=(base mcpgw)
+  dir[base]=$(cd "$BASE_BUILD" && pwd)
+fi
+
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+url_in() {  # file -> the URL of its first "listening [on] URL" line, waited for up to a minute
+  local url
+  for _ in $(seq 1 600); do
+    url=$(grep -o 'listening \(on \)\?http://[^ ]*' "$1" 2>/dev/null | head -1 | sed 's/.*http:/http:/' || true)
+    [ -n "$url" ] && { echo "$url"; return; }
+    sleep 0.1
+  done
+  echo "timed out waiting for $1" >&2; exit 1
+}
+session() {  # url -> a new session's id
+  curl -s -D - -o /dev/null "$1" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+    -d '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}' |
+    tr -d '\r' | awk 'tolower($1)=="mcp-session-id:"{print $2}'
+}
+call() { printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"%s","arguments":{"text":"hello"}}}' "$1"; }
