@@ -7,20 +7,18 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
-#include <vector>
+
+#include <boost/container/small_vector.hpp>
 
 #include "jsonrpc/id.hpp"
 #include "jsonrpc/json.hpp"
 #include "mcp/trace.hpp"
 
 namespace mcpgw::mcp {
-
-/// An attribute value: OTLP's string, int, bool or double.
-using AttrValue = std::variant<std::string, std::int64_t, bool, double>;
 
 inline constexpr std::string_view kErrorType = "error.type";
 
@@ -37,22 +35,26 @@ struct Span {
   Kind kind = Kind::Internal;
   std::uint64_t start_unix_ns = 0;
   std::uint64_t end_unix_ns = 0;
-  /// Keys are string literals (the conventions' names): no copy per span.
-  std::vector<std::pair<std::string_view, AttrValue>> attributes;
+  /// The attributes (all strings) as OTLP sends them: each a `KeyValue` as
+  /// field 9 of the Span message, back to back. A span is built on every
+  /// call, and an attribute written once as it is set, in room held in
+  /// place, costs a fraction of one stored and encoded later.
+  boost::container::small_vector<char, 384> attributes;
   /// Status ERROR (with `error.type` among the attributes) rather than UNSET.
   bool error = false;
   std::string status_message;
 
-  void set(std::string_view key, AttrValue value) { attributes.emplace_back(key, std::move(value)); }
   /// Sets the ids from their W3C hex spelling ("" parent: a root span).
   void set_ids(std::string_view trace_hex, std::string_view span_hex, std::string_view parent_hex);
   bool has_parent() const;
-  /// A string attribute (out of line: GCC 12 misreads the variant built inline).
-  void set(std::string_view key, std::string value);
+  /// Adds string attribute `key` (a name of the conventions).
+  void set(std::string_view key, std::string_view value);
+  /// The value of attribute `key`, if set.
+  std::optional<std::string_view> attribute(std::string_view key) const;
   /// Marks the span failed: `error.type` (a low-cardinality class such as
   /// `tool_error`, `timeout` or a JSON-RPC code) and the status message.
-  void fail(std::string type, std::string message = {}) {
-    set(kErrorType, std::move(type));
+  void fail(std::string_view type, std::string message = {}) {
+    set(kErrorType, type);
     error = true;
     status_message = std::move(message);
   }
@@ -85,31 +87,22 @@ class SpanSink {
 /// when the trace is not sampled.
 class SpanTimer {
  public:
-  /// Room made for attributes up front (one allocation for the usual set).
-  static constexpr std::size_t kTypicalAttributes = 12;
   SpanTimer() = default;
-  SpanTimer(SpanSink* sink, const TraceContext& parent, std::string name, Span::Kind kind)
+  /// Named `{method} {target}` (`target` may be empty), the name made only
+  /// when the span is recorded.
+  SpanTimer(SpanSink* sink, const TraceContext& parent, std::string_view method, std::string_view target,
+            Span::Kind kind)
       : sink_(sink && sink->sampled(parent) ? sink : nullptr), context_(parent.child()) {
-    if (!sink_) return;
-    span_.attributes.reserve(kTypicalAttributes);
-    span_.set_ids(parent.trace_id.view(), context_.span_id.view(), parent.span_id.view());
-    span_.name = std::move(name);
-    span_.kind = kind;
-    span_.start_unix_ns = unix_ns_now();
+    if (sink_) begin(parent.trace_id.view(), parent.span_id.view(), method, target, kind);
   }
   /// A span whose own ids are `self` (a server span whose id was chosen
   /// before it started), with parent `parent_span_id` ("" = root).
   static SpanTimer with_ids(SpanSink* sink, const TraceContext& self, std::string_view parent_span_id,
-                            std::string name, Span::Kind kind) {
+                            std::string_view method, std::string_view target, Span::Kind kind) {
     SpanTimer t;
     t.sink_ = sink && sink->sampled(self) ? sink : nullptr;
     t.context_ = self;
-    if (!t.sink_) return t;
-    t.span_.attributes.reserve(kTypicalAttributes);
-    t.span_.set_ids(self.trace_id.view(), self.span_id.view(), parent_span_id);
-    t.span_.name = std::move(name);
-    t.span_.kind = kind;
-    t.span_.start_unix_ns = unix_ns_now();
+    if (t.sink_) t.begin(self.trace_id.view(), parent_span_id, method, target, kind);
     return t;
   }
 
@@ -127,19 +120,23 @@ class SpanTimer {
   }
 
  private:
+  void begin(std::string_view trace_id, std::string_view parent_span_id, std::string_view method,
+             std::string_view target, Span::Kind kind);
+
   SpanSink* sink_ = nullptr;
   TraceContext context_;
   Span span_;
 };
 
-/// `{mcp.method.name} {target}`: the method, and the tool's or prompt's
-/// name when `params` names one (a low-cardinality target).
-std::string span_name(std::string_view method, const json::Value* params);
+/// The tool or prompt request `method` with `params` names (tools/call,
+/// prompts/get): the target of its span's name. A view into `params`.
+std::string_view target_of(std::string_view method, const json::Value* params);
 
-/// The attributes every span of MCP request `method` with `params` gets:
-/// `mcp.method.name`, and `gen_ai.tool.name` with `gen_ai.operation.name`
-/// (tools/call), `gen_ai.prompt.name` (prompts/get) or `mcp.resource.uri`.
-void describe_request(Span& span, std::string_view method, const json::Value* params);
+/// The attributes every span of MCP request `method` gets: `mcp.method.name`,
+/// and `gen_ai.tool.name` with `gen_ai.operation.name` (tools/call) or
+/// `gen_ai.prompt.name` (prompts/get) for its `target` (target_of), and
+/// `mcp.resource.uri` of a `resources/` method from `params` (may be null).
+void describe_request(Span& span, std::string_view method, std::string_view target, const json::Value* params);
 
 /// `jsonrpc.request.id`: a string id as is, a number as its sender wrote it.
 void set_request_id(Span& span, const jsonrpc::Id& id);

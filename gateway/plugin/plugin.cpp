@@ -318,14 +318,12 @@ Task<upstream::Reply> Plugin::call_tool(std::string_view tool, const json::Value
                                         const upstream::CallOptions& opts) {
   if (!opts.trace) co_return co_await run_rounds(tool, arguments, opts);
   // The plugin's run is a span of its own, the parent of its upstream calls.
-  mcp::SpanTimer span(opts.spans, *opts.trace, "tools/call " + std::string(tool), mcp::Span::Kind::Internal);
+  mcp::SpanTimer span(opts.spans, *opts.trace, "tools/call", tool, mcp::Span::Kind::Internal);
   upstream::CallOptions inner = opts;
   inner.trace = span.context();
   upstream::Reply r = co_await run_rounds(tool, arguments, inner);
   if (span.recording()) {
-    json::Document params(rapidjson::kObjectType);
-    params.AddMember("name", json::str(tool, params.GetAllocator()), params.GetAllocator());
-    mcp::describe_request(span.span(), "tools/call", &params);
+    mcp::describe_request(span.span(), "tools/call", tool, nullptr);
     span.span().set("mcpgw.plugin", name_);
     mcp::set_outcome(span.span(), r.rpc_error, r.body);
     span.finish();

@@ -9,11 +9,12 @@ std::shared_ptr<mcp::SpanTimer> start_server_span(mcp::SpanSink* sink, const jso
   mcp::TraceContext self = parent ? parent->child() : mcp::TraceContext::fresh();
   if (!parent) self.flags = sink->sample_new(self.trace_id.view()) ? "01" : "00";
   ctx.span = self;
+  const std::string_view method = m.method(), target = mcp::target_of(method, m.params());
   auto span = std::make_shared<mcp::SpanTimer>(mcp::SpanTimer::with_ids(
-      sink, self, parent ? parent->span_id.view() : std::string_view(), mcp::span_name(m.method(), m.params()), mcp::Span::Kind::Server));
+      sink, self, parent ? parent->span_id.view() : std::string_view(), method, target, mcp::Span::Kind::Server));
   if (!span->recording()) return span;
   mcp::Span& sp = span->span();
-  mcp::describe_request(sp, m.method(), m.params());
+  mcp::describe_request(sp, method, target, m.params());
   mcp::set_request_id(sp, m.id());
   if (!s.stateless()) sp.set("mcp.session.id", s.id());
   std::string version = ctx.stateless ? ctx.envelope.version : s.protocol_version();

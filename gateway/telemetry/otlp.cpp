@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "util/protobuf.hpp"
+
 namespace mcpgw::telemetry {
 namespace {
 
@@ -18,10 +20,10 @@ constexpr int kResourceAttributes = 1;
 constexpr int kScopeSpansScope = 1, kScopeSpansSpans = 2;
 constexpr int kScopeName = 1, kScopeVersion = 2;
 constexpr int kSpanTraceId = 1, kSpanSpanId = 2, kSpanParentSpanId = 4, kSpanName = 5, kSpanKind = 6,
-              kSpanStart = 7, kSpanEnd = 8, kSpanAttributes = 9, kSpanStatus = 15;
+              kSpanStart = 7, kSpanEnd = 8, kSpanStatus = 15;  // attributes (9): mcp::Span holds them encoded
 constexpr int kStatusMessage = 2, kStatusCode = 3;
 constexpr int kKeyValueKey = 1, kKeyValueValue = 2;
-constexpr int kAnyString = 1, kAnyBool = 2, kAnyInt = 3, kAnyDouble = 4;
+constexpr int kAnyString = 1;
 }  // namespace field
 
 constexpr int kStatusError = 2;
@@ -33,107 +35,21 @@ int hex_digit(char c) {
   return 0;
 }
 
-enum class Wire { Varint = 0, Fixed64 = 1, Bytes = 2 };
+using protobuf::field_size;
+using protobuf::varint_size;
+using protobuf::Writer;
 
-std::size_t varint_size(std::uint64_t v) {
-  std::size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
-
-// Every field number here is below 16, so every tag is one byte. Sizes are
-// computed first and the fields then written into room made once: spans are
-// encoded on the call path, where a string append per field (a capacity
-// check and a terminator each) cost more than the rest of the encoding.
-
-/// Size of a length-delimited field holding `n` bytes.
-std::size_t field_size(std::size_t n) { return 1 + varint_size(n) + n; }
-
-/// Writes protobuf fields at a cursor into room its caller sized exactly.
-class Writer {
- public:
-  explicit Writer(char* at) : p_(at) {}
-  /// Where the next byte goes.
-  const char* at() const { return p_; }
-  void varint(int f, std::uint64_t v) {
-    tag(f, Wire::Varint);
-    raw_varint(v);
-  }
-  void fixed64(int f, std::uint64_t v) {
-    tag(f, Wire::Fixed64);
-    for (int i = 0; i < 8; ++i) *p_++ = static_cast<char>((v >> (8 * i)) & 0xff);
-  }
-  void tag(int f, Wire w) { *p_++ = static_cast<char>((f << 3) | static_cast<int>(w)); }
-  void raw_varint(std::uint64_t v) {
-    while (v >= 0x80) {
-      *p_++ = static_cast<char>((v & 0x7f) | 0x80);
-      v >>= 7;
-    }
-    *p_++ = static_cast<char>(v);
-  }
-  void bytes(int f, std::string_view b) {
-    header(f, b.size());
-    if (!b.empty()) std::memcpy(p_, b.data(), b.size());
-    p_ += b.size();
-  }
-  /// The tag and length of a length-delimited field whose `size` bytes follow.
-  void header(int f, std::size_t size) {
-    tag(f, Wire::Bytes);
-    raw_varint(size);
-  }
-  template <std::size_t N>
-  void bytes(int f, const std::array<std::uint8_t, N>& b) {
-    bytes(f, std::string_view(reinterpret_cast<const char*>(b.data()), N));
-  }
-
- private:
-  char* p_;
+/// A resource attribute's KeyValue message: its size and its AnyValue's.
+struct KeyValueSize {
+  std::size_t value = 0;
+  std::size_t message = 0;
 };
 
-std::size_t any_value_size(const mcp::AttrValue& v) {
-  if (const auto* s = std::get_if<std::string>(&v)) return field_size(s->size());
-  if (std::holds_alternative<bool>(v)) return 2;
-  if (const auto* i = std::get_if<std::int64_t>(&v)) return 1 + varint_size(static_cast<std::uint64_t>(*i));
-  return 9;
-}
-
-void any_value(Writer& w, const mcp::AttrValue& v) {
-  if (const auto* s = std::get_if<std::string>(&v)) w.bytes(field::kAnyString, *s);
-  else if (const auto* b = std::get_if<bool>(&v)) w.varint(field::kAnyBool, *b ? 1 : 0);
-  else if (const auto* i = std::get_if<std::int64_t>(&v)) w.varint(field::kAnyInt, static_cast<std::uint64_t>(*i));
-  else {
-    double d = std::get<double>(v);
-    std::uint64_t bits;
-    std::memcpy(&bits, &d, sizeof bits);
-    w.fixed64(field::kAnyDouble, bits);
-  }
-}
-
-/// Size of a KeyValue message.
-template <typename Key>
-std::size_t key_value_size(const Key& key, const mcp::AttrValue& value) {
-  return field_size(std::string_view(key).size()) + field_size(any_value_size(value));
-}
-
-template <typename Key>
-std::size_t attributes_size(const std::vector<std::pair<Key, mcp::AttrValue>>& attrs) {
-  std::size_t n = 0;
-  for (const auto& [key, value] : attrs) n += field_size(key_value_size(key, value));
-  return n;
-}
-
-/// KeyValue fields of field number `f`.
-template <typename Key>
-void attributes(Writer& w, int f, const std::vector<std::pair<Key, mcp::AttrValue>>& attrs) {
-  for (const auto& [key, value] : attrs) {
-    w.header(f, key_value_size(key, value));
-    w.bytes(field::kKeyValueKey, key);
-    w.header(field::kKeyValueValue, any_value_size(value));
-    any_value(w, value);
-  }
+KeyValueSize key_value_size(const std::pair<std::string, std::string>& kv) {
+  KeyValueSize s;
+  s.value = field_size(kv.second.size());
+  s.message = field_size(kv.first.size()) + field_size(s.value);
+  return s;
 }
 
 /// Size of Status's fields of a failed span: the message, and the code.
@@ -144,7 +60,7 @@ std::size_t status_size(const mcp::Span& s) {
 std::size_t span_size(const mcp::Span& s) {
   std::size_t n = field_size(s.trace_id.size()) + field_size(s.span_id.size()) +
                   (s.has_parent() ? field_size(s.parent_span_id.size()) : 0) + field_size(s.name.size()) + 1 +
-                  varint_size(static_cast<std::uint64_t>(s.kind)) + 9 + 9 + attributes_size(s.attributes);
+                  varint_size(static_cast<std::uint64_t>(s.kind)) + 9 + 9 + s.attributes.size();
   if (s.error) n += field_size(status_size(s));
   return n;
 }
@@ -157,7 +73,7 @@ void span_message(Writer& w, const mcp::Span& s) {
   w.varint(field::kSpanKind, static_cast<std::uint64_t>(s.kind));
   w.fixed64(field::kSpanStart, s.start_unix_ns);
   w.fixed64(field::kSpanEnd, s.end_unix_ns);
-  attributes(w, field::kSpanAttributes, s.attributes);
+  w.raw({s.attributes.data(), s.attributes.size()});  // already KeyValue fields
   if (s.error) {
     w.header(field::kSpanStatus, status_size(s));
     if (!s.status_message.empty()) w.bytes(field::kStatusMessage, s.status_message);
@@ -180,7 +96,8 @@ void encode_export_request(std::string_view spans, const Resource& resource, std
                            std::string_view scope_version, std::string& out) {
   // The outer messages only need the spans' size, so the body is written
   // once, front to back.
-  std::size_t res = attributes_size(resource.attributes);
+  std::size_t res = 0;
+  for (const auto& kv : resource.attributes) res += field_size(key_value_size(kv).message);
   std::size_t scope = field_size(scope_name.size()) + field_size(scope_version.size());
   std::size_t scope_spans = field_size(scope) + spans.size();
   std::size_t resource_spans = field_size(res) + field_size(scope_spans);
@@ -191,7 +108,13 @@ void encode_export_request(std::string_view spans, const Resource& resource, std
   Writer w(out.data());
   w.header(field::kRequestResourceSpans, resource_spans);
   w.header(field::kResourceSpansResource, res);
-  attributes(w, field::kResourceAttributes, resource.attributes);
+  for (const auto& kv : resource.attributes) {
+    const KeyValueSize size = key_value_size(kv);
+    w.header(field::kResourceAttributes, size.message);
+    w.bytes(field::kKeyValueKey, kv.first);
+    w.header(field::kKeyValueValue, size.value);
+    w.bytes(field::kAnyString, kv.second);
+  }
   w.header(field::kResourceSpansScopeSpans, scope_spans);
   w.header(field::kScopeSpansScope, scope);
   w.bytes(field::kScopeName, scope_name);

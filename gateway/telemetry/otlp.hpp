@@ -14,7 +14,7 @@ namespace mcpgw::telemetry {
 
 /// What every exported span is about: the resource's attributes.
 struct Resource {
-  std::vector<std::pair<std::string, mcp::AttrValue>> attributes;
+  std::vector<std::pair<std::string, std::string>> attributes;
 };
 
 /// Appends `span` to `spans` as one entry of ScopeSpans' repeated `spans`

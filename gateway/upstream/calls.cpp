@@ -33,12 +33,12 @@ std::string_view failure_type(transport::Failure f) {
 
 void Upstream::describe_client_span(mcp::Span& span, std::string_view method, const json::Value& params,
                                     const transport::Response& r) const {
-  mcp::describe_request(span, method, &params);
+  mcp::describe_request(span, method, mcp::target_of(method, &params), &params);
   span.set("mcpgw.server", cfg_.name);
-  span.set("network.transport", std::string(cfg_.transport == config::Server::Transport::Http ? "tcp" : "pipe"));
-  if (modern()) span.set("mcp.protocol.version", std::string(mcp::kStatelessVersion));
+  span.set("network.transport", cfg_.transport == config::Server::Transport::Http ? "tcp" : "pipe");
+  if (modern()) span.set("mcp.protocol.version", mcp::kStatelessVersion);
   if (!r.message) {
-    span.fail(std::string(failure_type(r.failure)), r.detail);
+    span.fail(failure_type(r.failure), r.detail);
     return;
   }
   mcp::set_request_id(span, r.message->id());

@@ -35,7 +35,7 @@ class Upstream::TraceFilter final : public SendFilter {
   /// on_call with a trace; a coroutine only then, since it finishes the
   /// span after the rest of the chain.
   Task<transport::Response> traced(Outgoing& out, SendNext next) {
-    mcp::SpanTimer span(out.opts.spans, *out.opts.trace, mcp::span_name(out.method, &out.params),
+    mcp::SpanTimer span(out.opts.spans, *out.opts.trace, out.method, mcp::target_of(out.method, &out.params),
                         mcp::Span::Kind::Client);
     std::string child = span.context().header();
     auto& a = out.params.GetAllocator();

@@ -12,6 +12,7 @@
 #   INSTR_CONNS=N       wrk connections (default 4)
 #   INSTR_TOP=N         functions listed per gateway (default 12)
 #   INSTR_OTLP=1        export every call's spans to a receiver (the OTLP cost)
+#   INSTR_KEEP=DIR      keep each gateway's callgrind dump there (for callgrind_annotate --inclusive=yes)
 # Prints an INSTR line per gateway: calls, instructions per call,
 # allocations (malloc, memalign, realloc) per call.
 set -euo pipefail
@@ -85,6 +86,7 @@ for b in "${builds[@]}"; do
   callgrind_control -d "$gw_pid" > /dev/null
   dump=$(ls "$work/$b.cg."* | head -1)
   read -r ir allocs < <(summarize "$dump")
+  [ -n "${INSTR_KEEP:-}" ] && cp "$dump" "$INSTR_KEEP/$b.callgrind"
   awk -v b="$b" -v n="$n" -v ir="$ir" -v a="$allocs" -v c="$conns" \
     'BEGIN { printf "INSTR %-6s echo-http c=%d calls=%d instructions/call=%.0f allocations/call=%.1f\n", b, c, n, ir / n, a / n }'
   echo "  most instructions (self):"

@@ -41,7 +41,7 @@ TEST_CASE("otlp: an export request holds every span, its ids as bytes") {
   s.set_ids("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7", "");
   s.name = "tools/call a:b";
   s.kind = mcp::Span::Kind::Server;
-  s.set("mcp.method.name", std::string("tools/call"));
+  s.set("mcp.method.name", "tools/call");
   telemetry::Resource r{{{"service.name", std::string("mcpgw")}}};
   std::string one = telemetry::encode_export_request({s}, r, "mcpgw", "1");
   std::string two = telemetry::encode_export_request({s, s}, r, "mcpgw", "1");
@@ -49,6 +49,19 @@ TEST_CASE("otlp: an export request holds every span, its ids as bytes") {
   CHECK(one.find("tools/call a:b") != std::string::npos);
   CHECK(one.find(std::string("\x4b\xf9\x2f\x35", 4)) != std::string::npos);
   CHECK(one.find("4bf92f35") == std::string::npos);
+}
+
+TEST_CASE("span: ids are decoded from every hex digit to their bytes; a missing parent is all zero") {
+  mcp::Span s;
+  s.set_ids("0123456789abcdeffedcba9876543210", "a0b1c2d3e4f50617", "");
+  const std::array<std::uint8_t, 16> trace{0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
+                                           0xfe, 0xdc, 0xba, 0x98, 0x76, 0x54, 0x32, 0x10};
+  const std::array<std::uint8_t, 8> span{0xa0, 0xb1, 0xc2, 0xd3, 0xe4, 0xf5, 0x06, 0x17};
+  CHECK(s.trace_id == trace);
+  CHECK(s.span_id == span);
+  CHECK_FALSE(s.has_parent());
+  s.set_ids("0123456789abcdeffedcba9876543210", "a0b1c2d3e4f50617", "ffffffffffffffff");
+  CHECK(s.parent_span_id == std::array<std::uint8_t, 8>{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff});
 }
 
 TEST_CASE("otlp: a span's entry is its field tag, its exact length and the span, whatever its size") {
@@ -81,9 +94,8 @@ TEST_CASE("span: jsonrpc.request.id is a string id unescaped, a number as its se
     REQUIRE(doc);
     mcp::Span span;
     mcp::set_request_id(span, jsonrpc::Id(*doc));
-    for (const auto& [key, value] : span.attributes)
-      if (key == "jsonrpc.request.id") return std::get<std::string>(value);
-    return std::nullopt;
+    auto value = span.attribute("jsonrpc.request.id");
+    return value ? std::optional<std::string>(*value) : std::nullopt;
   };
   CHECK(id_attribute(R"("a\"b")") == std::optional<std::string>(R"(a"b)"));
   CHECK(id_attribute("42") == std::optional<std::string>("42"));
@@ -91,6 +103,24 @@ TEST_CASE("span: jsonrpc.request.id is a string id unescaped, a number as its se
   // A message keeps an integer beyond a double's precision as its digits.
   mcp::Span span;
   mcp::set_request_id(span, jsonrpc::Id::number("12345678901234567890123"));
-  REQUIRE(span.attributes.size() == 1);
-  CHECK(std::get<std::string>(span.attributes[0].second) == "12345678901234567890123");
+  CHECK(span.attribute("jsonrpc.request.id") == "12345678901234567890123");
+}
+
+TEST_CASE("span: attributes are kept in OTLP's encoding and read back, whatever their size") {
+  mcp::Span span;
+  const std::string long_uri(20000, 'u');  // past the room held in place, a three-byte length
+  span.set("mcp.method.name", "resources/read");
+  span.set("mcp.resource.uri", long_uri);
+  span.set("empty", "");
+  span.fail("timeout", "no answer");
+  CHECK(span.attribute("mcp.method.name") == "resources/read");
+  CHECK(span.attribute("mcp.resource.uri") == long_uri);
+  CHECK(span.attribute("empty") == "");
+  CHECK(span.attribute(mcp::kErrorType) == "timeout");
+  CHECK(span.attribute("gen_ai.tool.name") == std::nullopt);
+  // The encoded span holds them as they were written.
+  std::string entry;
+  telemetry::append_span(entry, span);
+  CHECK(entry.find(long_uri) != std::string::npos);
+  CHECK(entry.find("no answer") != std::string::npos);
 }
