@@ -227,6 +227,12 @@ Task<error_code> send_request(S& s, const std::string& head, const std::string& 
 }
 
 Task<error_code> read_head(tcp::socket& s, beast::flat_buffer& buffer, ResponseParser& p) {
+  // Right after the request went, its answer has not come: a read tried
+  // now finds nothing (a system call per exchange), so wait first, unless
+  // some of it is buffered already. (Asio re-arms the epoll for a wait, so
+  // an answer that came meanwhile is not missed.)
+  if (buffer.size() == 0)
+    if (auto [wec] = co_await s.async_wait(tcp::socket::wait_read, kAwait); wec) co_return wec;
   co_return co_await when_ready(s, tcp::socket::wait_read, [&](error_code& ec) { http::read_header(s, buffer, p, ec); });
 }
 template <typename S>

@@ -333,6 +333,23 @@ void Listener::Impl::spawn(tcp::socket sock) {
   }
 }
 
+/// Over plain TCP (a non-blocking socket, see spawn()) runs `read`, a
+/// synchronous Beast read, which parses what is buffered and reads what the
+/// socket has: a request usually comes whole in one segment, and then no
+/// trip around the loop follows, as one would after an asynchronous read
+/// that finishes at once (two a request, head and body). False when it
+/// would block (or the stream is TLS): read asynchronously then, within
+/// the deadline. `ec` is `read`'s error otherwise.
+template <typename Stream, typename Read>
+bool read_buffered(Stream& stream, error_code& ec, Read read) {
+  if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+    read(stream.socket());
+    if (ec != asio::error::would_block && ec != asio::error::try_again) return true;
+    ec = {};
+  }
+  return false;
+}
+
 template <typename Stream>
 Task<bool> Listener::Impl::read_request(Stream& stream, beast::flat_buffer& buffer, Conn& conn, bool first,
                                         Request& req, bool& keep_alive) {
@@ -353,7 +370,8 @@ Task<bool> Listener::Impl::read_request(Stream& stream, beast::flat_buffer& buff
   bhttp::request_parser<bhttp::buffer_body> parser;
   parser.header_limit(static_cast<std::uint32_t>(opts.max_header_bytes));
   parser.body_limit(boost::none);  // enforced below, for chunked bodies too
-  co_await bhttp::async_read_header(stream, buffer, parser, with_ec(ec));
+  if (!read_buffered(stream, ec, [&](tcp::socket& s) { bhttp::read_header(s, buffer, parser, ec); }))
+    co_await bhttp::async_read_header(stream, buffer, parser, with_ec(ec));
   if (ec) {
     if (ec.category() == bhttp::make_error_code(bhttp::error::bad_method).category() &&
         ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message) {
@@ -386,7 +404,8 @@ Task<bool> Listener::Impl::read_request(Stream& stream, beast::flat_buffer& buff
   while (!parser.is_done()) {
     head.body().data = chunk;
     head.body().size = sizeof chunk;
-    co_await bhttp::async_read(stream, buffer, parser, with_ec(ec));
+    if (!read_buffered(stream, ec, [&](tcp::socket& s) { bhttp::read(s, buffer, parser, ec); }))
+      co_await bhttp::async_read(stream, buffer, parser, with_ec(ec));
     if (ec == bhttp::error::need_buffer) ec = {};
     if (ec) co_return false;
     std::size_t got = sizeof chunk - head.body().size;
