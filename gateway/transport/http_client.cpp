@@ -110,9 +110,9 @@ std::shared_ptr<Abort> Abort::start(asio::any_io_executor strand, Clock::time_po
 }
 
 void Abort::wait() {
-  timer_.expires_at(deadline_);
-  timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-    if (ec || self->disarmed_) return;
+  timer_.arm(deadline_, [w = weak_from_this()] {
+    auto self = w.lock();
+    if (!self || self->disarmed_) return;
     if (Clock::now() < self->deadline_) return self->wait();  // extended meanwhile
     self->fire_here(Why::Timeout);
   });
@@ -136,7 +136,7 @@ void Abort::on_fire(std::function<void()> action) {
 void Abort::disarm() {
   disarmed_ = true;
   action_ = {};
-  timer_.cancel();
+  timer_.disarm();
   cancel_.reset();
 }
 

@@ -16,6 +16,7 @@
 
 #include "transport/io.hpp"
 #include "util/cancel.hpp"
+#include "util/deadline.hpp"
 #include "util/result.hpp"
 #include "util/task.hpp"
 #include "util/thread_annotations.hpp"
@@ -74,7 +75,7 @@ class Abort : public std::enable_shared_from_this<Abort> {
   void wait();
   void fire_here(Why why);
   asio::any_io_executor strand_;
-  asio::steady_timer timer_;
+  Deadline timer_;
   Clock::time_point deadline_;
   Why why_ = Why::None;
   bool disarmed_ = false;

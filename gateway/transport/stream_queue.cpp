@@ -2,21 +2,36 @@
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <atomic>
+#include <functional>
+#include <utility>
+
+#include "util/deadline.hpp"
+#include "util/event.hpp"
 
 namespace mcpgw::transport::http {
 
 // --- Signal -------------------------------------------------------------
 
 struct Signal::Impl {
-  explicit Impl(asio::any_io_executor ex) : strand(ex), timer(ex) {}
+  explicit Impl(asio::any_io_executor ex) : strand(ex), deadline(ex) {}
   asio::any_io_executor strand;
-  asio::steady_timer timer;
   std::atomic<bool> pending{false};
+  // On the strand only: the suspended waiter and its timeout (a deadline,
+  // not a timer of its own: a timer cancelled by every notify completed
+  // its wait through another trip around the loop).
+  std::function<void(bool)> waiter;
+  Deadline deadline;
+
+  /// Resumes the waiter, if one waits; on the strand.
+  void wake(bool notified) {
+    if (!waiter) return;
+    deadline.disarm();
+    std::exchange(waiter, nullptr)(notified);
+  }
 };
 
 Signal::Signal(asio::any_io_executor strand) : impl_(std::make_unique<Impl>(std::move(strand))) {}
@@ -24,19 +39,28 @@ Signal::~Signal() = default;
 
 void Signal::notify() {
   impl_->pending.store(true);
-  // The cancel runs on the waiter's strand: before its check (which then
-  // sees `pending`) or after it armed the timer (which it then wakes).
+  // The wake runs on the waiter's strand: before its check (which then
+  // sees `pending`) or after it suspended (which it then resumes).
   // Dispatched: an answer made on the waiter's own worker (the usual case:
-  // a connection and its calls share one) wakes it without a second trip
-  // around the loop.
-  asio::dispatch(impl_->strand, [self = shared_from_this()] { self->impl_->timer.cancel(); });
+  // a connection and its calls share one) wakes it without a trip around
+  // the loop.
+  asio::dispatch(impl_->strand, [self = shared_from_this()] { self->impl_->wake(true); });
 }
 
 Task<bool> Signal::wait(std::chrono::steady_clock::duration timeout) {
   if (impl_->pending.exchange(false)) co_return true;
-  impl_->timer.expires_after(timeout);
-  boost::system::error_code ec;
-  co_await impl_->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  // The initiation holds nothing with a destructor (GCC 12 may destroy such
+  // temporaries of a co_await expression twice).
+  Signal* self = this;
+  co_await asio::async_initiate<decltype(asio::use_awaitable), void(bool)>(
+      [self, timeout](auto handler) {
+        Impl& impl = *self->impl_;
+        impl.waiter = shared_handler<bool>(std::move(handler));
+        impl.deadline.arm(std::chrono::steady_clock::now() + timeout, [w = self->weak_from_this()] {
+          if (auto s = w.lock()) s->impl_->wake(false);
+        });
+      },
+      asio::use_awaitable);
   co_return impl_->pending.exchange(false);
 }
 

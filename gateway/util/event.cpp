@@ -2,19 +2,20 @@
 
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
 
+#include "util/deadline.hpp"
+
 namespace mcpgw {
 
-/// One suspended wait. The timer lives on the waiting coroutine's executor
-/// and is only touched there (armed by the initiation, cancelled by a posted
-/// handler), so a notify() on another thread never races its completion.
+/// One suspended wait. Its deadline lives on the waiting coroutine's
+/// executor and is only touched there (armed by the initiation, disarmed by
+/// a posted handler), so a notify() on another thread never races it.
 struct Event::Waiter : std::enable_shared_from_this<Event::Waiter> {
-  explicit Waiter(asio::any_io_executor ex) : executor(ex), timer(ex) {}
+  explicit Waiter(asio::any_io_executor ex) : executor(ex), expiry(ex) {}
 
   /// Ends the wait once; `notified` is what the coroutine gets.
   void fire(bool notified) {
@@ -28,7 +29,7 @@ struct Event::Waiter : std::enable_shared_from_this<Event::Waiter> {
     }
     if (!h) return;  // not suspended yet: arm() finds `fired`
     asio::post(executor, [self = shared_from_this(), h = std::move(h), notified] {
-      self->timer.cancel();
+      self->expiry.disarm();
       h(notified);
     });
   }
@@ -40,9 +41,8 @@ struct Event::Waiter : std::enable_shared_from_this<Event::Waiter> {
       if (!fired) {
         handler = std::move(h);
         if (deadline == Clock::time_point::max()) return;
-        timer.expires_at(deadline);
-        timer.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-          if (!ec) self->fire(false);
+        expiry.arm(deadline, [w = weak_from_this()] {
+          if (auto self = w.lock()) self->fire(false);
         });
         return;
       }
@@ -53,7 +53,7 @@ struct Event::Waiter : std::enable_shared_from_this<Event::Waiter> {
 
   asio::any_io_executor executor;
   // Only touched on `executor` (see above), not under mu.
-  asio::steady_timer timer;
+  Deadline expiry;
   util::Mutex mu;
   bool fired GUARDED_BY(mu) = false;
   bool outcome GUARDED_BY(mu) = false;
@@ -100,7 +100,7 @@ Task<bool> Event::wait(std::uint64_t seen, Clock::time_point deadline, CancelSig
       [waiter, deadline](auto handler) { waiter->arm(shared_handler<bool>(std::move(handler)), deadline); },
       asio::use_awaitable);
   {
-    // Woken by the timer or the cancel signal, it is still listed.
+    // Woken by its deadline or the cancel signal, it is still listed.
     util::MutexLock lk(mu_);
     std::erase(waiters_, w);
   }
