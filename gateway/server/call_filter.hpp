@@ -111,8 +111,11 @@ struct CallRequest {
   /// The tool called; set by ResolveFilter.
   CalledTool called{};
   /// How it runs; set by TaskPlanFilter (unset: a tool its OAuth server has
-  /// not listed yet, never a task).
+  /// not listed yet, or a saga: never a task).
   std::optional<TaskPlan> plan{};
+  /// tools/callSaga: once admitted, the tool runs as a saga (its questions
+  /// handed out as steps) instead of a call.
+  bool saga = false;
 };
 
 class AdmitFilter;

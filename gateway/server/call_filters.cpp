@@ -114,7 +114,7 @@ class TaskPlanFilter final : public AdmitFilter {
  public:
   Task<Answer> on_call(CallRequest& call, AdmitNext next) override {
     const CalledTool& c = call.called;
-    if (c.unlisted) return next(call);
+    if (c.unlisted || call.saga) return next(call);
     auto planned = plan_task(call.sv, call.r, *c.tool);
     if (auto* refused = std::get_if<PlanRefusal>(&planned))
       return answered(refused_call(call.sv, call.r, refused->reason, c.name, c.args, std::move(refused->answer)));
@@ -125,14 +125,15 @@ class TaskPlanFilter final : public AdmitFilter {
 
 /// The call's work (the call filters, or for a tool its OAuth server has
 /// not listed yet the consent step first), streamed to the client or
-/// suspended (execute), or run as a task. Not a coroutine: the answer is
-/// the work's.
+/// suspended (execute), run as a task, or as a saga (tools/callSaga). Not
+/// a coroutine: the answer is the work's.
 class WorkFilter final : public AdmitFilter {
  public:
   Task<Answer> on_call(CallRequest& call, AdmitNext) override {
     Services& sv = call.sv;
     Request& r = call.r;
     const CalledTool& c = call.called;
+    if (call.saga) return run_saga(sv, r, c);
     auto arguments = std::make_shared<json::Document>();
     if (c.args) arguments->CopyFrom(*c.args, arguments->GetAllocator());
     auto meta = upstream_meta(json::find(*r.params(), "_meta"));

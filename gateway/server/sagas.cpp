@@ -1,5 +1,6 @@
 // tools/callSaga and tools/resumeSaga (seed 004): a tool call whose
 // questions are handed out as saga steps under a signed sagaToken.
+#include "server/call_filter.hpp"
 #include "server/tool_search.hpp"
 #include "server/tools.hpp"
 
@@ -91,9 +92,14 @@ std::shared_ptr<json::Document> trace_meta(const json::Value* params) {
 }  // namespace
 
 Task<Answer> call_saga(Services& sv, Request& r) {
-  auto resolved = co_await called_tool(sv, r);
-  if (auto* refused = std::get_if<Answer>(&resolved)) co_return std::move(*refused);
-  const CalledTool& c = std::get<CalledTool>(resolved);
+  // Admitted as a tools/call is (the tool resolved, the headers checked),
+  // then run as a saga by the last admission filter (run_saga).
+  CallRequest call{sv, r};
+  call.saga = true;
+  co_return co_await AdmitNext(admit_filters())(call);
+}
+
+Task<Answer> run_saga(Services& sv, Request& r, const CalledTool& c) {
   auto arguments = std::make_shared<json::Document>(rapidjson::kObjectType);
   if (c.args) arguments->CopyFrom(*c.args, arguments->GetAllocator());
   std::shared_ptr<saga::Parked> parked;

@@ -37,6 +37,10 @@ Answer refuse_call(Services& sv, Request& r, std::string_view reason, std::strin
 Answer refused_call(Services& sv, Request& r, std::string_view reason, std::string_view tool, const json::Value* args,
                     Answer answer);
 
+/// Runs tool `c`, admitted by tools/callSaga, as a saga: the final
+/// result, or the suspended state with a sagaToken and the steps.
+Task<Answer> run_saga(Services& sv, Request& r, const CalledTool& c);
+
 /// The work of call `c` by the session of `r` with `arguments` (tool_work,
 /// or for an unlisted tool of an OAuth server the consent step first).
 Work called_work(Services& sv, Request& r, const CalledTool& c, std::shared_ptr<json::Document> arguments,
