@@ -483,12 +483,13 @@ void Gateway::retire(std::shared_ptr<upstream::Upstream> u) {
     std::erase_if(retiring_, [](const auto& w) { return w.expired(); });
     retiring_.push_back(u);
   }
-  // Holds `u` (not the gateway) until it is over: the gateway may be gone.
+  // Holds `u` (not the gateway) until it is over (its connections closed,
+  // its children reaped): the gateway may be gone.
   asio::co_spawn(
       asio::make_strand(io_.executor()),
       [u, grace]() -> Task<> {
         co_await u->drain(std::chrono::steady_clock::now() + grace);
-        u->stop();
+        co_await u->stop_async();
       },
       asio::detached);
 }
