@@ -215,14 +215,21 @@ void Router::run_async(const std::shared_ptr<McpSession>& parent, const std::sha
       this->in_flight->enter();
     }
     ~Done() {
-      parent->untrack(key);
+      untrack();
       in_flight->leave();
+    }
+    /// No longer one of the session's requests in flight: before its answer
+    /// goes, since the client may send its next request the moment it has
+    /// it (the answer's writer may run at once, before this coroutine ends).
+    void untrack() {
+      if (!std::exchange(untracked, true)) parent->untrack(key);
     }
     Done(const Done&) = delete;
     Done& operator=(const Done&) = delete;
     std::shared_ptr<InFlight> in_flight;
     std::shared_ptr<McpSession> parent;
     std::string key;
+    bool untracked = false;
   };
   auto done = std::make_shared<Done>(in_flight_, parent, std::move(key));
   // On the strand that writes its answer (its HTTP connection's): starting
@@ -232,11 +239,13 @@ void Router::run_async(const std::shared_ptr<McpSession>& parent, const std::sha
   if (!strand) strand = asio::make_strand(io_);
   asio::co_spawn(
       strand,
-      [this, &method, s, m, ex, ctx, span]() -> Task<> {
+      [this, &method, s, m, ex, ctx, span, done]() -> Task<> {
         Request r{s, *m, ex, *ctx};
         Answer answer = co_await method.task(services_, r);
         end_server_span(span, answer);
-        ex->reply(finish(std::move(answer), *m, *ctx));
+        std::string written = finish(std::move(answer), *m, *ctx);
+        done->untrack();
+        ex->reply(std::move(written));
       },
       [m, ex, done](std::exception_ptr e) {
         if (!e) return;

@@ -13,6 +13,7 @@
 #include <boost/beast/ssl.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <map>
@@ -399,22 +400,31 @@ Task<bool> Listener::Impl::read_request(Stream& stream, beast::flat_buffer& buff
     if (ec) co_return false;
   }
   tcp_layer.expires_after(opts.body_timeout);
-  char chunk[16384];
+  // The body is read straight into req.body, a piece at a time (what the
+  // head declares, at most 16 KiB): a buffer in this coroutine's frame made
+  // the frame, allocated per request, 16 KiB. Past max_body_bytes what
+  // comes is only counted, read over the same piece.
+  constexpr std::uint64_t kPiece = 16384;
   std::uint64_t seen = 0;
   while (!parser.is_done()) {
-    head.body().data = chunk;
-    head.body().size = sizeof chunk;
+    std::uint64_t room = kPiece;
+    if (auto left = parser.content_length_remaining()) room = std::clamp<std::uint64_t>(*left, 1, kPiece);
+    const std::size_t at = req.body_too_large ? 0 : req.body.size();
+    req.body.resize(at + room);
+    head.body().data = req.body.data() + at;
+    head.body().size = room;
     if (!read_buffered(stream, ec, [&](tcp::socket& s) { bhttp::read(s, buffer, parser, ec); }))
       co_await bhttp::async_read(stream, buffer, parser, with_ec(ec));
     if (ec == bhttp::error::need_buffer) ec = {};
+    const std::size_t got = room - head.body().size;
+    req.body.resize(at + got);
     if (ec) co_return false;
-    std::size_t got = sizeof chunk - head.body().size;
     seen += got;
-    if (!req.body_too_large && req.body.size() + got > opts.max_body_bytes) {
+    if (!req.body_too_large && req.body.size() > opts.max_body_bytes) {
       req.body_too_large = true;
       std::string().swap(req.body);
     }
-    if (!req.body_too_large) req.body.append(chunk, got);
+    if (req.body_too_large) req.body.clear();
     if (seen > hard_cap()) {
       keep_alive = false;  // the rest of the body is never read
       break;
