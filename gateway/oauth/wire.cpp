@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "jsonrpc/json.hpp"
+#include "util/ascii.hpp"
 #include "util/base64.hpp"
 #include "util/random.hpp"
 
@@ -41,11 +42,7 @@ std::optional<std::string> url_decode(std::string_view s) {
   return out;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
+std::string lower(std::string_view s) { return ascii_lowered(std::string(s)); }
 
 /// (scheme://authority, path without a trailing "/") of an absolute URL.
 std::pair<std::string, std::string> split(const std::string& url) {

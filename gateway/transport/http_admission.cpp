@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include "util/ascii.hpp"
+
 namespace mcpgw::transport {
 namespace {
 
@@ -65,10 +67,7 @@ std::string called_tool(const jsonrpc::Message& m) {
 
 }  // namespace
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
+std::string lower(std::string s) { return ascii_lowered(std::move(s)); }
 
 bool is_loopback_host(std::string_view host) {
   std::string h = host_of(host);

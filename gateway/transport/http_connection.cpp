@@ -15,6 +15,7 @@
 
 #include "mcp/era.hpp"
 #include "transport/sse.hpp"
+#include "util/ascii.hpp"
 
 namespace mcpgw::transport {
 namespace {
@@ -27,11 +28,7 @@ constexpr std::size_t kMaxOutbox = 1024;
 /// A GET stream silent this long is dead (servers send heartbeats far more often).
 constexpr auto kStreamSilence = 5min;
 
-bool starts_with_ci(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), s.begin(), [](char a, char b) {
-           return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-         });
-}
+bool starts_with_ci(std::string_view s, std::string_view prefix) { return istarts_with(s, prefix); }
 
 /// The headers a request of the stateless revision repeats for
 /// intermediaries that route on them (version, method, addressed name),
@@ -56,8 +53,7 @@ bool names_session(const std::string& body) {
   const json::Value* error = doc ? json::find(*doc, "error") : nullptr;
   auto message = error ? json::get_string(*error, "message") : std::nullopt;
   if (!message) return false;
-  std::string m(*message);
-  std::transform(m.begin(), m.end(), m.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::string m = ascii_lowered(std::string(*message));
   return m.find("session") != std::string::npos || m.find("not initialized") != std::string::npos;
 }
 

@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 
+#include "util/ascii.hpp"
 #include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport::http {
@@ -29,11 +30,6 @@ using tcp = asio::ip::tcp;
 using boost::system::error_code;
 
 namespace {
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return std::tolower(x) == std::tolower(y); });
-}
 
 /// Built outside the coroutine and passed as a named local: GCC 12 destroys
 /// some temporaries of a co_await full-expression twice.
