@@ -19,7 +19,7 @@
 #include <array>
 #include <cerrno>
 
-#include "transport/request_head.hpp"
+#include "transport/message_head.hpp"
 
 namespace mcpgw::transport {
 namespace {

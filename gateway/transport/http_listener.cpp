@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 
+#include "transport/message_head.hpp"
 #include "util/ascii.hpp"
 #include "util/thread_annotations.hpp"
 
@@ -30,6 +31,12 @@ using tcp = asio::ip::tcp;
 using boost::system::error_code;
 
 namespace {
+
+/// What of `out` is left after its first `written` bytes.
+std::array<asio::const_buffer, 2> unsent(const std::array<asio::const_buffer, 2>& out, std::size_t written) {
+  if (written < out[0].size()) return {out[0] + written, out[1]};
+  return {asio::const_buffer(), out[1] + (written - out[0].size())};
+}
 
 /// Built outside the coroutine and passed as a named local: GCC 12 destroys
 /// some temporaries of a co_await full-expression twice.
@@ -135,23 +142,26 @@ class Listener::Impl::ConnResponder final : public Responder {
 
   Task<bool> send(Response r) override {
     answered_ = true;
-    bhttp::response<bhttp::string_body> res;
-    res.version(11);
-    res.result(static_cast<unsigned>(r.status));
-    for (auto& h : r.headers) res.set(h.name, h.value);
-    res.keep_alive(keep_alive_);
-    res.body() = std::move(r.body);
-    res.prepare_payload();
+    auto head = response_head(r, keep_alive_);
+    if (!head) {
+      // Only the gateway's own code names the headers: a line break in one
+      // is a bug, and the connection ends rather than carry a split head.
+      spdlog::error("HTTP response {} not sent: a header has a line break or an empty name", r.status);
+      close_ = true;
+      co_return false;
+    }
+    std::array<asio::const_buffer, 2> out{asio::buffer(*head),
+                                          head_only_ ? asio::const_buffer() : asio::buffer(r.body)};
+    const std::size_t total = out[0].size() + out[1].size();
+    std::size_t written = 0;
     error_code ec;
-    bhttp::response_serializer<bhttp::string_body> sr(res);
     // Over plain TCP (a non-blocking socket, see spawn()) the answer is
     // written at once when the socket takes it (the usual case: it fits the
     // socket's buffer), saving the trip around the loop that an
     // asynchronous write finishing at once costs; what is left goes
     // asynchronously, within the write deadline.
     if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
-      if (head_only_) bhttp::write_header(stream_.socket(), sr, ec);
-      else bhttp::write(stream_.socket(), sr, ec);
+      while (written < total && !ec) written += stream_.socket().write_some(unsent(out, written), ec);
       if (ec != asio::error::would_block && ec != asio::error::try_again) {
         if (ec) close_ = true;
         co_return !ec;
@@ -159,8 +169,7 @@ class Listener::Impl::ConnResponder final : public Responder {
       ec = {};
     }
     beast::get_lowest_layer(stream_).expires_after(opts_.write_timeout);
-    if (head_only_) co_await bhttp::async_write_header(stream_, sr, with_ec(ec));
-    else co_await bhttp::async_write(stream_, sr, with_ec(ec));
+    co_await asio::async_write(stream_, unsent(out, written), with_ec(ec));
     if (ec) close_ = true;
     co_return !ec;
   }

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "transport/http_client.hpp"
-#include "transport/request_head.hpp"
+#include "transport/message_head.hpp"
 
 using namespace mcpgw;
 
@@ -79,4 +79,24 @@ TEST_CASE("http client: more headers than the head keeps on the stack") {
   CHECK(head->find("X-H20: 20\r\n") != std::string::npos);
   CHECK(head->find("X-H39: last\r\n") != std::string::npos);
   CHECK(head->find("39\r\n") == std::string::npos);
+}
+
+TEST_CASE("listener: a response's head is its status line, its headers, its length and whether it closes") {
+  transport::http::Response r{200, {{"Content-Type", "application/json"}, {"Mcp-Session-Id", "a"},
+                                    {"mcp-session-id", "b"}, {"Content-Length", "999"}, {"Connection", "upgrade"}},
+                              R"({"x":1})"};
+  auto head = transport::response_head(r, true);
+  REQUIRE(head);
+  CHECK(*head == "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: b\r\nContent-Length: 7\r\n\r\n");
+  head = transport::response_head(r, false);
+  REQUIRE(head);
+  CHECK(head->ends_with("Content-Length: 7\r\nConnection: close\r\n\r\n"));
+  // Statuses without a body say no length; an empty 202 says 0.
+  CHECK(*transport::response_head({204, {}, ""}, true) == "HTTP/1.1 204 No Content\r\n\r\n");
+  CHECK(*transport::response_head({304, {}, ""}, true) == "HTTP/1.1 304 Not Modified\r\n\r\n");
+  CHECK(*transport::response_head({202, {}, ""}, true) == "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n");
+  CHECK(transport::response_head({413, {}, "x"}, true)->starts_with("HTTP/1.1 413 Payload Too Large\r\n"));
+  // What would split the head is refused.
+  CHECK(!transport::response_head({200, {{"X-A", "v\r\nSet-Cookie: x"}}, ""}, true));
+  CHECK(!transport::response_head({200, {{"", "v"}}, ""}, true));
 }
