@@ -3,7 +3,9 @@
 namespace mcpgw::server {
 
 ClientRequestLimits client_limits(const Services& sv) {
-  const auto& l = sv.settings.config()->limits;
+  // Held while it is read: a reload may drop the last other reference.
+  auto cfg = sv.settings.config();
+  const auto& l = cfg->limits;
   return {static_cast<std::size_t>(l.max_client_requests_per_call),
           static_cast<std::size_t>(l.max_client_requests_per_session)};
 }

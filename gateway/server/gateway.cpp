@@ -179,7 +179,8 @@ Result<void> Gateway::await_upstreams() {
 }
 
 Result<void> Gateway::start_telemetry() {
-  const auto& otlp = config()->telemetry.otlp;
+  auto cfg = config();  // held while read: a reload may drop the last other reference
+  const auto& otlp = cfg->telemetry.otlp;
   if (otlp.endpoint.empty()) return {};
   telemetry::ExporterSettings s;
   s.endpoint = otlp.endpoint;
@@ -429,7 +430,8 @@ int Gateway::serve_http() {
 int Gateway::serve_stdio(const std::string& mode) {
   transport::ClientContext ctx;
   ctx.mode = mode;
-  const auto& limits = config()->limits;
+  auto cfg = config();  // held while read: a reload may drop the last other reference
+  const auto& limits = cfg->limits;
   transport::StdioServer stdio(router_, ctx, io_,
                                {static_cast<std::size_t>(limits.max_batch_size),
                                 static_cast<std::size_t>(limits.batch_concurrency)});

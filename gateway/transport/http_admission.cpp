@@ -336,7 +336,9 @@ std::optional<std::string> Admission::limit_call(const ClientContext& ctx, const
 int Admission::max_sessions() const { return state()->limits.max_sessions; }
 
 BatchLimits Admission::batch_limits() const {
-  const auto& l = state()->limits;
+  // The state is held while it is read: a reload may drop the last other reference.
+  auto st = state();
+  const auto& l = st->limits;
   return {static_cast<std::size_t>(l.max_batch_size), static_cast<std::size_t>(l.batch_concurrency)};
 }
 
