@@ -181,9 +181,8 @@ Task<void> HttpServer::Impl::answer_json(PostRequest& p, PostStream& stream) {
 }
 
 Task<void> HttpServer::Impl::answer_stream(PostRequest& p, PostStream& stream) {
-  stream.start_streaming();
+  auto queue = stream.start_streaming();
   auto head = event_stream_head(std::move(p.extra));
-  auto queue = stream.queue();
   auto beats = heartbeats(std::chrono::milliseconds(opts.heartbeat_ms), false);
   auto end = co_await p.res.stream(std::move(head), std::move(queue), std::move(beats));
   if (end != http::StreamEnd::Done) stream.cancel_all();

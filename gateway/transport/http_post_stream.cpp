@@ -38,9 +38,11 @@ bool PostStream::push_related(std::string msg, const void* key) {
   return queued;
 }
 
-void PostStream::start_streaming() {
+std::shared_ptr<http::StreamQueue> PostStream::start_streaming() {
   util::MutexLock lk(mu_);
   streaming_ = true;
+  queue_ = std::make_shared<http::StreamQueue>(signal_->executor(), max_waiting_, max_stream_bytes_,
+                                               http::StreamQueue::WhenFull::Drop);
   for (auto& e : events_) {
     std::string chunk = sse::format_event(e.msg);
     if (e.final) queue_->push_final(std::move(chunk));
@@ -49,6 +51,7 @@ void PostStream::start_streaming() {
   }
   events_.clear();
   if (finals_seen_ == finals_expected_) queue_->close();
+  return queue_;
 }
 
 std::optional<std::string> PostStream::first_final() {

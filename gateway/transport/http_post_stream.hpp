@@ -36,9 +36,8 @@ class PostStream {
  public:
   PostStream(const asio::any_io_executor& strand, const HttpServerOptions& o)
       : signal_(std::make_shared<http::Signal>(strand)),
-        queue_(std::make_shared<http::StreamQueue>(strand, o.stream_max_messages, o.stream_max_bytes,
-                                                   http::StreamQueue::WhenFull::Drop)),
-        max_waiting_(o.stream_max_messages) {}
+        max_waiting_(o.stream_max_messages),
+        max_stream_bytes_(o.stream_max_bytes) {}
 
   /// One more final reply to wait for, from `ex`, which cancel_all()
   /// reaches for as long as it lives.
@@ -66,9 +65,8 @@ class PostStream {
   Task<Answer> wait_answer(bool accept_json, bool accept_sse,
                            std::optional<std::chrono::milliseconds> stream_after = std::nullopt);
   /// From now on the answer is a stream: what came so far goes first.
-  void start_streaming();
-  /// What the streamed answer writes (after start_streaming()).
-  const std::shared_ptr<http::StreamQueue>& queue() const { return queue_; }
+  /// Returns the queue the streamed answer writes.
+  std::shared_ptr<http::StreamQueue> start_streaming();
   /// Both kinds of answer end after the last reply.
   bool complete() {
     util::MutexLock lk(mu_);
@@ -83,7 +81,7 @@ class PostStream {
   /// Related messages dropped because the client read too slowly.
   std::size_t dropped() {
     util::MutexLock lk(mu_);
-    return dropped_early_ + queue_->dropped();
+    return dropped_early_ + (queue_ ? queue_->dropped() : 0);
   }
   /// Cancels every request of this POST still running (they still reply).
   void cancel_all();
@@ -110,10 +108,13 @@ class PostStream {
   bool streaming_ GUARDED_BY(mu_) = false;
   // Weak: each exchange owns the stream, not the other way round.
   std::vector<std::weak_ptr<Exchange>> exchanges_ GUARDED_BY(mu_);
-  // Set at construction; both are safe to use from any thread.
+  // Set at construction; safe to use from any thread.
   const std::shared_ptr<http::Signal> signal_;
-  const std::shared_ptr<http::StreamQueue> queue_;
+  /// Made when the answer streams (most are one JSON body): safe to use
+  /// from any thread once set.
+  std::shared_ptr<http::StreamQueue> queue_ GUARDED_BY(mu_);
   const std::size_t max_waiting_;
+  const std::size_t max_stream_bytes_;
   std::size_t waiting_ GUARDED_BY(mu_) = 0;        ///< related messages in `events_`
   std::size_t waiting_bytes_ GUARDED_BY(mu_) = 0;  ///< their size
   std::size_t dropped_early_ GUARDED_BY(mu_) = 0;  ///< dropped before streaming

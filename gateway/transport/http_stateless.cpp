@@ -133,10 +133,9 @@ Task<Answer> HttpServer::Impl::run_stateless(PostRequest& p, const std::shared_p
   // moment is answered as a stream, with frequent heartbeats.
   Answer answer = co_await stream->wait_answer(p.accept_json, p.accept_sse, kStreamAfter);
   if (answer == Answer::Stream) {
-    stream->start_streaming();
+    auto queue = stream->start_streaming();
     auto beats = listen ? heartbeats(std::chrono::milliseconds(opts.heartbeat_ms), false) : heartbeats(kCallHeartbeat, true);
     auto head = event_stream_head();
-    auto queue = stream->queue();
     co_await p.res.stream(std::move(head), std::move(queue), std::move(beats));
     // However the stream ended, nothing waits for this request any more.
     stream->cancel_all();
