@@ -20,6 +20,7 @@
 #include <optional>
 
 #include "transport/message_head.hpp"
+#include "transport/request_parser.hpp"
 #include "util/ascii.hpp"
 #include "util/thread_annotations.hpp"
 
@@ -373,9 +374,9 @@ Task<bool> Listener::Impl::read_request(Stream& stream, beast::flat_buffer& buff
   }
   // The first request's deadline runs from accept; later ones' from their first byte.
   if (!first) tcp_layer.expires_after(opts.header_timeout);
-  bhttp::request_parser<bhttp::buffer_body> parser;
+  RequestParser parser(req, opts.max_body_bytes);
   parser.header_limit(static_cast<std::uint32_t>(opts.max_header_bytes));
-  parser.body_limit(boost::none);  // enforced below, for chunked bodies too
+  parser.body_limit(boost::none);  // max_body_bytes and the hard cap are enforced here, for chunked bodies too
   if (!read_buffered(stream, ec, [&](tcp::socket& s) { bhttp::read_header(s, buffer, parser, ec); }))
     co_await bhttp::async_read_header(stream, buffer, parser, with_ec(ec));
   if (ec) {
@@ -393,10 +394,6 @@ Task<bool> Listener::Impl::read_request(Stream& stream, beast::flat_buffer& buff
     }
     co_return false;
   }
-  auto& head = parser.get();
-  req.method = std::string(head.method_string());
-  req.target = std::string(head.target());
-  for (const auto& f : head) req.headers.push_back({std::string(f.name_string()), std::string(f.value())});
   keep_alive = parser.keep_alive();
   if (iequals(req.get("Expect"), "100-continue")) {
     bhttp::response<bhttp::empty_body> cont(bhttp::status::continue_, 11);
@@ -405,35 +402,16 @@ Task<bool> Listener::Impl::read_request(Stream& stream, beast::flat_buffer& buff
     if (ec) co_return false;
   }
   tcp_layer.expires_after(opts.body_timeout);
-  // The body is read straight into req.body, a piece at a time (what the
-  // head declares, at most 16 KiB): a buffer in this coroutine's frame made
-  // the frame, allocated per request, 16 KiB. Past max_body_bytes what
-  // comes is only counted, read over the same piece.
-  constexpr std::uint64_t kPiece = 16384;
-  std::uint64_t seen = 0;
+  // The parser appends the body to the request (RequestParser); past the
+  // hard cap the rest is never read.
   while (!parser.is_done()) {
-    std::uint64_t room = kPiece;
-    if (auto left = parser.content_length_remaining()) room = std::clamp<std::uint64_t>(*left, 1, kPiece);
-    const std::size_t at = req.body_too_large ? 0 : req.body.size();
-    req.body.resize(at + room);
-    head.body().data = req.body.data() + at;
-    head.body().size = room;
-    if (!read_buffered(stream, ec, [&](tcp::socket& s) { bhttp::read(s, buffer, parser, ec); }))
-      co_await bhttp::async_read(stream, buffer, parser, with_ec(ec));
-    if (ec == bhttp::error::need_buffer) ec = {};
-    const std::size_t got = room - head.body().size;
-    req.body.resize(at + got);
-    if (ec) co_return false;
-    seen += got;
-    if (!req.body_too_large && req.body.size() > opts.max_body_bytes) {
-      req.body_too_large = true;
-      std::string().swap(req.body);
-    }
-    if (req.body_too_large) req.body.clear();
-    if (seen > hard_cap()) {
-      keep_alive = false;  // the rest of the body is never read
+    if (parser.seen() > hard_cap()) {
+      keep_alive = false;
       break;
     }
+    if (!read_buffered(stream, ec, [&](tcp::socket& s) { bhttp::read_some(s, buffer, parser, ec); }))
+      co_await bhttp::async_read_some(stream, buffer, parser, with_ec(ec));
+    if (ec) co_return false;
   }
   co_return true;
 }
