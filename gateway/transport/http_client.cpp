@@ -147,10 +147,6 @@ struct HttpClient::Stream {
   std::unique_ptr<tcp::socket> plain;
   std::unique_ptr<ssl::stream<tcp::socket>> secure;
   beast::flat_buffer buffer;
-  /// Where a response's body is read to, piece by piece: the connection's,
-  /// not in the exchange's coroutine frame, which it would make too large
-  /// for Asio to recycle (a fresh 16 KiB frame per exchange).
-  std::vector<char> chunk = std::vector<char>(16 * 1024);
 
   tcp::socket& socket() { return secure ? secure->next_layer() : *plain; }
   /// Aborts whatever runs on it; the stream is not used again.
@@ -185,7 +181,46 @@ struct Transfer {
 
 /// The request `req` as Beast sends it.
 using error_code = boost::system::error_code;
-using ResponseParser = http::response_parser<http::buffer_body>;
+/// Beast's HTTP/1.1 parser, keeping a response's status and headers in
+/// `head` and handing its body to `on_data` piece by piece as it is parsed:
+/// Beast's response type held a node per header (then copied), and its
+/// body type needed a buffer between the parser and the caller.
+class ResponseParser final : public http::basic_parser<false> {
+ public:
+  ResponseParser(HttpHead& head, HttpClient::OnData& on_data) : head_(head), on_data_(on_data) {}
+  /// on_data wanted no more: the parse ended there.
+  bool stopped() const { return stopped_; }
+
+ private:
+  using string_view = beast::string_view;
+
+  void on_request_impl(http::verb, string_view, string_view, int, error_code&) override {}
+  void on_response_impl(int status, string_view, int, error_code&) override {
+    head_.status = status;
+    head_.headers.reserve(8);
+  }
+  void on_field_impl(http::field, string_view name, string_view value, error_code&) override {
+    head_.headers.emplace_back(std::string(name.data(), name.size()), std::string(value.data(), value.size()));
+  }
+  void on_header_impl(error_code&) override {}
+  void on_body_init_impl(const boost::optional<std::uint64_t>&, error_code&) override {}
+  std::size_t on_body_impl(string_view body, error_code& ec) override {
+    if (!body.empty() && !on_data_(std::string_view(body.data(), body.size()))) {
+      stopped_ = true;
+      ec = asio::error::operation_aborted;
+    }
+    return body.size();
+  }
+  void on_chunk_header_impl(std::uint64_t, string_view, error_code&) override {}
+  std::size_t on_chunk_body_impl(std::uint64_t, string_view body, error_code& ec) override {
+    return on_body_impl(body, ec);
+  }
+  void on_finish_impl(error_code&) override {}
+
+  HttpHead& head_;
+  HttpClient::OnData& on_data_;
+  bool stopped_ = false;
+};
 
 /// Runs `op`, a synchronous Beast operation on non-blocking socket `s`,
 /// until it no longer would block, waiting for `s` to be ready in between.
@@ -251,7 +286,7 @@ Task<error_code> read_body(S& s, beast::flat_buffer& buffer, ResponseParser& p) 
 }
 
 template <typename S>
-Task<void> transfer(S& stream, beast::flat_buffer& buffer, std::vector<char>& chunk, const Url& url,
+Task<void> transfer(S& stream, beast::flat_buffer& buffer, const Url& url,
                     const HttpRequest& req, HttpClient::OnHead& on_head, HttpClient::OnData& on_data, Transfer& t) {
   auto head = request_head(url, req);
   if (!head) {
@@ -265,7 +300,7 @@ Task<void> transfer(S& stream, beast::flat_buffer& buffer, std::vector<char>& ch
     t.error = "connection closed while sending the request (" + wec.message() + ")";
     co_return;
   }
-  ResponseParser p;
+  ResponseParser p(t.head, on_data);
   // The callers bound what they keep of a body; a stream has no length.
   p.body_limit(boost::none);
   p.header_limit(kMaxHead);
@@ -273,17 +308,11 @@ Task<void> transfer(S& stream, beast::flat_buffer& buffer, std::vector<char>& ch
     t.error = "connection closed while reading the response (" + hec.message() + ")";
     co_return;
   }
-  t.head.status = static_cast<int>(p.get().result_int());
-  for (const auto& f : p.get()) t.head.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
-  t.keep_alive = p.get().keep_alive();
+  t.keep_alive = p.keep_alive();
   if (!on_head(t.head)) co_return;
   while (!p.is_done()) {
-    p.get().body().data = chunk.data();
-    p.get().body().size = chunk.size();
     error_code ec = co_await read_body(stream, buffer, p);
-    if (ec == http::error::need_buffer) ec = {};
-    std::size_t got = chunk.size() - p.get().body().size;
-    if (got && !on_data(std::string_view(chunk.data(), got))) co_return;
+    if (p.stopped()) co_return;
     if (ec) {
       t.error = "connection closed while reading the response (" + ec.message() + ")";
       co_return;
@@ -420,8 +449,8 @@ Task<HttpResult> HttpClient::exchange(const HttpRequest& req, Abort& abort, OnHe
     }
     Transfer t;
     abort.on_fire([raw = s.get()] { raw->close(); });
-    if (s->secure) co_await transfer(*s->secure, s->buffer, s->chunk, url_, req, on_head, on_data, t);
-    else co_await transfer(*s->plain, s->buffer, s->chunk, url_, req, on_head, on_data, t);
+    if (s->secure) co_await transfer(*s->secure, s->buffer, url_, req, on_head, on_data, t);
+    else co_await transfer(*s->plain, s->buffer, url_, req, on_head, on_data, t);
     abort.on_fire({});
     if (t.error.empty()) {
       out.head = std::move(t.head);
