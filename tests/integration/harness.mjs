@@ -977,13 +977,18 @@ export async function startTap(targetUrl, { cut } = {}) {
 // ---------------------------------------------------------------------------
 // in-flight detection without sleeping, and the session GET stream
 
-// clock_nanosleep / nanosleep syscall numbers, by architecture.
-const NANOSLEEP_SYSCALLS = { x64: [230, 35], arm64: [115, 101] }[process.arch] || [];
+// clock_nanosleep's syscall number, by architecture: glibc's nanosleep()
+// (std::this_thread::sleep_for, the example upstreams' `sleep` tool) makes
+// it. Plain nanosleep is left out: a sanitizer runtime keeps a thread of
+// its own in it all the time (ThreadSanitizer's background thread).
+const CLOCK_NANOSLEEP = { x64: 230, arm64: 115 }[process.arch];
 
 /**
- * True when some thread of `pid` is blocked in nanosleep (the example
+ * True when some thread of `pid` is blocked in clock_nanosleep (the example
  * upstreams' `sleep` tool): proof that a `sleep` call has reached that
  * upstream process, for stdio upstreams where no tap can sit in between.
+ * The thread's syscall decides; its wait channel only where the syscall
+ * cannot be read.
  */
 export function threadSleeping(pid) {
   let tids;
@@ -993,17 +998,20 @@ export function threadSleeping(pid) {
     return false;
   }
   for (const tid of tids) {
+    let nr;
     try {
-      const wchan = readFileSync(`/proc/${pid}/task/${tid}/wchan`, 'utf8');
-      if (/nanosleep/.test(wchan)) return true;
+      nr = Number(readFileSync(`/proc/${pid}/task/${tid}/syscall`, 'utf8').split(' ')[0]);
     } catch {
-      /* thread gone or wchan hidden */
+      /* thread gone, or its syscall not readable */
+    }
+    if (nr !== undefined && !Number.isNaN(nr)) {
+      if (nr === CLOCK_NANOSLEEP) return true;
+      continue;
     }
     try {
-      const nr = Number(readFileSync(`/proc/${pid}/task/${tid}/syscall`, 'utf8').split(' ')[0]);
-      if (NANOSLEEP_SYSCALLS.includes(nr)) return true;
+      if (/nanosleep/.test(readFileSync(`/proc/${pid}/task/${tid}/wchan`, 'utf8'))) return true;
     } catch {
-      /* thread gone */
+      /* thread gone or wchan hidden */
     }
   }
   return false;
