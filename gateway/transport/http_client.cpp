@@ -20,6 +20,7 @@
 #include <cerrno>
 
 #include "transport/message_head.hpp"
+#include "transport/message_parser.hpp"
 
 namespace mcpgw::transport {
 namespace {
@@ -185,16 +186,13 @@ using error_code = boost::system::error_code;
 /// `head` and handing its body to `on_data` piece by piece as it is parsed:
 /// Beast's response type held a node per header (then copied), and its
 /// body type needed a buffer between the parser and the caller.
-class ResponseParser final : public http::basic_parser<false> {
+class ResponseParser final : public ::mcpgw::transport::http::MessageParser<false> {
  public:
   ResponseParser(HttpHead& head, HttpClient::OnData& on_data) : head_(head), on_data_(on_data) {}
   /// on_data wanted no more: the parse ended there.
   bool stopped() const { return stopped_; }
 
  private:
-  using string_view = beast::string_view;
-
-  void on_request_impl(http::verb, string_view, string_view, int, error_code&) override {}
   void on_response_impl(int status, string_view, int, error_code&) override {
     head_.status = status;
     head_.headers.reserve(8);
@@ -202,8 +200,6 @@ class ResponseParser final : public http::basic_parser<false> {
   void on_field_impl(http::field, string_view name, string_view value, error_code&) override {
     head_.headers.emplace_back(std::string(name.data(), name.size()), std::string(value.data(), value.size()));
   }
-  void on_header_impl(error_code&) override {}
-  void on_body_init_impl(const boost::optional<std::uint64_t>&, error_code&) override {}
   std::size_t on_body_impl(string_view body, error_code& ec) override {
     if (!body.empty() && !on_data_(std::string_view(body.data(), body.size()))) {
       stopped_ = true;
@@ -211,11 +207,6 @@ class ResponseParser final : public http::basic_parser<false> {
     }
     return body.size();
   }
-  void on_chunk_header_impl(std::uint64_t, string_view, error_code&) override {}
-  std::size_t on_chunk_body_impl(std::uint64_t, string_view body, error_code& ec) override {
-    return on_body_impl(body, ec);
-  }
-  void on_finish_impl(error_code&) override {}
 
   HttpHead& head_;
   HttpClient::OnData& on_data_;

@@ -20,7 +20,7 @@
 #include <optional>
 
 #include "transport/message_head.hpp"
-#include "transport/request_parser.hpp"
+#include "transport/message_parser.hpp"
 #include "util/ascii.hpp"
 #include "util/thread_annotations.hpp"
 
