@@ -9,19 +9,13 @@
 #include "jsonrpc/json.hpp"
 #include "util/ascii.hpp"
 #include "util/base64.hpp"
+#include "util/hex.hpp"
 #include "util/random.hpp"
 
 namespace mcpgw::oauth {
 namespace {
 
 bool unreserved(unsigned char c) { return std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~'; }
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 std::optional<std::string> url_decode(std::string_view s) {
   std::string out;
@@ -31,7 +25,7 @@ std::optional<std::string> url_decode(std::string_view s) {
       out.push_back(' ');
     } else if (s[i] == '%') {
       if (i + 2 >= s.size()) return std::nullopt;
-      int hi = hex_value(s[i + 1]), lo = hex_value(s[i + 2]);
+      int hi = hex_digit_value(s[i + 1]), lo = hex_digit_value(s[i + 2]);
       if (hi < 0 || lo < 0) return std::nullopt;
       out.push_back(static_cast<char>(hi * 16 + lo));
       i += 2;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "util/hex.hpp"
 #include "util/protobuf.hpp"
 
 namespace mcpgw::telemetry {
@@ -27,13 +28,6 @@ constexpr int kAnyString = 1;
 }  // namespace field
 
 constexpr int kStatusError = 2;
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return 0;
-}
 
 using protobuf::field_size;
 using protobuf::varint_size;
@@ -135,11 +129,18 @@ bool sampled_by_ratio(std::string_view trace_id, double ratio) {
   if (ratio >= 1) return true;
   if (ratio <= 0 || trace_id.size() < 16) return false;
   std::uint64_t low = 0;
-  for (char c : trace_id.substr(trace_id.size() - 16)) low = (low << 4) | static_cast<std::uint64_t>(hex_digit(c));
+  for (char c : trace_id.substr(trace_id.size() - 16)) {
+    int v = hex_digit_value(c);
+    if (v < 0) return false;  // not a trace id: nothing to keep
+    low = (low << 4) | static_cast<std::uint64_t>(v);
+  }
   // Compare in the top 63 bits so that ratio * 2^63 fits a double exactly enough.
   return static_cast<double>(low >> 1) < ratio * 9223372036854775808.0;
 }
 
-bool sampled_flag(std::string_view flags) { return flags.size() == 2 && (hex_digit(flags[1]) & 1); }
+bool sampled_flag(std::string_view flags) {
+  const int low = flags.size() == 2 ? hex_digit_value(flags[1]) : -1;
+  return low >= 0 && (low & 1);
+}
 
 }  // namespace mcpgw::telemetry
