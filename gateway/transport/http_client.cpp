@@ -21,6 +21,7 @@
 
 #include "transport/message_head.hpp"
 #include "transport/message_parser.hpp"
+#include "util/ascii.hpp"
 
 namespace mcpgw::transport {
 namespace {
@@ -90,7 +91,7 @@ std::string Url::text() const { return (tls ? "https://" : "http://") + host_hea
 
 std::string HttpHead::get(std::string_view name) const {
   for (const auto& [k, v] : headers)
-    if (beast::iequals(k, name)) return v;
+    if (iequals(k, name)) return v;
   return {};
 }
 

@@ -1,12 +1,13 @@
 #include "transport/message_head.hpp"
 
-#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/status.hpp>
 
 #include <array>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "util/ascii.hpp"
 
 namespace mcpgw::transport {
 namespace {
@@ -23,8 +24,8 @@ bool fits_head(std::string_view s) {
 
 /// Headers whose value the exchange decides (framing and keep-alive).
 bool framing(std::string_view name) {
-  return boost::beast::iequals(name, "Content-Length") || boost::beast::iequals(name, "Transfer-Encoding") ||
-         boost::beast::iequals(name, "Connection");
+  return iequals(name, "Content-Length") || iequals(name, "Transfer-Encoding") ||
+         iequals(name, "Connection");
 }
 
 /// Header fields, a name given again replacing the earlier value. The usual
@@ -35,7 +36,7 @@ class Fields {
   void add(std::string_view name, std::string_view value) {
     for (std::size_t i = 0; i < n_; ++i) {
       Field& f = at(i);
-      if (boost::beast::iequals(f.first, name)) {
+      if (iequals(f.first, name)) {
         f.second = value;
         return;
       }
