@@ -1,7 +1,7 @@
 #pragma once
 // The server side of a client's tools/call, as two chains of filters of
-// the upstream's one interface (upstream/send_filter.hpp): `on_call(item,
-// next)`, each filter doing one concern around the rest of the chain.
+// the gateway's one shape (util/filter_chain.hpp): `on_call(item, next)`,
+// each filter doing one concern around the rest of the chain.
 // - The admission filters (AdmitFilter over a CallRequest, answering the
 //   request): which tool, whether it may run and how (streamed or
 //   suspended, as a task); the last one runs the call's work.
@@ -83,7 +83,7 @@ struct ServerCall {
 
 class CallFilter;
 /// The call filters after the current one.
-using CallNext = upstream::ChainNext<CallFilter, ServerCall, upstream::Reply>;
+using CallNext = ChainNext<CallFilter, ServerCall, Task<upstream::Reply>>;
 
 /// One concern of a tool call on the server's side.
 class CallFilter {
@@ -120,7 +120,7 @@ struct CallRequest {
 
 class AdmitFilter;
 /// The admission filters after the current one.
-using AdmitNext = upstream::ChainNext<AdmitFilter, CallRequest, Answer>;
+using AdmitNext = ChainNext<AdmitFilter, CallRequest, Task<Answer>>;
 
 /// One concern of admitting a tools/call: a filter may refuse it (its
 /// answer, audited and counted as refused) or note in the request what

@@ -3,26 +3,14 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
 
+#include "transport/http_request_filters.hpp"
 #include "util/ascii.hpp"
 
 namespace mcpgw::transport {
 namespace {
 
 constexpr std::string_view kWellKnown = "/.well-known/oauth-protected-resource";
-
-/// Host part of a Host header or URL authority, without port or brackets.
-std::string host_of(std::string_view authority) {
-  if (!authority.empty() && authority.front() == '[') {
-    auto close = authority.find(']');
-    return std::string(authority.substr(1, close == std::string_view::npos ? authority.npos : close - 1));
-  }
-  auto colon = authority.rfind(':');
-  if (colon != std::string_view::npos && authority.find(':') == colon) authority = authority.substr(0, colon);
-  return std::string(authority);
-}
 
 /// `s` as an RFC 7235 quoted-string.
 std::string quoted(std::string_view s) {
@@ -45,34 +33,9 @@ std::pair<std::string, std::string> split_url(const std::string& url) {
   return {url.substr(0, slash), path};
 }
 
-std::int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::string limit_error(const jsonrpc::Message& m, const std::string& message, std::string_view limit,
-                        std::int64_t retry_ms) {
-  json::Document data(rapidjson::kObjectType);
-  auto& a = data.GetAllocator();
-  data.AddMember("limit", json::str(limit, a), a);
-  data.AddMember("retryAfterMs", retry_ms, a);
-  return jsonrpc::make_error(m.id(), -32000, message, &data);
-}
-
-/// The tool a request names (tools/call, tools/callSaga), for the audit
-/// line of its refusal; "" for other requests.
-std::string called_tool(const jsonrpc::Message& m) {
-  auto name = m.params() ? json::get_string(*m.params(), "name") : std::nullopt;
-  return name && m.method().rfind("tools/call", 0) == 0 ? std::string(*name) : std::string();
-}
-
 }  // namespace
 
 std::string lower(std::string s) { return ascii_lowered(std::move(s)); }
-
-bool is_loopback_host(std::string_view host) {
-  std::string h = host_of(host);
-  return h == "localhost" || h == "::1" || h.rfind("127.", 0) == 0;
-}
 
 http::Response json_response(int status, std::string body) {
   return {status, {{"Content-Type", "application/json"}}, std::move(body)};
@@ -112,6 +75,38 @@ Result<std::shared_ptr<const AccessState>> make_access_state(Io& io, const auth:
                   std::move(forward_headers)}));
 }
 
+Admission::Admission(const HttpServerOptions& opts, Handler& handler, std::shared_ptr<const AccessState> state)
+    : opts_(opts),
+      handler_(handler),
+      endpoint_chain_(endpoint_filters(*this)),
+      operator_chain_(operator_filters(*this)),
+      limit_chain_(limit_filters(*this)),
+      state_(std::move(state)) {}
+
+std::vector<std::string> Admission::modes() const { return handler_.modes(); }
+
+Task<std::optional<http::Response>> Admission::admit(const http::Request& req, const std::string& mode,
+                                                     ClientContext& ctx) const {
+  // Held for the whole check: a reload may replace it meanwhile.
+  auto st = state();
+  Arrival a{req, *st, &mode, ctx};
+  co_return co_await RequestNext(endpoint_chain_.order)(a);
+}
+
+Task<std::optional<http::Response>> Admission::admit_operator(const http::Request& req) const {
+  auto st = state();
+  ClientContext ctx;
+  Arrival a{req, *st, nullptr, ctx};
+  co_return co_await RequestNext(operator_chain_.order)(a);
+}
+
+std::optional<std::string> Admission::limit_call(const ClientContext& ctx, const jsonrpc::Message& m,
+                                                 int in_flight) const {
+  auto st = state();
+  Demand d{ctx, m, in_flight, *st};
+  return LimitNext(limit_chain_.order)(d);
+}
+
 std::shared_ptr<const AccessState> Admission::state() const {
   util::MutexLock lk(mu_);
   return state_;
@@ -129,31 +124,6 @@ void Admission::on_refused(const Refused& r) const {
   who.principal = r.principal;
   who.mode = r.mode;
   handler_.refused(who, r.what, r.reason, r.tool);
-}
-
-bool Admission::host_allowed(const http::Request& req) const {
-  if (!req.has("Host")) return true;
-  std::string host = lower(host_of(req.get("Host")));
-  if (!opts_.allowed_hosts.empty())
-    return std::any_of(opts_.allowed_hosts.begin(), opts_.allowed_hosts.end(),
-                       [&](const std::string& a) { return lower(a) == host; });
-  // Bound to loopback, only loopback names may reach us: a rebinding attack
-  // arrives with the attacker's host name.
-  if (is_loopback_host(opts_.host)) return is_loopback_host(host);
-  return true;
-}
-
-bool Admission::origin_allowed(const http::Request& req) const {
-  if (!req.has("Origin")) return true;
-  std::string origin = req.get("Origin");
-  if (!opts_.allowed_origins.empty())
-    return std::find(opts_.allowed_origins.begin(), opts_.allowed_origins.end(), origin) !=
-           opts_.allowed_origins.end();
-  auto scheme = origin.find("://");
-  if (scheme == std::string::npos) return false;
-  std::string_view rest(origin);
-  rest.remove_prefix(scheme + 3);
-  return is_loopback_host(rest.substr(0, rest.find('/')));
 }
 
 std::optional<std::string> Admission::cors_origin(const http::Request& req) const {
@@ -223,114 +193,6 @@ http::Response Admission::refuse(const auth::Verdict& v, const AccessState& st, 
                                                        quoted(v.description) + ", " + meta
                                                  : "Bearer " + meta});
   return r;
-}
-
-Task<auth::Verdict> Admission::identify(const http::Request& req, const AccessState& st) const {
-  std::string authorization = req.get("Authorization");
-  auto keys = st.jwks ? st.jwks->keys() : nullptr;
-  std::int64_t now = unix_now();
-  auto cached = st.tokens ? st.tokens->find(authorization, keys, now) : std::nullopt;
-  auth::Verdict v = cached ? std::move(*cached) : st.verifier.identify(authorization, keys.get(), now);
-  if (v.outcome == auth::Verdict::Outcome::UnknownKey && st.jwks) {
-    // The authorization server may have rotated its keys: read them again
-    // (at most once a minute) and look once more.
-    keys = co_await st.jwks->refresh();
-    v = st.verifier.identify(authorization, keys.get(), unix_now());
-    if (v.outcome == auth::Verdict::Outcome::UnknownKey) v.outcome = auth::Verdict::Outcome::Invalid;
-  }
-  if (!cached && st.tokens) st.tokens->put(authorization, keys, v, now);
-  co_return v;
-}
-
-Task<std::optional<http::Response>> Admission::admit_operator(const http::Request& req) const {
-  if (!host_allowed(req)) {
-    on_refused({"host", "", "Host " + req.get("Host") + " not allowed", ""});
-    co_return json_error(403, jsonrpc::kInvalidRequest, "Forbidden: Host not allowed");
-  }
-  if (!origin_allowed(req)) {
-    on_refused({"origin", "", "Origin " + req.get("Origin") + " not allowed", ""});
-    co_return json_error(403, jsonrpc::kInvalidRequest, "Forbidden: Origin not allowed");
-  }
-  auto st = state();
-  auth::Verdict v = co_await identify(req, *st);
-  using O = auth::Verdict::Outcome;
-  if (v.outcome != O::Admitted && v.outcome != O::Anonymous) co_return refuse(v, *st, "");
-  co_return std::nullopt;
-}
-
-Task<std::optional<http::Response>> Admission::admit(const http::Request& req, const std::string& mode,
-                                                     ClientContext& ctx) const {
-  if (!host_allowed(req)) {
-    on_refused({"host", "", "Host " + req.get("Host") + " not allowed", mode});
-    co_return json_error(403, jsonrpc::kInvalidRequest, "Forbidden: Host not allowed");
-  }
-  if (!origin_allowed(req)) {
-    on_refused({"origin", "", "Origin " + req.get("Origin") + " not allowed", mode});
-    co_return json_error(403, jsonrpc::kInvalidRequest, "Forbidden: Origin not allowed");
-  }
-  auto st = state();
-  auth::Verdict v = co_await identify(req, *st);
-  st->verifier.restrict_to_mode(v, mode);
-  using O = auth::Verdict::Outcome;
-  // Who first (401), then which mode (404 for one that does not exist),
-  // then whether this principal may use it (403).
-  if (v.outcome != O::Admitted && v.outcome != O::Anonymous && v.outcome != O::InsufficientScope)
-    co_return refuse(v, *st, mode);
-  if (!mode.empty()) {
-    auto modes = handler_.modes();
-    if (std::find(modes.begin(), modes.end(), mode) == modes.end()) {
-      std::string list;
-      for (const auto& m : modes) {
-        if (!list.empty()) list += ", ";
-        list += m;
-      }
-      co_return json_error(404, jsonrpc::kInvalidRequest,
-                           "Unknown mode \"" + mode + "\"; available modes: " + (list.empty() ? "(none)" : list));
-    }
-  }
-  if (v.outcome == O::InsufficientScope) co_return refuse(v, *st, mode);
-  ctx.principal = v.principal;
-  ctx.allowed_modes = v.modes;
-  ctx.mode = mode;
-  // The raw JWT, for upstreams that exchange it (RFC 8693); a static
-  // token is the gateway's own secret and never leaves it.
-  if (v.oauth) {
-    std::string authorization = req.get("Authorization");
-    if (authorization.size() > 7) ctx.subject_token = authorization.substr(7);
-  }
-  if (!st->forward_headers.empty()) {
-    for (const auto& h : req.headers) {
-      std::string name = lower(h.name);
-      if (std::find(st->forward_headers.begin(), st->forward_headers.end(), name) != st->forward_headers.end())
-        ctx.forward_headers.emplace_back(name, h.value);
-    }
-  }
-  co_return std::nullopt;
-}
-
-std::optional<std::string> Admission::limit_call(const ClientContext& ctx, const jsonrpc::Message& m,
-                                                 int in_flight) const {
-  auto st = state();
-  const auto& l = st->limits;
-  if (in_flight >= 0 && l.max_in_flight_per_session > 0 && in_flight >= l.max_in_flight_per_session) {
-    std::string why = "Too many requests in flight: limits.max_in_flight_per_session (" +
-                      std::to_string(l.max_in_flight_per_session) + ") reached for this session";
-    on_refused({"in_flight", ctx.principal, why, ctx.mode, called_tool(m)});
-    // When one of them ends is not known: a short pause is the honest hint.
-    return limit_error(m, why, "max_in_flight_per_session", 100);
-  }
-  std::string_view method = m.method();
-  if (!st->limiter || (method != "tools/call" && method != "tools/callSaga" && method != "tools/resumeSaga"))
-    return std::nullopt;
-  auto wait = st->limiter->take(ctx.principal, auth::RateLimiter::Clock::now());
-  if (!wait) return std::nullopt;
-  std::string who = ctx.principal.empty() ? "anonymous clients" : "principal " + json::quote(ctx.principal);
-  char rate[32];
-  std::snprintf(rate, sizeof rate, "%g", l.calls_per_s);
-  std::string why = "Rate limit exceeded: limits.calls_per_s (" + std::string(rate) + "/s, burst " +
-                    std::to_string(static_cast<int>(st->limiter->capacity())) + ") for " + who;
-  on_refused({"rate", ctx.principal, why, ctx.mode, called_tool(m)});
-  return limit_error(m, why, "calls_per_s", *wait);
 }
 
 int Admission::max_sessions() const { return state()->limits.max_sessions; }

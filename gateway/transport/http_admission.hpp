@@ -1,9 +1,12 @@
 #pragma once
 // The checks every request to the MCP endpoint passes before its method is
-// looked at: Host (DNS rebinding), Origin, credentials (static bearer
-// tokens, OAuth JWTs), mode; and the limits on calls and sessions. Each
-// refusal is a finished HTTP response (or JSON-RPC error), worded as the
-// contract says, and goes through on_refused().
+// looked at, as a chain of request filters: Host (DNS rebinding), Origin,
+// credentials (static bearer tokens, OAuth JWTs), mode, scope; and each
+// JSON-RPC request's limits (in flight, rate) as a chain of limit filters.
+// The filters are in http_request_filters.cpp, in the gateway's one filter
+// shape (util/filter_chain.hpp). Each refusal is a finished HTTP response
+// (or JSON-RPC error), worded as the contract says, and goes through
+// on_refused().
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -16,6 +19,7 @@
 #include "transport/http_listener.hpp"
 #include "transport/http_server.hpp"
 #include "transport/jwks_source.hpp"
+#include "util/filter_chain.hpp"
 #include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport {
@@ -56,11 +60,66 @@ struct Refused {
   std::string tool = {};  ///< the tool a refused tools/call named, if any
 };
 
+/// A request to the MCP endpoint (or to an operator endpoint) on its way
+/// through the request filters.
+struct Arrival {
+  const http::Request& req;
+  /// The `auth` and `limits` the whole request is checked under.
+  const AccessState& st;
+  /// The mode the request asks for (/mcp/<mode>, "" = the default); null
+  /// for an operator endpoint, which takes any token the MCP endpoint does.
+  const std::string* mode;
+  /// What the filters learn of the client: its principal, modes, token
+  /// and forwarded headers.
+  ClientContext& ctx;
+  /// The credentials' verdict; set by the token filter.
+  auth::Verdict verdict{};
+};
+
+class RequestFilter;
+/// The request filters after the current one: nothing when the request
+/// may go on, else the refusal to send.
+using RequestNext = ChainNext<RequestFilter, Arrival, Task<std::optional<http::Response>>>;
+
+/// One check of a request before its body is looked at.
+class RequestFilter {
+ public:
+  virtual ~RequestFilter() = default;
+  /// Checks `a`, passing it on with `next` or answering the refusal; the
+  /// last filter of a chain admits.
+  virtual Task<std::optional<http::Response>> on_call(Arrival& a, RequestNext next) = 0;
+};
+
+/// One JSON-RPC request of an admitted client on its way through the limit
+/// filters.
+struct Demand {
+  const ClientContext& ctx;
+  const jsonrpc::Message& m;
+  /// The session's requests already running; -1 for a request without a session.
+  int in_flight;
+  const AccessState& st;
+};
+
+class LimitFilter;
+/// The limit filters after the current one: nothing when the request may
+/// run, else its JSON-RPC error. They never wait.
+using LimitNext = ChainNext<LimitFilter, Demand, std::optional<std::string>>;
+
+/// One limit on a client's requests.
+class LimitFilter {
+ public:
+  virtual ~LimitFilter() = default;
+  /// Checks `d`, passing it on with `next` or answering the error; the
+  /// last filter of a chain lets the request run.
+  virtual std::optional<std::string> on_call(Demand& d, LimitNext next) = 0;
+};
+
 /// Admission of MCP requests under one server's options.
 class Admission {
  public:
-  Admission(const HttpServerOptions& opts, Handler& handler, std::shared_ptr<const AccessState> state)
-      : opts_(opts), handler_(handler), state_(std::move(state)) {}
+  Admission(const HttpServerOptions& opts, Handler& handler, std::shared_ptr<const AccessState> state);
+  Admission(const Admission&) = delete;
+  Admission& operator=(const Admission&) = delete;
   /// Nothing when `req` may go on (then `ctx` holds its mode, principal
   /// and forwarded headers); otherwise the refusal to send. Waits (without
   /// blocking) only when a token names a key the JWKS lacks.
@@ -87,24 +146,25 @@ class Admission {
   std::optional<std::string> cors_origin(const http::Request& req) const;
   /// Every refusal passes here (logged; the place for an audit record).
   void on_refused(const Refused& r) const;
+  /// The answer to a verdict that does not admit, refused in `mode`.
+  http::Response refuse(const auth::Verdict& v, const AccessState& st, const std::string& mode) const;
+  /// The server's options, which the filters check against.
+  const HttpServerOptions& options() const { return opts_; }
+  /// The modes the gateway serves.
+  std::vector<std::string> modes() const;
 
   std::shared_ptr<const AccessState> state() const;
   /// Applies a reloaded `auth`/`limits`: the next request is checked under it.
   void set_state(std::shared_ptr<const AccessState> s);
 
  private:
-  /// The verdict on `req`'s credentials under `st` (the cache, then the
-  /// keys, fetched again when the token names one they lack).
-  Task<auth::Verdict> identify(const http::Request& req, const AccessState& st) const;
-  bool host_allowed(const http::Request& req) const;
-  bool origin_allowed(const http::Request& req) const;
-  /// The answer to a verdict that does not admit.
-  http::Response refuse(const auth::Verdict& v, const AccessState& st, const std::string& mode) const;
   /// Where the metadata of the resource is (RFC 9728 §3.1).
   std::string metadata_url(const AccessState& st) const;
 
   const HttpServerOptions& opts_;
   Handler& handler_;
+  const Chain<RequestFilter> endpoint_chain_, operator_chain_;
+  const Chain<LimitFilter> limit_chain_;
   mutable util::Mutex mu_;
   std::shared_ptr<const AccessState> state_ GUARDED_BY(mu_);
 };

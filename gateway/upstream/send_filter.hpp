@@ -8,50 +8,17 @@
 // making the request. Upstream::send and Upstream::call_tool build the item
 // and run their chain (upstream/send_filters.cpp has the filters and their
 // order); a new concern is a new filter, not a branch in send() or
-// call_tool(). The server module runs its own chain of the same shape
-// (server/call_filter.hpp).
-#include <memory>
-#include <span>
+// call_tool(). The chains are of the gateway's one shape
+// (util/filter_chain.hpp).
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "jsonrpc/json.hpp"
 #include "transport/connection.hpp"
 #include "upstream/origin.hpp"
+#include "util/filter_chain.hpp"
 
 namespace mcpgw::upstream {
-
-/// The filters of a chain after the current one; calling it runs them.
-/// Every chain has the one interface `Task<Answer> Filter::on_call(Item&,
-/// ChainNext)`.
-template <class Filter, class Item, class Answer>
-class ChainNext {
- public:
-  explicit ChainNext(std::span<Filter* const> rest) : rest_(rest) {}
-  /// Runs the rest of the chain on `item`; a filter may call it more than
-  /// once (a retry, a chain's hop) or not at all (an answer of its own).
-  /// Not a coroutine: passing a filter on costs no coroutine frame of its
-  /// own, only the next filter's.
-  Task<Answer> operator()(Item& item) const { return rest_.front()->on_call(item, ChainNext(rest_.subspan(1))); }
-
- private:
-  std::span<Filter* const> rest_;
-};
-
-/// The filter objects of a chain, owned, and the chain ChainNext runs.
-template <class Filter>
-struct Chain {
-  std::vector<std::unique_ptr<Filter>> filters;
-  /// `filters` as the span ChainNext takes.
-  std::vector<Filter*> order;
-
-  /// Appends `f` as the innermost filter so far.
-  void add(std::unique_ptr<Filter> f) {
-    order.push_back(f.get());
-    filters.push_back(std::move(f));
-  }
-};
 
 /// One request to an upstream on its way through the send filters; each
 /// filter may change it before passing it on.
@@ -73,7 +40,7 @@ struct Outgoing {
 
 class SendFilter;
 /// The send filters after the current one.
-using SendNext = ChainNext<SendFilter, Outgoing, transport::Response>;
+using SendNext = ChainNext<SendFilter, Outgoing, Task<transport::Response>>;
 
 /// One concern of sending a request upstream.
 class SendFilter {
@@ -98,7 +65,7 @@ struct ToolCall {
 
 class ToolFilter;
 /// The call filters after the current one.
-using ToolNext = ChainNext<ToolFilter, ToolCall, Reply>;
+using ToolNext = ChainNext<ToolFilter, ToolCall, Task<Reply>>;
 
 /// One concern of a tools/call of an upstream, around its requests.
 class ToolFilter {
