@@ -15,6 +15,7 @@
 #include "kit_internal.hpp"
 #include "transport/http_admission.hpp"
 #include "transport/io.hpp"
+#include "util/event.hpp"
 #include "util/random.hpp"
 #include "util/thread_annotations.hpp"
 #include "util/worker_pool.hpp"
@@ -201,8 +202,7 @@ std::optional<RpcError> check_request_headers(const Request& req, const jsonrpc:
 class PostExchange {
  public:
   PostExchange(const transport::http::asio::any_io_executor& strand, bool can_stream)
-      : signal_(std::make_shared<transport::http::Signal>(strand)),
-        stream_(std::make_shared<transport::http::StreamQueue>(strand)),
+      : stream_(std::make_shared<transport::http::StreamQueue>(strand)),
         can_stream_(can_stream) {}
 
   /// Queues a message for the stream; false when there will be no stream
@@ -214,7 +214,7 @@ class PostExchange {
       if (streaming_) stream_->push(detail::sse_event(msg));
       else events_.emplace_back(std::move(msg), false);
     }
-    signal_->notify();
+    changed_.notify();
     return true;
   }
   /// Queues the response, with the HTTP status it gets if it goes out alone.
@@ -229,12 +229,13 @@ class PostExchange {
         events_.emplace_back(std::move(response), true);
       }
     }
-    signal_->notify();
+    changed_.notify();
   }
   /// Waits for the first message; the response with its status when it
   /// comes first (it then goes out as plain JSON), else nothing.
   Task<std::optional<Response>> first() {
     for (;;) {
+      std::uint64_t seen = changed_.generation();
       {
         util::MutexLock lock(mutex_);
         if (!events_.empty()) {
@@ -242,7 +243,7 @@ class PostExchange {
           co_return json_reply(status_, std::move(events_.front().first));
         }
       }
-      co_await signal_->wait(std::chrono::hours(1));
+      co_await changed_.wait(seen, Event::Clock::time_point::max());
     }
   }
   /// From now on the answer is a stream: what came so far goes first.
@@ -264,8 +265,8 @@ class PostExchange {
 
  private:
   util::Mutex mutex_;
-  // Set at construction; both are safe to use from any thread.
-  const std::shared_ptr<transport::http::Signal> signal_;
+  // Both are safe to use from any thread.
+  Event changed_{Resume::Inline};  // a message came; notified with no lock held
   const std::shared_ptr<transport::http::StreamQueue> stream_;
   std::deque<std::pair<std::string, bool>> events_ GUARDED_BY(mutex_);
   const bool can_stream_;

@@ -217,7 +217,7 @@ class Listener::Impl::ConnResponder final : public Responder {
     if (!watch->done) {
       // The read refers to this frame's buffer: it ends before we do.
       beast::get_lowest_layer(stream_).cancel();
-      while (!watch->done) co_await wait(q, std::chrono::hours(1));
+      for (auto seen = generation(q); !watch->done; seen = generation(q)) co_await wait(q, seen, std::chrono::hours(1));
     }
     co_return end;
   }
@@ -227,6 +227,7 @@ class Listener::Impl::ConnResponder final : public Responder {
     if (o.prime && beat && !co_await chunk(o.heartbeat)) co_return StreamEnd::PeerGone;
     std::string batch;
     for (;;) {
+      std::uint64_t seen = generation(q);
       if (q.overflowed()) co_return StreamEnd::Overflow;
       if (watch.gone) co_return StreamEnd::PeerGone;
       batch.clear();
@@ -242,7 +243,7 @@ class Listener::Impl::ConnResponder final : public Responder {
         co_return ec ? StreamEnd::PeerGone : StreamEnd::Done;
       }
       bool woken =
-          co_await wait(q, beat ? std::chrono::steady_clock::duration(o.heartbeat_every) : std::chrono::hours(24));
+          co_await wait(q, seen, beat ? std::chrono::steady_clock::duration(o.heartbeat_every) : std::chrono::hours(24));
       if (!woken && beat && !co_await chunk(o.heartbeat)) co_return StreamEnd::PeerGone;
     }
   }

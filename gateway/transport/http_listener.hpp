@@ -95,7 +95,7 @@ class Responder {
   /// chunked body until the queue is closed and drained, the peer goes, or
   /// the queue overflows.
   virtual Task<StreamEnd> stream(Response head, std::shared_ptr<StreamQueue> queue, StreamOptions opts) = 0;
-  /// The connection's strand (what Signal and StreamQueue need).
+  /// The connection's strand (what StreamQueue needs).
   virtual asio::any_io_executor executor() = 0;
   /// True once send() or stream() began: the request has its answer.
   virtual bool answered() const = 0;
@@ -103,9 +103,14 @@ class Responder {
  protected:
   static bool take(StreamQueue& q, std::string& out) { return q.take(out); }
   static void set_interrupt(StreamQueue& q, std::function<void()> fn) { q.set_interrupt(std::move(fn)); }
-  static Task<bool> wait(StreamQueue& q, std::chrono::steady_clock::duration d) { return q.signal_->wait(d); }
+  /// What the writer of `q` reads before checking the queue and then waits past.
+  static std::uint64_t generation(const StreamQueue& q) { return q.ready_.generation(); }
+  /// Waits up to `d` for a generation of `q` newer than `seen`; false when `d` passed.
+  static Task<bool> wait(StreamQueue& q, std::uint64_t seen, std::chrono::steady_clock::duration d) {
+    return q.ready_.wait(seen, std::chrono::steady_clock::now() + d);
+  }
   /// Wakes the writer of `q` (on its strand: something it watches changed).
-  static void notify(StreamQueue& q) { q.signal_->notify(); }
+  static void notify(StreamQueue& q) { q.ready_.notify(); }
 };
 
 /// Handles one request; see the file comment.

@@ -23,7 +23,7 @@ void PostStream::push_final(std::string msg) {
       events_.push_back({true, nullptr, std::move(msg)});
     }
   }
-  signal_->notify();
+  changed_.notify();
 }
 
 bool PostStream::push_related(std::string msg, const void* key) {
@@ -34,14 +34,14 @@ bool PostStream::push_related(std::string msg, const void* key) {
     if (streaming_) queued = key ? queue_->replace(key, sse::format_event(msg)) : queue_->push(sse::format_event(msg));
     else queued = keep(std::move(msg), key);
   }
-  signal_->notify();
+  changed_.notify();
   return queued;
 }
 
 std::shared_ptr<http::StreamQueue> PostStream::start_streaming() {
   util::MutexLock lk(mu_);
   streaming_ = true;
-  queue_ = std::make_shared<http::StreamQueue>(signal_->executor(), max_waiting_, max_stream_bytes_,
+  queue_ = std::make_shared<http::StreamQueue>(strand_, max_waiting_, max_stream_bytes_,
                                                http::StreamQueue::WhenFull::Drop);
   for (auto& e : events_) {
     std::string chunk = sse::format_event(e.msg);
@@ -56,7 +56,7 @@ std::shared_ptr<http::StreamQueue> PostStream::start_streaming() {
 
 std::optional<std::string> PostStream::first_final() {
   util::MutexLock lk(mu_);
-  auto it = std::find_if(events_.begin(), events_.end(), [](const Event& e) { return e.final; });
+  auto it = std::find_if(events_.begin(), events_.end(), [](const Pending& e) { return e.final; });
   return it == events_.end() ? std::nullopt : std::optional<std::string>(it->msg);
 }
 
@@ -85,7 +85,7 @@ void PostStream::cancel_all() {
 
 bool PostStream::keep(std::string msg, const void* key) {
   if (key && http::StreamQueue::congested(waiting_, waiting_bytes_)) {
-    auto same = std::find_if(events_.rbegin(), events_.rend(), [&](const Event& e) { return e.key == key; });
+    auto same = std::find_if(events_.rbegin(), events_.rend(), [&](const Pending& e) { return e.key == key; });
     if (same != events_.rend()) {
       waiting_bytes_ = waiting_bytes_ - same->msg.size() + msg.size();
       same->msg = std::move(msg);
@@ -106,6 +106,7 @@ Task<Answer> PostStream::wait_answer(bool accept_json, bool accept_sse,
                                      std::optional<std::chrono::milliseconds> stream_after) {
   auto deadline = stream_after && accept_sse ? Clock::now() + *stream_after : Clock::time_point::max();
   for (;;) {
+    std::uint64_t seen = changed_.generation();
     bool ready, related;
     {
       util::MutexLock lk(mu_);
@@ -115,8 +116,7 @@ Task<Answer> PostStream::wait_answer(bool accept_json, bool accept_sse,
     if (ready) co_return accept_json && !related ? Answer::Json : Answer::Stream;
     auto now = Clock::now();
     if (now >= deadline) co_return Answer::Stream;
-    co_await signal_->wait(deadline == Clock::time_point::max() ? Clock::duration(std::chrono::hours(1))
-                                                                 : deadline - now);
+    co_await changed_.wait(seen, deadline);
   }
 }
 

@@ -17,6 +17,7 @@
 #include "transport/http_server.hpp"
 #include "transport/http_sessions.hpp"
 #include "transport/sse.hpp"
+#include "util/event.hpp"
 #include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport {
@@ -35,7 +36,7 @@ enum class Answer { Json, Stream };
 class PostStream {
  public:
   PostStream(const asio::any_io_executor& strand, const HttpServerOptions& o)
-      : signal_(std::make_shared<http::Signal>(strand)),
+      : strand_(strand),
         max_waiting_(o.stream_max_messages),
         max_stream_bytes_(o.stream_max_bytes) {}
 
@@ -86,11 +87,11 @@ class PostStream {
   /// Cancels every request of this POST still running (they still reply).
   void cancel_all();
   /// The strand the answer is written on.
-  const asio::any_io_executor& executor() const { return signal_->executor(); }
+  const asio::any_io_executor& executor() const { return strand_; }
 
  private:
   /// One message of the answer, kept until the answer streams.
-  struct Event {
+  struct Pending {
     bool final;
     const void* key;  ///< progress of one request: a newer one replaces it
     std::string msg;
@@ -101,15 +102,18 @@ class PostStream {
   bool keep(std::string msg, const void* key) REQUIRES(mu_);
 
   util::Mutex mu_;
-  std::deque<Event> events_ GUARDED_BY(mu_);  // until streaming
+  std::deque<Pending> events_ GUARDED_BY(mu_);  // until streaming
   std::size_t finals_expected_ GUARDED_BY(mu_) = 0;
   std::size_t finals_seen_ GUARDED_BY(mu_) = 0;
   bool seen_related_ GUARDED_BY(mu_) = false;
   bool streaming_ GUARDED_BY(mu_) = false;
   // Weak: each exchange owns the stream, not the other way round.
   std::vector<std::weak_ptr<Exchange>> exchanges_ GUARDED_BY(mu_);
-  // Set at construction; safe to use from any thread.
-  const std::shared_ptr<http::Signal> signal_;
+  const asio::any_io_executor strand_;
+  /// What wait_answer() waits on: a final reply or a related message
+  /// came. Its notifiers hold no lock, and the answer is written on the
+  /// worker the calls usually answer on: resumed inline.
+  Event changed_{Resume::Inline};
   /// Made when the answer streams (most are one JSON body): safe to use
   /// from any thread once set.
   std::shared_ptr<http::StreamQueue> queue_ GUARDED_BY(mu_);

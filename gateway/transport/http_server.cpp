@@ -172,7 +172,7 @@ Task<void> HttpServer::Impl::del(http::Request& req, http::Responder& res, const
   }
   if (shared) {
     // Acknowledged only once every replica will refuse the id.
-    auto ended = co_await end_everywhere(*shared, res.executor(), hs->session->id());
+    auto ended = co_await end_everywhere(*shared, hs->session->id());
     if (!ended) {
       auto reply = json_error(503, jsonrpc::kInternalError, ended.error());
       co_await res.send(std::move(reply));

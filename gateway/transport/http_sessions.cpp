@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "transport/sse.hpp"
+#include "util/event.hpp"
 
 namespace mcpgw::transport {
 
@@ -28,28 +29,28 @@ std::shared_ptr<HttpSession> HttpSession::make(const std::string& id, std::share
   return hs;
 }
 
-Task<Result<void>> end_everywhere(SharedSessions& shared, const asio::any_io_executor& strand, std::string id) {
+Task<Result<void>> end_everywhere(SharedSessions& shared, std::string id) {
   struct Outcome {
     util::Mutex mu;
     std::optional<Result<void>> result GUARDED_BY(mu);
+    Event done;  // posted: the cluster's callback may run under its own locks
   };
   auto outcome = std::make_shared<Outcome>();
-  auto signal = std::make_shared<http::Signal>(strand);
-  shared.end(id, [outcome, signal](Result<void> r) {
+  shared.end(id, [outcome](Result<void> r) {
     {
       util::MutexLock lk(outcome->mu);
       outcome->result = std::move(r);
     }
-    signal->notify();
+    outcome->done.notify();
   });
   // end() answers within its own bound; this loop only waits for it.
   for (;;) {
+    std::uint64_t seen = outcome->done.generation();
     {
       util::MutexLock lk(outcome->mu);
       if (outcome->result) co_return std::move(*outcome->result);
     }
-    auto wait = std::chrono::seconds(1);
-    co_await signal->wait(wait);
+    co_await outcome->done.wait(seen, Event::Clock::time_point::max());
   }
 }
 

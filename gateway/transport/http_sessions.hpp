@@ -60,8 +60,8 @@ class HttpSession {
 };
 
 /// Ends session `id` through `shared` (every replica); completes with its
-/// outcome, on `strand`.
-Task<Result<void>> end_everywhere(SharedSessions& shared, const asio::any_io_executor& strand, std::string id);
+/// outcome, on the calling coroutine's executor.
+Task<Result<void>> end_everywhere(SharedSessions& shared, std::string id);
 
 /// The live sessions by id, and their idle expiry.
 class SessionStore {

@@ -18,6 +18,7 @@
 
 #include "transport/http_listener.hpp"
 #include "transport/line_buffer.hpp"
+#include "util/event.hpp"
 #include "util/memory.hpp"
 #include "util/thread_annotations.hpp"
 
@@ -51,7 +52,7 @@ struct Descriptor {
 struct StdioServer::Impl : std::enable_shared_from_this<Impl> {
   Impl(Handler& h, ClientContext c, Io& io, BatchLimits b, int in_fd, int out_fd)
       : handler(h), ctx(std::move(c)), batches(b), strand(asio::make_strand(io.context())), in(strand, in_fd),
-        out(strand, out_fd), wake(std::make_shared<http::Signal>(strand)) {}
+        out(strand, out_fd) {}
 
   Handler& handler;
   ClientContext ctx;
@@ -59,7 +60,7 @@ struct StdioServer::Impl : std::enable_shared_from_this<Impl> {
   MemoryTrimmer trimmer;  // after large batches
   asio::any_io_executor strand;
   Descriptor in, out;
-  std::shared_ptr<http::Signal> wake;  // the writer's
+  Event wake{Resume::Inline};  // the writer's; notified with no lock held
   std::atomic<bool> stopping{false};
 
   util::Mutex mu;
@@ -100,7 +101,7 @@ struct StdioServer::Impl : std::enable_shared_from_this<Impl> {
       }
     }
     if (gave_up) stop();
-    wake->notify();
+    wake.notify();
     return !gave_up;
   }
 
@@ -156,6 +157,7 @@ Task<void> StdioServer::Impl::read_loop(std::function<void(std::string_view)> di
 Task<void> StdioServer::Impl::write_loop() {
   std::string batch;
   for (;;) {
+    std::uint64_t seen = wake.generation();
     bool done;
     batch.clear();
     {
@@ -175,7 +177,7 @@ Task<void> StdioServer::Impl::write_loop() {
       break;
     }
     if (done) break;
-    co_await wake->wait(std::chrono::hours(24));
+    co_await wake.wait(seen, Event::Clock::time_point::max());
   }
 }
 
@@ -293,7 +295,7 @@ Result<void> StdioServer::run() {
   lk.lock();
   im->closing = true;
   lk.unlock();
-  im->wake->notify();
+  im->wake.notify();
   lk.lock();
   im->cv.wait(lk.native(), [&]() REQUIRES(im->mu) { return !im->writing; });
   return {};

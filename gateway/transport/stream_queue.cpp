@@ -1,78 +1,19 @@
 #include "transport/stream_queue.hpp"
 
-#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/async_result.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
-#include <atomic>
 #include <functional>
 #include <utility>
 
-#include "util/deadline.hpp"
 #include "util/event.hpp"
 
 namespace mcpgw::transport::http {
-
-// --- Signal -------------------------------------------------------------
-
-struct Signal::Impl {
-  explicit Impl(asio::any_io_executor ex) : strand(ex), deadline(ex) {}
-  asio::any_io_executor strand;
-  std::atomic<bool> pending{false};
-  // On the strand only: the suspended waiter and its timeout (a deadline,
-  // not a timer of its own: a timer cancelled by every notify completed
-  // its wait through another trip around the loop).
-  std::function<void(bool)> waiter;
-  Deadline deadline;
-
-  /// Resumes the waiter, if one waits; on the strand.
-  void wake(bool notified) {
-    if (!waiter) return;
-    deadline.disarm();
-    std::exchange(waiter, nullptr)(notified);
-  }
-};
-
-Signal::Signal(asio::any_io_executor strand) : impl_(std::make_unique<Impl>(std::move(strand))) {}
-Signal::~Signal() = default;
-
-void Signal::notify() {
-  impl_->pending.store(true);
-  // The wake runs on the waiter's strand: before its check (which then
-  // sees `pending`) or after it suspended (which it then resumes).
-  // Dispatched: an answer made on the waiter's own worker (the usual case:
-  // a connection and its calls share one) wakes it without a trip around
-  // the loop.
-  asio::dispatch(impl_->strand, [self = shared_from_this()] { self->impl_->wake(true); });
-}
-
-Task<bool> Signal::wait(std::chrono::steady_clock::duration timeout) {
-  if (impl_->pending.exchange(false)) co_return true;
-  // The initiation holds nothing with a destructor (GCC 12 may destroy such
-  // temporaries of a co_await expression twice).
-  Signal* self = this;
-  co_await asio::async_initiate<decltype(asio::use_awaitable), void(bool)>(
-      [self, timeout](auto handler) {
-        Impl& impl = *self->impl_;
-        impl.waiter = shared_handler<bool>(std::move(handler));
-        impl.deadline.arm(std::chrono::steady_clock::now() + timeout, [w = self->weak_from_this()] {
-          if (auto s = w.lock()) s->impl_->wake(false);
-        });
-      },
-      asio::use_awaitable);
-  co_return impl_->pending.exchange(false);
-}
-
-const asio::any_io_executor& Signal::executor() const { return impl_->strand; }
-
-// --- StreamQueue --------------------------------------------------------
 
 StreamQueue::StreamQueue(asio::any_io_executor strand, std::size_t max_items, std::size_t max_bytes, WhenFull when_full)
     : max_items_(max_items),
       max_bytes_(max_bytes),
       when_full_(when_full),
-      signal_(std::make_shared<Signal>(std::move(strand))) {}
+      strand_(std::move(strand)) {}
 
 bool StreamQueue::admit_locked(std::string& chunk, bool always) {
   // One chunk always fits, however large: a big final answer is not a
@@ -91,11 +32,11 @@ void StreamQueue::wake(bool overflow) {
   if (overflow) {
     // The writer may be stuck in a write to a peer that does not read: cut
     // it short rather than wait for the write timeout.
-    asio::post(signal_->executor(), [self = shared_from_this()] {
+    asio::post(strand_, [self = shared_from_this()] {
       if (self->interrupt_) self->interrupt_();
     });
   }
-  signal_->notify();
+  ready_.notify();
 }
 
 bool StreamQueue::push(std::string chunk) {
@@ -148,7 +89,7 @@ void StreamQueue::close() {
     util::MutexLock lk(mu_);
     closed_ = true;
   }
-  signal_->notify();
+  ready_.notify();
 }
 
 bool StreamQueue::closed() const {

@@ -1,7 +1,7 @@
 #pragma once
 // What a streamed response is fed from: a bounded queue of chunks that any
-// thread fills and the connection's coroutine drains, and the Signal that
-// wakes that coroutine. Part of http::Listener (see http_listener.hpp).
+// thread fills and the connection's coroutine drains, woken through the
+// queue's Event. Part of http::Listener (see http_listener.hpp).
 #include <boost/asio/any_io_executor.hpp>
 
 #include <chrono>
@@ -12,6 +12,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "util/event.hpp"
 #include "util/task.hpp"
 #include "util/thread_annotations.hpp"
 
@@ -20,27 +21,6 @@ namespace mcpgw::transport::http {
 namespace asio = boost::asio;
 
 class Responder;
-
-/// Wakes one coroutine from any thread: notify() may be called anywhere;
-/// wait() only from a coroutine on the executor given at construction (a
-/// strand), which is what makes a notify between the waiter's check and its
-/// wait impossible to lose.
-class Signal : public std::enable_shared_from_this<Signal> {
- public:
-  explicit Signal(asio::any_io_executor strand);
-  ~Signal();
-  /// Wakes the waiter (or the next wait, if none waits now).
-  void notify();
-  /// Returns when notified or after `timeout`; true when notified. May wake
-  /// spuriously: callers re-check their condition.
-  Task<bool> wait(std::chrono::steady_clock::duration timeout);
-  /// The strand the waiter runs on.
-  const asio::any_io_executor& executor() const;
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
 
 /// The bounded queue of chunks a streamed response writes, filled from any
 /// thread. Full means more than `max_items` chunks, or `max_bytes` with at
@@ -102,7 +82,10 @@ class StreamQueue : public std::enable_shared_from_this<StreamQueue> {
   const WhenFull when_full_;
   bool closed_ GUARDED_BY(mu_) = false;
   bool overflow_ GUARDED_BY(mu_) = false;
-  const std::shared_ptr<Signal> signal_;
+  const asio::any_io_executor strand_;
+  /// Wakes the writer: something was queued, the queue closed, or the
+  /// peer the writer watches went. Notified with no lock held.
+  Event ready_{Resume::Inline};
   std::function<void()> interrupt_;  // strand only: no lock
 };
 

@@ -1,6 +1,7 @@
 #include "util/event.hpp"
 
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -15,11 +16,12 @@ namespace mcpgw {
 /// executor and is only touched there (armed by the initiation, disarmed by
 /// a posted handler), so a notify() on another thread never races it.
 struct Event::Waiter : std::enable_shared_from_this<Event::Waiter> {
-  explicit Waiter(asio::any_io_executor ex) : executor(ex), expiry(ex) {}
+  using Handler = std::function<void(bool)>;
+  Waiter(asio::any_io_executor ex, Resume r) : executor(ex), expiry(ex), resume(r) {}
 
   /// Ends the wait once; `notified` is what the coroutine gets.
   void fire(bool notified) {
-    std::function<void(bool)> h;
+    Handler h;
     {
       util::MutexLock lk(mu);
       if (fired) return;
@@ -28,13 +30,17 @@ struct Event::Waiter : std::enable_shared_from_this<Event::Waiter> {
       h = std::move(handler);
     }
     if (!h) return;  // not suspended yet: arm() finds `fired`
-    asio::post(executor, [self = shared_from_this(), h = std::move(h), notified] {
+    auto resume_waiter = [self = shared_from_this(), h = std::move(h), notified] {
       self->expiry.disarm();
       h(notified);
-    });
+    };
+    if (resume == Resume::Inline)
+      asio::dispatch(executor, std::move(resume_waiter));
+    else
+      asio::post(executor, std::move(resume_waiter));
   }
 
-  void arm(std::function<void(bool)> h, Clock::time_point deadline) {
+  void arm(Handler h, Clock::time_point deadline) {
     bool v;
     {
       util::MutexLock lk(mu);
@@ -54,10 +60,11 @@ struct Event::Waiter : std::enable_shared_from_this<Event::Waiter> {
   asio::any_io_executor executor;
   // Only touched on `executor` (see above), not under mu.
   Deadline expiry;
+  const Resume resume;
   util::Mutex mu;
   bool fired GUARDED_BY(mu) = false;
   bool outcome GUARDED_BY(mu) = false;
-  std::function<void(bool)> handler GUARDED_BY(mu);
+  Handler handler GUARDED_BY(mu);
 };
 
 std::uint64_t Event::generation() const {
@@ -77,7 +84,7 @@ void Event::notify() {
 
 Task<bool> Event::wait(std::uint64_t seen, Clock::time_point deadline, CancelSignal* cancel) {
   asio::any_io_executor ex = co_await asio::this_coro::executor;
-  auto w = std::make_shared<Waiter>(ex);
+  auto w = std::make_shared<Waiter>(ex, resume_);
   {
     util::MutexLock lk(mu_);
     if (generation_ != seen) co_return true;

@@ -1,4 +1,4 @@
-// The coroutine wake-up primitive and the crossings between the loop and
+// The coroutine wake-up primitive (the gateway's one) and the crossings between the loop and
 // blocking threads.
 #include <doctest/doctest.h>
 
@@ -61,6 +61,43 @@ TEST_CASE("event: one notify wakes every waiter, from any thread") {
   for (auto& f : done) f.get();
   notifier.join();
   CHECK(woken.load() == kWaiters);
+}
+
+namespace {
+
+/// Whether a waiter on `strand` had been resumed when a notify() made on
+/// that same strand returned.
+bool resumed_within_notify(Resume resume) {
+  testing::Loop loop(1);
+  auto strand = loop.strand();
+  Event e(resume);
+  std::atomic<bool> waiting{false}, resumed{false};
+  auto seen = e.generation();
+  auto waiter = asio::co_spawn(
+      strand,
+      [&]() -> Task<> {
+        waiting = true;
+        co_await e.wait(seen, std::chrono::steady_clock::time_point::max());
+        resumed = true;
+      },
+      asio::use_future);
+  while (!waiting.load()) std::this_thread::yield();
+  // The waiter's frame is suspended once its strand runs something else.
+  std::promise<bool> within;
+  asio::post(strand, [&] {
+    e.notify();
+    within.set_value(resumed.load());
+  });
+  bool inside = within.get_future().get();
+  waiter.get();
+  return inside;
+}
+
+}  // namespace
+
+TEST_CASE("event: Resume::Inline resumes a waiter inside a notify on its own strand; Posted never does") {
+  CHECK(resumed_within_notify(Resume::Inline));
+  CHECK_FALSE(resumed_within_notify(Resume::Posted));
 }
 
 TEST_CASE("offload: blocking work runs on a pool thread and its result resumes the coroutine") {
