@@ -364,7 +364,9 @@ bool Upstream::start_attempt() {
   util::MutexLock lk(mu_);
   if (stopping_) return false;
   conn_dead_ = false;
-  status_ = "connecting";
+  // A retry keeps the failure it retries: a call refused meanwhile says
+  // why the server is down, not only that it is trying again.
+  status_ = state_ == State::Down ? status_ + "; connecting again" : "connecting";
   state_ = State::Connecting;
   return true;
 }

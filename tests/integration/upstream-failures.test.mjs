@@ -3,6 +3,7 @@
 // stdout, and many concurrent calls from several sessions.
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import {
   bankStdio,
   closedPort,
@@ -142,6 +143,32 @@ test(
     } finally {
       const exit = await gw2.proc.stop();
       assert.equal(exit.code, 0, JSON.stringify(exit));
+    }
+  }),
+);
+
+test(
+  'an upstream retrying after a failure keeps that failure in its status: "<why it failed>; connecting again", not a bare "connecting"',
+  withDiagnostics(async () => {
+    // Accepts, never answers: each attempt fails at its timeout, and the
+    // next one is under way for as long.
+    const hang = net.createServer(() => {});
+    await new Promise((r) => hang.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${hang.address().port}/mcp`;
+    const gw2 = await startGateway(
+      { servers: [bankStdio(), httpServer('hung', url, { timeout_ms: 300 })] },
+      { label: 'mcpgw-hung' },
+    );
+    try {
+      const status = await pollUntil(async () => {
+        const ready = await httpGet(`${gw2.base}/readyz`);
+        const hung = JSON.parse(ready.text).down.find((d) => d.server === 'hung');
+        return hung && hung.status.endsWith('; connecting again') ? hung.status : null;
+      }, { timeoutMs: 30000, intervalMs: 20, what: 'a retry of upstream hung' });
+      assert.match(status, /^initialize: timed out after 300 ms; connecting again$/, status);
+    } finally {
+      await gw2.proc.stop();
+      hang.close();
     }
   }),
 );

@@ -180,23 +180,27 @@ test('a provider that is down, hangs or answers garbage: a precise isError namin
       bankStdio(),
     ],
   }, 'gw-providers');
-  const c = await clientOf(gw, 'alice');
-  const expect = {
-    'down:whoami': new RegExp(`upstream 'down' is not connected \\(initialize: OAuth metadata failed at ${down}/\\.well-known/oauth-authorization-server: cannot connect`),
-    'hung:whoami': new RegExp(`upstream 'hung' is not connected \\(initialize: OAuth metadata failed at ${hung}/\\.well-known/oauth-authorization-server: no answer in time`),
-    'garbled:whoami': new RegExp(`upstream 'garbled' is not connected \\(initialize: OAuth metadata failed at ${meta.issuer}/\\.well-known/oauth-authorization-server: not authorization server metadata: the answer is not JSON`),
-    'badtoken:whoami': new RegExp(`upstream 'badtoken' is not connected \\(initialize: OAuth token failed at ${token.issuer}/token: not a token response: the answer is not JSON`),
-    'downusers:whoami': new RegExp(`upstream 'downusers': OAuth metadata failed at ${down}/\\.well-known/oauth-authorization-server: cannot connect`),
-  };
-  for (const [tool, re] of Object.entries(expect)) {
-    const r = await c.request('tools/call', { name: tool, arguments: {} });
-    assert.equal(r.result?.isError, true, `${tool}: ${JSON.stringify(r)}`);
-    assert.match(textOf(r.result), re, tool);
+  try {
+    const c = await clientOf(gw, 'alice');
+    const expect = {
+      'down:whoami': new RegExp(`upstream 'down' is not connected \\(initialize: OAuth metadata failed at ${down}/\\.well-known/oauth-authorization-server: cannot connect`),
+      'hung:whoami': new RegExp(`upstream 'hung' is not connected \\(initialize: OAuth metadata failed at ${hung}/\\.well-known/oauth-authorization-server: no answer in time`),
+      'garbled:whoami': new RegExp(`upstream 'garbled' is not connected \\(initialize: OAuth metadata failed at ${meta.issuer}/\\.well-known/oauth-authorization-server: not authorization server metadata: the answer is not JSON`),
+      'badtoken:whoami': new RegExp(`upstream 'badtoken' is not connected \\(initialize: OAuth token failed at ${token.issuer}/token: not a token response: the answer is not JSON`),
+      'downusers:whoami': new RegExp(`upstream 'downusers': OAuth metadata failed at ${down}/\\.well-known/oauth-authorization-server: cannot connect`),
+    };
+    for (const [tool, re] of Object.entries(expect)) {
+      const r = await c.request('tools/call', { name: tool, arguments: {} });
+      assert.equal(r.result?.isError, true, `${tool}: ${JSON.stringify(r)}`);
+      assert.match(textOf(r.result), re, tool);
+    }
+    const bank = await c.callTool('bank:list_accounts');
+    assert.ok(!bank.isError, textOf(bank));
+  } finally {
+    // Whatever failed, the servers go, or this file never ends.
+    await gw.proc.stop();
+    hang.close();
+    meta.server.close();
+    token.server.close();
   }
-  const bank = await c.callTool('bank:list_accounts');
-  assert.ok(!bank.isError, textOf(bank));
-  await gw.proc.stop();
-  hang.close();
-  meta.server.close();
-  token.server.close();
 }));
