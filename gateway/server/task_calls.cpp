@@ -75,6 +75,12 @@ Task<Answer> start_gateway_task(Services& sv, Request& r, TaskPlan& plan, std::o
   auto client = std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, run->inbox(), client_limits(sv));
   client->detach();
   client->serve_task(record->id);
+  // The replicas learn of the task before it runs: a change the run makes
+  // (the watcher's put) must reach Redis after this first state, never
+  // be overwritten by it (a question asked at once stayed unseen there).
+  if (auto shared = co_await sv.task_share.put_new(*record); !shared)
+    spdlog::warn("task {}: other replicas cannot answer for it: Redis did not take it: {}", record->id.substr(0, 16),
+                 shared.error());
   auto shared_done = done ? std::make_shared<upstream::Reply>(std::move(*done)) : nullptr;
   bool started = run->start(sv.engine, sv.io, client,
                             [client, work = std::move(work), shared_done](CancelSignal& cancel) -> Task<upstream::Reply> {
@@ -82,9 +88,6 @@ Task<Answer> start_gateway_task(Services& sv, Request& r, TaskPlan& plan, std::o
                               co_return co_await work(client, cancel, nullptr);
                             });
   if (!started) co_return Answer::error(jsonrpc::kInternalError, "mcpgw is shutting down");
-  if (auto shared = co_await sv.task_share.put_new(*record); !shared)
-    spdlog::warn("task {}: other replicas cannot answer for it: Redis did not take it: {}", record->id.substr(0, 16),
-                 shared.error());
   spdlog::info("task {} created by principal={} session={}: the gateway runs it", record->id.substr(0, 16),
                record->ref.principal.empty() ? "-" : record->ref.principal, r.session->id().substr(0, 8));
   co_return Answer::result(create_result(r, run_state(*record, r.context.stateless)));
