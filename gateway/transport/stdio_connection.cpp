@@ -177,15 +177,17 @@ void StdioConnection::start_request(Handed h) {
     return;
   }
   const std::int64_t id = *h.id;
-  Pending p{std::move(h.done), std::make_unique<asio::steady_timer>(strand_, h.opts.deadline), {}};
-  p.timer->async_wait([self = shared_from_this(), id](const boost::system::error_code& ec) {
-    if (!ec) self->finish(id, {std::nullopt, Failure::Timeout, "timed out"}, true);
-  });
+  Pending& p = pending_.try_emplace(id, std::move(h.done), strand_).first->second;
+  // Held by the deadline until the request ends (finish() erases it), so
+  // the connection outlives every deadline it armed.
+  if (h.opts.deadline != std::chrono::steady_clock::time_point::max())
+    p.expiry.arm(h.opts.deadline, [self = shared_from_this(), id] {
+      self->finish(id, {std::nullopt, Failure::Timeout, "timed out"}, true);
+    });
   if (h.opts.cancel)
     p.cancel = h.opts.cancel->on_cancel([self = shared_from_this(), id] {
       asio::post(self->strand_, [self, id] { self->finish(id, {std::nullopt, Failure::Cancelled, "cancelled"}, true); });
     });
-  pending_.emplace(id, std::move(p));
   enqueue(std::move(h.line), id);
 }
 
@@ -236,10 +238,9 @@ void StdioConnection::write_next() {
 void StdioConnection::finish(std::int64_t id, Response r, bool tell_server) {
   auto it = pending_.find(id);
   if (it == pending_.end()) return;  // answered, timed out or cancelled already
-  Pending p = std::move(it->second);
+  ResponseHandler done = std::move(it->second.done);
+  // Disarms its deadline and drops its cancel subscription.
   pending_.erase(it);
-  p.timer->cancel();
-  p.cancel.reset();
   if (tell_server && !closed_.load()) {
     json::Document n(rapidjson::kObjectType);
     n.AddMember("requestId", id, n.GetAllocator());
@@ -247,7 +248,7 @@ void StdioConnection::finish(std::int64_t id, Response r, bool tell_server) {
                 n.GetAllocator());
     write(jsonrpc::make_notification("notifications/cancelled", &n));
   }
-  p.done(std::move(r));
+  done(std::move(r));
 }
 
 void StdioConnection::on_line(std::string_view line) {

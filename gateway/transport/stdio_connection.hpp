@@ -16,6 +16,7 @@
 #include "transport/child_process.hpp"
 #include "transport/connection.hpp"
 #include "transport/io.hpp"
+#include "util/deadline.hpp"
 #include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport {
@@ -41,10 +42,13 @@ class StdioConnection final : public Connection, public std::enable_shared_from_
   pid_t pid() const { return child_->pid(); }
 
  private:
-  /// A request waiting for its response.
+  /// A request waiting for its response. Its deadline is on the loop's
+  /// one timer (util/deadline): a request answered in time costs no timer
+  /// of its own and no trip around the loop to cancel one.
   struct Pending {
+    Pending(ResponseHandler d, asio::any_io_executor strand) : done(std::move(d)), expiry(std::move(strand)) {}
     ResponseHandler done;
-    std::unique_ptr<asio::steady_timer> timer;
+    Deadline expiry;
     CancelSignal::Subscription cancel;
   };
   /// A message handed to the strand: a request (with `done`) or a line
