@@ -14,7 +14,8 @@ namespace mcpgw {
 
 /// One suspended wait. Its deadline lives on the waiting coroutine's
 /// executor and is only touched there (armed by the initiation, disarmed by
-/// a posted handler), so a notify() on another thread never races it.
+/// the handler that resumes the waiter, which runs there whether posted or
+/// dispatched), so a notify() on another thread never races it.
 struct Event::Waiter : std::enable_shared_from_this<Event::Waiter> {
   using Handler = std::function<void(bool)>;
   Waiter(asio::any_io_executor ex, Resume r) : executor(ex), expiry(ex), resume(r) {}
