@@ -2,55 +2,29 @@
 // admission, Content-Type and Accept, the body, the session (opened by an
 // initialize, else named by Mcp-Session-Id), each message to the handler,
 // and the answer as one JSON body or an SSE stream. A POST of the
-// stateless revision leaves after the body (http_stateless.cpp).
+// stateless revision leaves after the body (http_stateless.cpp). The MCP
+// decisions among these steps (which revision, the version header, the
+// initialize rule) are mcp_post's.
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
-
-#include "mcp/era.hpp"
-#include "mcp/protocol.hpp"
 #include "mcp/trace.hpp"
 #include "transport/http_server_impl.hpp"
+#include "transport/mcp_post.hpp"
 #include "util/random.hpp"
 
 namespace mcpgw::transport {
-namespace {
-
-/// Which revision the client speaks: a session means the stateful ones;
-/// so does a request without the stateless revision's `_meta` claim whose
-/// header (if any) names a stateful version. Everything else is a
-/// stateless request and gets that revision's precise errors.
-bool speaks_stateful(const http::Request& req, const jsonrpc::Parsed& parsed) {
-  bool claims = !parsed.batch && parsed.messages.size() == 1 && mcp::claimed_version(parsed.messages.front());
-  bool has_version = req.has("MCP-Protocol-Version");
-  return req.has("Mcp-Session-Id") || (!claims && (!has_version || mcp::is_supported(req.get("MCP-Protocol-Version"))));
-}
-
-std::optional<http::Response> unsupported_version(const http::Request& req) {
-  if (!req.has("MCP-Protocol-Version")) return std::nullopt;
-  std::string version = req.get("MCP-Protocol-Version");
-  if (mcp::is_supported(version)) return std::nullopt;
-  return json_error(400, jsonrpc::kInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version " + version);
-}
-
-bool is_initialize(const jsonrpc::Parsed& parsed) {
-  return std::any_of(parsed.messages.begin(), parsed.messages.end(),
-                     [](const jsonrpc::Message& m) { return m.method() == "initialize"; });
-}
-
-}  // namespace
 
 Task<void> HttpServer::Impl::post(http::Request& req, http::Responder& res, const std::string& mode) {
   PostRequest p(req, res);
   std::optional<http::Response> refused = co_await admission.admit(req, mode, p.ctx);
   if (!refused) refused = negotiate(p);
   if (!refused) refused = read_body(p);
-  if (!refused && !speaks_stateful(req, p.parsed)) {
+  if (!refused && !mcp_post::speaks_sessions(req, p.parsed)) {
     co_await post_stateless(p);
     co_return;
   }
-  if (!refused) refused = unsupported_version(req);
-  p.init = is_initialize(p.parsed);
+  if (!refused) refused = mcp_post::unsupported_version(req);
+  p.init = mcp_post::has_initialize(p.parsed);
   if (!refused) refused = p.init ? open_session(p) : find_session(p);
   if (refused) {
     co_await res.send(std::move(*refused));
@@ -95,8 +69,7 @@ std::optional<http::Response> HttpServer::Impl::read_body(PostRequest& p) {
 }
 
 std::optional<http::Response> HttpServer::Impl::open_session(PostRequest& p) {
-  if (p.parsed.messages.size() != 1 || p.parsed.batch)
-    return json_error(400, jsonrpc::kInvalidRequest, "Invalid Request: initialize must be sent alone");
+  if (auto refused = mcp_post::initialize_alone(p.parsed)) return refused;
   if (p.req.has("Mcp-Session-Id") && sessions.find(p.req.get("Mcp-Session-Id")))
     return json_error(400, jsonrpc::kInvalidRequest, "Invalid Request: session is already initialized");
   if (!sessions.make_room(static_cast<std::size_t>(admission.max_sessions()))) return admission.sessions_full(p.ctx);

@@ -1,0 +1,90 @@
+// The MCP decisions about one POST (transport/mcp_post): which revision it
+// speaks, the version header, the initialize rule, 2026-07-28's checks
+// before anything runs and the status of its answer.
+#include <doctest/doctest.h>
+
+#include "mcp/era.hpp"
+#include "transport/mcp_post.hpp"
+
+using namespace mcpgw;
+using namespace mcpgw::transport;
+
+namespace {
+
+http::Request post(std::string body, std::vector<http::Header> headers = {}) {
+  return http::Request{"POST", "/mcp", std::move(headers), std::move(body)};
+}
+
+jsonrpc::Parsed parse(const http::Request& r) { return jsonrpc::parse(r.body); }
+
+/// The JSON-RPC error code of response body `body`.
+int code_of(const std::string& body) {
+  auto d = json::parse(body);
+  const json::Value* e = d ? json::find(*d, "error") : nullptr;
+  const json::Value* c = e ? json::find(*e, "code") : nullptr;
+  return c && c->IsInt() ? c->GetInt() : 0;
+}
+
+const char* kList = R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})";
+const char* kClaim = R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}})";
+
+}  // namespace
+
+TEST_CASE("mcp_post: a session, no claim or a session revision's header speak the session revisions") {
+  auto plain = post(kList);
+  CHECK(mcp_post::speaks_sessions(plain, parse(plain)));
+  auto versioned = post(kList, {{"MCP-Protocol-Version", "2025-06-18"}});
+  CHECK(mcp_post::speaks_sessions(versioned, parse(versioned)));
+  auto modern = post(kList, {{"MCP-Protocol-Version", "2026-07-28"}});
+  CHECK_FALSE(mcp_post::speaks_sessions(modern, parse(modern)));
+  auto claims = post(kClaim);
+  CHECK_FALSE(mcp_post::speaks_sessions(claims, parse(claims)));
+  auto in_session = post(kClaim, {{"Mcp-Session-Id", "abc"}});
+  CHECK(mcp_post::speaks_sessions(in_session, parse(in_session)));
+}
+
+TEST_CASE("mcp_post: the version header and the initialize rule") {
+  CHECK_FALSE(mcp_post::unsupported_version(post(kList)));
+  CHECK_FALSE(mcp_post::unsupported_version(post(kList, {{"MCP-Protocol-Version", "2025-03-26"}})));
+  auto refused = mcp_post::unsupported_version(post(kList, {{"MCP-Protocol-Version", "1999-01-01"}}));
+  REQUIRE(refused);
+  CHECK(refused->status == 400);
+  auto init = post(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})");
+  CHECK(mcp_post::has_initialize(parse(init)));
+  CHECK_FALSE(mcp_post::initialize_alone(parse(init)));
+  auto batch = post(R"([{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}},{"jsonrpc":"2.0","id":2,"method":"ping"}])");
+  CHECK(mcp_post::has_initialize(parse(batch)));
+  CHECK(mcp_post::initialize_alone(parse(batch)));
+  CHECK_FALSE(mcp_post::has_initialize(parse(post(kList))));
+}
+
+TEST_CASE("mcp_post: 2026-07-28 refuses batches, answers notifications with 202 and checks headers against the body") {
+  auto batch = post(std::string("[") + kClaim + "]", {{"MCP-Protocol-Version", "2026-07-28"}});
+  auto r = mcp_post::screen_stateless(batch, parse(batch));
+  REQUIRE(r);
+  CHECK(r->status == 400);
+  auto note = post(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{}})",
+                   {{"MCP-Protocol-Version", "2026-07-28"}});
+  r = mcp_post::screen_stateless(note, parse(note));
+  REQUIRE(r);
+  CHECK(r->status == 202);
+  auto no_version = post(kClaim);
+  r = mcp_post::screen_stateless(no_version, parse(no_version));
+  REQUIRE(r);
+  CHECK(code_of(r->body) == mcp::kHeaderMismatch);
+  CHECK(r->status == mcp::http_status(mcp::kHeaderMismatch, true));
+}
+
+TEST_CASE("mcp_post: Mcp-Param-* headers go to the context by lower-cased name; an answer's status is its error's") {
+  ClientContext ctx;
+  mcp_post::take_param_headers(post(kList, {{"Mcp-Param-Region", "eu"}, {"X-Other", "1"}}), ctx);
+  CHECK(ctx.stateless);
+  CHECK(ctx.has_param_headers);
+  REQUIRE(ctx.param_headers.size() == 1);
+  CHECK(ctx.param_headers[0].first == "region");
+  CHECK(ctx.param_headers[0].second == "eu");
+  CHECK(mcp_post::answer_status(R"({"jsonrpc":"2.0","id":1,"result":{}})") == 200);
+  CHECK(mcp_post::answer_status(R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x"}})") ==
+        mcp::http_status(-32602, false));
+  CHECK(mcp_post::answer_status("not json") == 200);
+}
