@@ -27,6 +27,12 @@ Answer Answer::error(int code, std::string_view message, const json::Value* data
   return Answer(std::move(e), true);
 }
 
+int Answer::error_code() const {
+  if (!error_) return 0;
+  const json::Value* code = body_.IsObject() ? json::find(body_, "code") : nullptr;
+  return code && code->IsInt() && code->GetInt() != 0 ? code->GetInt() : jsonrpc::kInternalError;
+}
+
 Answer Answer::invalid_params(std::string_view why) {
   return error(jsonrpc::kInvalidParams, "Invalid params: " + std::string(why));
 }

@@ -50,6 +50,9 @@ class Answer {
                      std::shared_ptr<const void> keep);
 
   bool is_error() const { return error_; }
+  /// The error's JSON-RPC code; 0 for a result (-32603 for an error
+  /// object without an integer code, which a relayed upstream may send).
+  int error_code() const;
   /// The upstream session a relayed reply came from (upstream::Reply).
   const std::string& upstream_session() const { return upstream_session_; }
   /// The result (without a page's items) or the error object.

@@ -171,11 +171,12 @@ void Router::request(const std::shared_ptr<McpSession>& parent, jsonrpc::Message
                      std::shared_ptr<transport::Exchange> ex) {
   auto decoded = mcp::decode(msg, parent->stateless(), parent->negotiated());
   if (auto* r = std::get_if<mcp::Refusal>(&decoded))
-    return ex->reply(jsonrpc::make_error(msg.id(), r->code, r->message, r->data.IsNull() ? nullptr : &r->data));
+    return ex->reply(jsonrpc::make_error(msg.id(), r->code, r->message, r->data.IsNull() ? nullptr : &r->data), r->code);
   const Method* method = find_method(msg.method());
   if (!method)
-    return ex->reply(jsonrpc::make_error(msg.id(), jsonrpc::kMethodNotFound,
-                                         "Method not found: " + std::string(msg.method())));
+    return ex->reply(
+        jsonrpc::make_error(msg.id(), jsonrpc::kMethodNotFound, "Method not found: " + std::string(msg.method())),
+        jsonrpc::kMethodNotFound);
   auto ctx = std::make_shared<mcp::RequestContext>(std::move(std::get<mcp::RequestContext>(decoded)));
   // A stateless request's own view of its client, from its envelope.
   auto s = ctx->stateless ? McpSession::for_request(parent, ctx->envelope) : parent;
@@ -185,7 +186,8 @@ void Router::request(const std::shared_ptr<McpSession>& parent, jsonrpc::Message
     Request r{s, msg, ex, *ctx};
     Answer answer = method->answer(services_, r);
     end_server_span(span, answer);
-    return ex->reply(finish(std::move(answer), msg, *ctx));
+    int error = answer.error_code();
+    return ex->reply(finish(std::move(answer), msg, *ctx), error);
   }
   // The coroutine outlives this call, so it owns what it reads.
   auto m = std::make_shared<jsonrpc::Message>(std::move(msg));
@@ -243,15 +245,17 @@ void Router::run_async(const std::shared_ptr<McpSession>& parent, const std::sha
         Request r{s, *m, ex, *ctx};
         Answer answer = co_await method.task(services_, r);
         end_server_span(span, answer);
+        int error = answer.error_code();
         std::string written = finish(std::move(answer), *m, *ctx);
         done->untrack();
-        ex->reply(std::move(written));
+        ex->reply(std::move(written), error);
       },
       [m, ex, done](std::exception_ptr e) {
         if (!e) return;
         std::string why = what_failed(e);
         spdlog::error("{} failed: {}", m->method(), why);
-        ex->reply(jsonrpc::make_error(m->id(), jsonrpc::kInternalError, "mcpgw: internal error: " + why));
+        ex->reply(jsonrpc::make_error(m->id(), jsonrpc::kInternalError, "mcpgw: internal error: " + why),
+                  jsonrpc::kInternalError);
       });
 }
 

@@ -87,8 +87,10 @@ class Exchange {
   /// slow client is replaced by it (the latest wins), so progress never
   /// fills a stream.
   virtual void progress(std::string msg) { send(std::move(msg)); }
-  /// The final response. Exactly once per request.
-  virtual void reply(std::string response) = 0;
+  /// The final response, with the JSON-RPC error code it carries (0 for
+  /// a result), so a transport chooses its status without reading the
+  /// response again. Exactly once per request.
+  virtual void reply(std::string response, int error) = 0;
   /// False when messages sent before the reply cannot reach the client (an
   /// HTTP client that accepts only a JSON response).
   virtual bool can_send() const { return true; }

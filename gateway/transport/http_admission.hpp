@@ -100,6 +100,9 @@ struct Demand {
   const AccessState& st;
 };
 
+/// The JSON-RPC error code of a limit filter's refusal.
+inline constexpr int kLimitRefused = -32000;
+
 class LimitFilter;
 /// The limit filters after the current one: nothing when the request may
 /// run, else its JSON-RPC error. They never wait.

@@ -111,13 +111,15 @@ void HttpServer::Impl::run(PostRequest& p, std::vector<PostWork>& work) {
   // A batch's requests run batch_concurrency at a time, in order.
   auto gate = p.parsed.batch ? std::make_shared<BatchGate>(p.batches.concurrency) : nullptr;
   for (auto& w : work) {
-    if (w.over) w.ex->reply(std::move(*w.over));
+    if (w.over) w.ex->reply(std::move(*w.over), kLimitRefused);
     else if (!gate || !w.ex) handler.handle(p.hs->session, std::move(w.msg), std::move(w.ex));
     else {
       static_cast<PostExchange&>(*w.ex).on_reply([gate] { gate->done(); });
       gate->start([this, s = p.hs->session, m = std::make_shared<jsonrpc::Message>(std::move(w.msg)), ex = w.ex] {
         // The client went away while it waited its turn: it does not run.
-        if (ex->cancelled()) ex->reply(jsonrpc::make_error(m->id(), jsonrpc::kInternalError, "cancelled: the client went away"));
+        if (ex->cancelled())
+          ex->reply(jsonrpc::make_error(m->id(), jsonrpc::kInternalError, "cancelled: the client went away"),
+                    jsonrpc::kInternalError);
         else handler.handle(s, std::move(*m), ex);
       });
     }
@@ -138,10 +140,8 @@ Task<void> HttpServer::Impl::answer(PostRequest& p, PostStream& stream) {
 
 void HttpServer::Impl::forget_failed_init(PostRequest& p, PostStream& stream) {
   if (!stream.complete()) return;
-  std::optional<std::string> first = stream.first_final();
-  if (!first) return;
-  auto reply = json::parse(*first);
-  if (reply && !json::find(*reply, "error")) return;
+  std::optional<int> error = stream.first_error();
+  if (!error || *error == 0) return;
   // A failed initialize leaves no session behind.
   sessions.remove(p.hs->session->id());
   p.extra.clear();

@@ -9,10 +9,10 @@ void PostStream::push_error(std::string msg) {
     util::MutexLock lk(mu_);
     ++finals_expected_;
   }
-  push_final(std::move(msg));
+  push_final(std::move(msg), jsonrpc::kInvalidRequest);
 }
 
-void PostStream::push_final(std::string msg) {
+void PostStream::push_final(std::string msg, int error) {
   {
     util::MutexLock lk(mu_);
     ++finals_seen_;
@@ -20,7 +20,7 @@ void PostStream::push_final(std::string msg) {
       queue_->push_final(sse::format_event(msg));
       if (finals_seen_ == finals_expected_) queue_->close();
     } else {
-      events_.push_back({true, nullptr, std::move(msg)});
+      events_.push_back({true, nullptr, std::move(msg), error});
     }
   }
   changed_.notify();
@@ -54,10 +54,10 @@ std::shared_ptr<http::StreamQueue> PostStream::start_streaming() {
   return queue_;
 }
 
-std::optional<std::string> PostStream::first_final() {
+std::optional<int> PostStream::first_error() {
   util::MutexLock lk(mu_);
   auto it = std::find_if(events_.begin(), events_.end(), [](const Pending& e) { return e.final; });
-  return it == events_.end() ? std::nullopt : std::optional<std::string>(it->msg);
+  return it == events_.end() ? std::nullopt : std::optional<int>(it->error);
 }
 
 std::string PostStream::take_json(bool batch) {

@@ -48,10 +48,11 @@ class PostStream {
     ++finals_expected_;
   }
   /// A final reply known before anything runs (a batch member that is not
-  /// a valid message).
+  /// a valid message: Invalid Request).
   void push_error(std::string msg);
-  /// A request's final reply.
-  void push_final(std::string msg);
+  /// A request's final reply, and the JSON-RPC error code it carries (0
+  /// for a result).
+  void push_final(std::string msg, int error);
   /// A message related to a request (`key`: the request's progress, which
   /// replaces the one still waiting); false when it was dropped.
   bool push_related(std::string msg, const void* key);
@@ -73,9 +74,9 @@ class PostStream {
     util::MutexLock lk(mu_);
     return finals_seen_ == finals_expected_;
   }
-  /// The first final reply, while the answer has not started; nothing
-  /// before one came.
-  std::optional<std::string> first_final();
+  /// The JSON-RPC error code of the first final reply (0 for a result),
+  /// while the answer has not started; nothing before one came.
+  std::optional<int> first_error();
   /// The answer as one JSON body (once every reply is in and nothing else
   /// came): the reply, or a batch's replies as an array. Takes them.
   std::string take_json(bool batch);
@@ -95,6 +96,7 @@ class PostStream {
     bool final;
     const void* key;  ///< progress of one request: a newer one replaces it
     std::string msg;
+    int error = 0;  ///< a final reply's JSON-RPC error code; 0 for a result
   };
 
   /// Keeps a related message until streaming starts, under the same bound
@@ -142,10 +144,10 @@ class PostExchange final : public Exchange {
   void progress(std::string msg) override {
     if (can_stream_ && !cancelled()) stream_->push_related(std::move(msg), this);
   }
-  void reply(std::string response) override {
+  void reply(std::string response, int error) override {
     // Exactly once: the session has one request fewer running.
     if (counted_) --counted_->in_flight;
-    stream_->push_final(std::move(response));
+    stream_->push_final(std::move(response), error);
     if (on_reply_) on_reply_();
   }
   /// Runs after the reply (a batch's next request may start).

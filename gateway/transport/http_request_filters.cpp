@@ -204,7 +204,7 @@ std::string limit_error(const jsonrpc::Message& m, const std::string& message, s
   auto& a = data.GetAllocator();
   data.AddMember("limit", json::str(limit, a), a);
   data.AddMember("retryAfterMs", retry_ms, a);
-  return jsonrpc::make_error(m.id(), -32000, message, &data);
+  return jsonrpc::make_error(m.id(), kLimitRefused, message, &data);
 }
 
 /// The tool a request names (tools/call, tools/callSaga), for the audit

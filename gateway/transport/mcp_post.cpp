@@ -96,11 +96,6 @@ void take_param_headers(const http::Request& req, ClientContext& ctx) {
   }
 }
 
-int answer_status(std::string_view body) {
-  auto parsed = json::parse(body);
-  const json::Value* error = parsed ? json::find(*parsed, "error") : nullptr;
-  const json::Value* code = error ? json::find(*error, "code") : nullptr;
-  return code && code->IsInt() ? mcp::http_status(code->GetInt(), false) : 200;
-}
+int answer_status(int error) { return error ? mcp::http_status(error, false) : 200; }
 
 }  // namespace mcpgw::transport::mcp_post

@@ -43,8 +43,8 @@ std::optional<http::Response> screen_stateless(const http::Request& req, const j
 /// headers (lower-cased names) for the tool's checks.
 void take_param_headers(const http::Request& req, ClientContext& ctx);
 
-/// 2026-07-28: the HTTP status of the JSON answer `body`: its error code's,
-/// 200 for a result.
-int answer_status(std::string_view body);
+/// 2026-07-28: the HTTP status of a JSON answer carrying JSON-RPC error
+/// code `error` (0 for a result: 200).
+int answer_status(int error);
 
 }  // namespace mcpgw::transport::mcp_post

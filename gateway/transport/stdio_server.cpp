@@ -221,7 +221,7 @@ class StdioServer::Impl::Call final : public Exchange {
   }
   bool send(std::string msg) override { return server_->write(std::move(msg)); }
   void progress(std::string msg) override { server_->write(std::move(msg), this); }
-  void reply(std::string response) override {
+  void reply(std::string response, int) override {
     if (batch_) batch_->add(std::move(response));
     else server_->write(std::move(response));
     server_->done_request();

@@ -83,8 +83,6 @@ TEST_CASE("mcp_post: Mcp-Param-* headers go to the context by lower-cased name; 
   REQUIRE(ctx.param_headers.size() == 1);
   CHECK(ctx.param_headers[0].first == "region");
   CHECK(ctx.param_headers[0].second == "eu");
-  CHECK(mcp_post::answer_status(R"({"jsonrpc":"2.0","id":1,"result":{}})") == 200);
-  CHECK(mcp_post::answer_status(R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x"}})") ==
-        mcp::http_status(-32602, false));
-  CHECK(mcp_post::answer_status("not json") == 200);
+  CHECK(mcp_post::answer_status(0) == 200);
+  CHECK(mcp_post::answer_status(-32602) == mcp::http_status(-32602, false));
 }
