@@ -87,7 +87,13 @@ Task<Answer> start_gateway_task(Services& sv, Request& r, TaskPlan& plan, std::o
                               if (shared_done) co_return std::move(*shared_done);
                               co_return co_await work(client, cancel, nullptr);
                             });
-  if (!started) co_return Answer::error(jsonrpc::kInternalError, "mcpgw is shutting down");
+  if (!started) {
+    // The task is listed here and in Redis already: it ends failed, so
+    // that neither shows it working until it expires.
+    constexpr const char* kStopping = "mcpgw is shutting down";
+    run->finish(upstream::Reply::error(jsonrpc::kInternalError, kStopping));
+    co_return Answer::error(jsonrpc::kInternalError, kStopping);
+  }
   spdlog::info("task {} created by principal={} session={}: the gateway runs it", record->id.substr(0, 16),
                record->ref.principal.empty() ? "-" : record->ref.principal, r.session->id().substr(0, 8));
   co_return Answer::result(create_result(r, run_state(*record, r.context.stateless)));

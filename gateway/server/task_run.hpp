@@ -43,9 +43,11 @@ class TaskRun : public std::enable_shared_from_this<TaskRun> {
   void watch(std::function<void()> fn);
   /// Waits until the run ends or `cancel` fires.
   Task<> wait(CancelSignal& cancel);
+  /// Ends the run with `reply` and tells the watcher: the work's own end,
+  /// or a run that could not start, which must not look `working` forever.
+  void finish(upstream::Reply reply);
 
  private:
-  void finish(upstream::Reply reply);
 
   const std::size_t max_result_bytes_;
   const std::shared_ptr<saga::Inbox> inbox_ = std::make_shared<saga::Inbox>();

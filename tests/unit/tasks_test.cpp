@@ -1,9 +1,12 @@
 // MCP tasks: reading and writing a task in either generation (mcp/tasks),
-// and the registry of tasks a process created (server/task_registry).
+// the registry of tasks a process created (server/task_registry) and a
+// run the gateway makes for a task (server/task_run).
 #include <doctest/doctest.h>
 
+#include "loop.hpp"
 #include "mcp/tasks.hpp"
 #include "server/task_registry.hpp"
+#include "server/task_run.hpp"
 #include "util/iso8601.hpp"
 
 using namespace mcpgw;
@@ -150,4 +153,27 @@ TEST_CASE("task registry: a principal holds at most max tasks; its ids open for 
   auto there = replica.open(ids[1], "alice");
   REQUIRE(std::holds_alternative<server::TaskRegistry::Opened>(there));
   CHECK_FALSE(std::get<server::TaskRegistry::Opened>(there).local);
+}
+
+TEST_CASE("task run: a run the engine refuses to start ends failed, and its watcher hears it") {
+  testing::Loop loop;
+  saga::Engine engine;
+  engine.drain();  // shutting down: nothing starts any more
+  auto run = std::make_shared<server::TaskRun>();
+  int heard = 0;
+  run->watch([&heard] { ++heard; });
+  bool ran = false;
+  bool started = run->start(engine, loop.executor(), nullptr, [&ran](CancelSignal&) -> Task<upstream::Reply> {
+    ran = true;
+    co_return upstream::Reply{};
+  });
+  REQUIRE_FALSE(started);
+  CHECK_FALSE(run->finished());
+  run->finish(upstream::Reply::error(jsonrpc::kInternalError, "mcpgw is shutting down"));
+  CHECK(run->finished());
+  CHECK(heard == 1);
+  CHECK_FALSE(ran);
+  upstream::Reply result = run->result();
+  CHECK(result.rpc_error);
+  CHECK(json::write(result.body).find("mcpgw is shutting down") != std::string::npos);
 }
