@@ -1,6 +1,7 @@
 // The Streamable HTTP transport on the gateway's generic listener
 // (transport/http_listener): sessions of the stateful era with their GET
-// streams, stateless requests with their header checks (SEP-2243), listen
+// streams, stateless requests with their header checks (SEP-2243; the
+// protocol's decisions are the gateway's, transport/mcp_post), listen
 // streams, and calls run on a worker pool so the I/O threads never block.
 #include <pthread.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include "kit_internal.hpp"
 #include "transport/http_admission.hpp"
 #include "transport/io.hpp"
+#include "transport/mcp_post.hpp"
 #include "util/event.hpp"
 #include "util/random.hpp"
 #include "util/thread_annotations.hpp"
@@ -27,11 +29,13 @@ using namespace std::chrono_literals;
 using detail::answer;
 using detail::log_line;
 using detail::no_initialize;
+using transport::json_error;
+using transport::json_response;
 using transport::http::Request;
 using transport::http::Responder;
 using transport::http::Response;
+namespace mcp_post = transport::mcp_post;
 
-constexpr const char* kJson = "application/json";
 constexpr const char* kEventStream = "text/event-stream";
 /// Comment line on an idle GET stream, so proxies and clients see it alive.
 constexpr std::string_view kHeartbeat = ": ping\n\n";
@@ -42,23 +46,8 @@ constexpr auto kHeartbeatInterval = 15s;
 // full-expression twice (braced initializers, lambdas converted to
 // std::function).
 
-/// The HTTP status of a stateless call's answer: that of its error, if any.
-int status_of(const Outcome& out) {
-  const auto* err = std::get_if<RpcError>(&out);
-  return err ? mcp::http_status(err->code, false) : 200;
-}
-
-Response json_reply(int status, std::string body) {
-  Response r;
-  r.status = status;
-  r.headers.push_back({"Content-Type", kJson});
-  r.body = std::move(body);
-  return r;
-}
-
-Response status_reply(int status, std::string_view why) {
-  return json_reply(status, jsonrpc::make_error(json::Value(), jsonrpc::kInvalidRequest, std::string(why)));
-}
+/// A refusal without a request to answer, in HTTP status `status`.
+Response status_reply(int status, const std::string& why) { return json_error(status, jsonrpc::kInvalidRequest, why); }
 
 Response bare(int status, std::string allow = {}) {
   Response r;
@@ -104,16 +93,8 @@ bool accepts_event_stream(const Request& req) {
   return accept.find(kEventStream) != std::string::npos || accept.find("*/*") != std::string::npos;
 }
 
-// Request metadata headers of the stateless era (SEP-2243): the body is
-// authoritative, and the headers (which let intermediaries route without
-// parsing it) must agree with it.
-
-/// Header `name`, if present. Beast already strips the optional whitespace
-/// around a field value.
-std::optional<std::string> header_value(const Request& req, const std::string& name) {
-  if (!req.has(name)) return std::nullopt;
-  return req.get(name);
-}
+// The Mcp-Param-* headers of a stateless tool call (SEP-2243) must agree
+// with the arguments they repeat; mcp_post checks the other headers.
 
 RpcError header_mismatch(const std::string& what) { return RpcError{kHeaderMismatch, "Header mismatch: " + what}; }
 
@@ -132,10 +113,9 @@ std::optional<RpcError> check_param_header(const Request& req, const std::string
     expected = std::to_string(body.GetUint64());
   else
     return std::nullopt;  // null: the client omits the header
-  const auto raw = header_value(req, header);
-  if (!raw)
+  if (!req.has(header))
     return header_mismatch("the body carries " + json::write(body) + " but the " + header + " header is absent");
-  const auto got = mcp::decode_header_value(*raw);
+  const auto got = mcp::decode_header_value(req.get(header));
   if (!got) return header_mismatch("the " + header + " header is not valid base64");
   bool same = *got == expected;
   if (!same && (body.IsInt64() || body.IsUint64())) {
@@ -167,33 +147,12 @@ std::optional<RpcError> check_param_headers(const Request& req, const json::Valu
   return std::nullopt;
 }
 
-/// Checks Mcp-Method, Mcp-Name and (for a tool whose `input_schema` is
-/// given) the Mcp-Param-* headers of a stateless request against its body.
-std::optional<RpcError> check_request_headers(const Request& req, const jsonrpc::Message& msg,
-                                              const json::Value* input_schema) {
-  const std::string method(msg.method());
-  const auto header = header_value(req, "Mcp-Method");
-  if (!header)
-    return header_mismatch("the body names method " + method + " but the required Mcp-Method header is absent");
-  if (*header != method)
-    return header_mismatch("the body names method " + method + " but the Mcp-Method header names " + *header);
-  const json::Value* params = msg.params();
-  const char* name_key = mcp::named_param(method);
-  if (auto name = name_key && params ? json::get_string(*params, name_key) : std::nullopt) {
-    const auto raw = header_value(req, "Mcp-Name");
-    if (!raw)
-      return header_mismatch("the body carries params." + std::string(name_key) + "=" + json::quote(*name) +
-                             " but the required Mcp-Name header is absent");
-    const auto got = mcp::decode_header_value(*raw);
-    // Exact, unlike mcp::header_matches: that one also takes a percent-decoded
-    // body for the proxies that may stand before the gateway, and a test
-    // double should catch a gateway that sends anything but the body's value.
-    if (!got || *got != *name)
-      return header_mismatch("the body carries params." + std::string(name_key) + "=" + json::quote(*name) +
-                             " but the Mcp-Name header names " + json::quote(*raw));
-  }
-  const json::Value* args = input_schema && params ? json::find(*params, "arguments") : nullptr;
-  return args ? check_param_headers(req, *input_schema, *args) : std::nullopt;
+/// `e` as the protocol layer's refusal, which mcp_post answers.
+mcp::Refusal refusal_of(RpcError e) {
+  mcp::Refusal r{e.code, std::move(e.message), json::Document()};
+  if (!e.data.empty())
+    if (auto data = json::parse(e.data.text())) r.data = std::move(*data);
+  return r;
 }
 
 /// The answer to one POST, filled by the worker thread that runs the call
@@ -240,7 +199,7 @@ class PostExchange {
         util::MutexLock lock(mutex_);
         if (!events_.empty()) {
           if (!events_.front().second) co_return std::nullopt;
-          co_return json_reply(status_, std::move(events_.front().first));
+          co_return json_response(status_, std::move(events_.front().first));
         }
       }
       co_await changed_.wait(seen, Event::Clock::time_point::max());
@@ -361,26 +320,17 @@ struct Server::Http {
     if (parsed.batch || parsed.messages.empty()) {
       {
         auto reply = parsed.batch ? status_reply(400, "Invalid Request: batches are not supported")
-                                     : json_reply(400, parsed.errors.front());
+                                     : json_response(400, parsed.errors.front());
         co_await res.send(std::move(reply));
       }
       co_return;
     }
-    jsonrpc::Message msg = std::move(parsed.messages.front());
-    const std::string header_version = req.get("MCP-Protocol-Version");
-    if (server.is_stateless(msg, header_version == kStatelessVersion)) {
-      co_await post_stateless(req, res, msg);
+    if (server.is_stateless(parsed.messages.front(), req.get("MCP-Protocol-Version") == kStatelessVersion)) {
+      co_await post_stateless(req, res, parsed);
       co_return;
     }
-    // The stateful era. A server of only this era knows no server/discover,
-    // and says so before asking for a session the probe cannot have.
-    std::optional<Response> early;
-    if (server.era_ == Era::Legacy && msg.is_request() && msg.method() == "server/discover")
-      early = json_reply(200, answer(msg.id(), RpcError{jsonrpc::kMethodNotFound, "Method not found: server/discover"}));
-    else if (!header_version.empty() && !mcp::is_supported(header_version))
-      early = status_reply(400, "Unsupported MCP-Protocol-Version: " + header_version);
-    else if (msg.is_request() && msg.method() == "initialize")
-      early = initialize(msg);
+    jsonrpc::Message msg = std::move(parsed.messages.front());
+    std::optional<Response> early = before_session(req, msg);
     if (early) {
       co_await res.send(std::move(*early));
       co_return;
@@ -403,46 +353,60 @@ struct Server::Http {
     co_await run_on_pool(pool, res, talks, std::move(work));
   }
 
+  // The stateful era's answers before the session is looked up. A server
+  // of only this era knows no server/discover, and says so before asking
+  // for a session the probe cannot have.
+  std::optional<Response> before_session(const Request& req, const jsonrpc::Message& msg) {
+    if (server.era_ == Era::Legacy && msg.is_request() && msg.method() == "server/discover")
+      return json_response(200,
+                           answer(msg.id(), RpcError{jsonrpc::kMethodNotFound, "Method not found: server/discover"}));
+    if (auto refused = mcp_post::unsupported_version(req)) return refused;
+    if (msg.is_request() && msg.method() == "initialize") return initialize(msg);
+    return std::nullopt;
+  }
+
   Response initialize(const jsonrpc::Message& msg) {
     auto session = std::make_shared<detail::Session>(random_hex(16));
-    Response r = json_reply(200, *server.dispatch(msg, *session, no_stream));
+    Response r = json_response(200, *server.dispatch(msg, *session, no_stream));
     r.headers.push_back({"Mcp-Session-Id", session->id});
     server.track(std::move(session));
     return r;
   }
 
-  Task<void> post_stateless(Request& req, Responder& res, jsonrpc::Message& msg) {
-    // A stateless client posts no responses (the server asks nothing), and
-    // its notifications need no action: cancelling means closing the stream.
-    if (!msg.is_request()) {
-      {
-        auto reply = bare(202);
-        co_await res.send(std::move(reply));
-      }
-      co_return;
-    }
-    if (msg.method() == "initialize") {
-      {
-        auto reply = json_reply(404, no_initialize(msg.id()));
-        co_await res.send(std::move(reply));
-      }
-      co_return;
-    }
+  // The answer a stateless POST gets before it runs, if any: initialize,
+  // which this revision lacks, then mcp_post's checks, exact about the
+  // headers since this server stands in for an upstream the gateway must
+  // forward the body's values to, with this server's envelope (which fills
+  // `call`), then the Mcp-Param-* headers of the tool called.
+  std::optional<Response> screen(const Request& req, const jsonrpc::Parsed& parsed, detail::Stateless& call) const {
+    const jsonrpc::Message& msg = parsed.messages.front();
+    if (msg.is_request() && msg.method() == "initialize") return json_response(404, no_initialize(msg.id()));
+    mcp_post::Checks checks;
+    checks.exact_headers = true;
+    checks.envelope = [this, &call](const jsonrpc::Message& m, std::string_view version) {
+      const std::string header(version);
+      std::optional<RpcError> bad = server.check_envelope(m, &header, call);
+      return bad ? std::optional<mcp::Refusal>(refusal_of(std::move(*bad))) : std::nullopt;
+    };
+    if (auto refused = mcp_post::screen_stateless(req, parsed, checks)) return refused;
+    // The envelope was there, so are the params.
+    auto name = msg.method() == "tools/call" ? json::get_string(*msg.params(), "name") : std::nullopt;
+    const auto tool = name ? server.find_tool(*name) : nullptr;
+    const json::Value* schema = tool ? json::find(tool->definition, "inputSchema") : nullptr;
+    const json::Value* args = schema ? json::find(*msg.params(), "arguments") : nullptr;
+    std::optional<RpcError> bad = args ? check_param_headers(req, *schema, *args) : std::nullopt;
+    if (!bad) return std::nullopt;
+    return json_response(mcp::http_status(bad->code, true), answer(msg.id(), std::move(*bad)));
+  }
+
+  Task<void> post_stateless(Request& req, Responder& res, jsonrpc::Parsed& parsed) {
     auto call = std::make_shared<detail::Stateless>();
-    const std::string version = req.get("MCP-Protocol-Version");
-    std::optional<RpcError> bad = server.check_envelope(msg, &version, *call);
-    if (!bad) {
-      auto name = msg.method() == "tools/call" ? json::get_string(*msg.params(), "name") : std::nullopt;
-      const auto tool = name ? server.find_tool(*name) : nullptr;
-      bad = check_request_headers(req, msg, tool ? json::find(tool->definition, "inputSchema") : nullptr);
-    }
-    if (bad) {
-      {
-        auto reply = json_reply(mcp::http_status(bad->code, true), answer(msg.id(), std::move(*bad)));
-        co_await res.send(std::move(reply));
-      }
+    std::optional<Response> refused = screen(req, parsed, *call);
+    if (refused) {
+      co_await res.send(std::move(*refused));
       co_return;
     }
+    jsonrpc::Message& msg = parsed.messages.front();
     if (msg.method() == "subscriptions/listen") {
       co_await listen(res, msg);
       co_return;
@@ -451,7 +415,8 @@ struct Server::Http {
     auto m = std::make_shared<jsonrpc::Message>(std::move(msg));
     Work work = [this, call, m](const std::function<bool(std::string)>& send) {
       Outcome out = server.dispatch_stateless(*m, *call, send);
-      const int status = status_of(out);
+      const auto* err = std::get_if<RpcError>(&out);
+      const int status = mcp_post::answer_status(err ? err->code : 0);
       return Dispatched{status, answer(m->id(), std::move(out))};
     };
     co_await run_on_pool(pool, res, talks, std::move(work));
@@ -462,9 +427,9 @@ struct Server::Http {
   Task<void> listen(Responder& res, const jsonrpc::Message& msg) {
     auto opened = server.listen(msg, {});
     if (auto* err = std::get_if<RpcError>(&opened)) {
-      int status = mcp::http_status(err->code, false);
+      int status = mcp_post::answer_status(err->code);
       {
-        auto reply = json_reply(status, answer(msg.id(), std::move(*err)));
+        auto reply = json_response(status, answer(msg.id(), std::move(*err)));
         co_await res.send(std::move(reply));
       }
       co_return;

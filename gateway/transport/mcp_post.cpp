@@ -19,7 +19,7 @@ http::Response refusal(const jsonrpc::Message& m, int code, const std::string& m
 /// How the Mcp-Name header disagrees with the name `m` carries in its
 /// params (`method` names one), if it does.
 std::optional<std::string> name_mismatch(const http::Request& req, const jsonrpc::Message& m,
-                                         const std::string& method) {
+                                         const std::string& method, bool exact) {
   const char* key = mcp::named_param(method);
   auto body_name = key && m.params() ? json::get_string(*m.params(), key) : std::nullopt;
   if (!body_name) return std::nullopt;
@@ -28,29 +28,47 @@ std::optional<std::string> name_mismatch(const http::Request& req, const jsonrpc
            "\" but the Mcp-Name header is absent";
   auto name = mcp::decode_header_value(req.get("Mcp-Name"));
   if (!name) return "Header mismatch: the Mcp-Name header is not valid =?base64?...?=";
-  if (!mcp::header_matches(*name, *body_name))
+  if (exact ? *name != *body_name : !mcp::header_matches(*name, *body_name))
     return "Header mismatch: the Mcp-Name header names \"" + *name + "\" but the body carries params." + key +
            "=\"" + std::string(*body_name) + "\"";
   return std::nullopt;
 }
 
+/// Whether Mcp-Method header value `header` names `method`.
+bool method_matches(const std::string& header, const std::string& method, bool exact) {
+  if (exact) return header == method;
+  auto decoded = mcp::decode_header_value(header);
+  return decoded && *decoded == method;
+}
+
+/// The refusal of `m`'s envelope, read by `checks.envelope` or else
+/// mcp::read_envelope, given MCP-Protocol-Version header `version`.
+std::optional<mcp::Refusal> envelope_refusal(const jsonrpc::Message& m, std::string_view version,
+                                             const Checks& checks) {
+  if (checks.envelope) return checks.envelope(m, version);
+  auto envelope = mcp::read_envelope(m, version);
+  if (auto* r = std::get_if<mcp::Refusal>(&envelope)) return std::move(*r);
+  return std::nullopt;
+}
+
 /// The refusal of request `m` when its envelope is wrong or the headers
 /// disagree with its body.
-std::optional<http::Response> header_mismatch(const http::Request& req, const jsonrpc::Message& m) {
+std::optional<http::Response> header_mismatch(const http::Request& req, const jsonrpc::Message& m,
+                                              const Checks& checks) {
   std::string method(m.method());
   if (!req.has("MCP-Protocol-Version"))
     return refusal(m, mcp::kHeaderMismatch, "Header mismatch: the MCP-Protocol-Version header is required");
-  auto envelope = mcp::read_envelope(m, req.get("MCP-Protocol-Version"));
-  if (auto* r = std::get_if<mcp::Refusal>(&envelope))
+  const std::string version = req.get("MCP-Protocol-Version");
+  if (auto r = envelope_refusal(m, version, checks))
     return refusal(m, r->code, r->message, r->data.IsNull() ? nullptr : &r->data);
   if (!req.has("Mcp-Method"))
     return refusal(m, mcp::kHeaderMismatch,
                    "Header mismatch: the body names method " + method + " but the Mcp-Method header is absent");
-  if (auto h = mcp::decode_header_value(req.get("Mcp-Method")); !h || *h != method)
+  if (!method_matches(req.get("Mcp-Method"), method, checks.exact_headers))
     return refusal(m, mcp::kHeaderMismatch,
                    "Header mismatch: the Mcp-Method header names '" + req.get("Mcp-Method") + "' but the body names " +
                        method);
-  if (auto why = name_mismatch(req, m, method)) return refusal(m, mcp::kHeaderMismatch, *why);
+  if (auto why = name_mismatch(req, m, method, checks.exact_headers)) return refusal(m, mcp::kHeaderMismatch, *why);
   return std::nullopt;
 }
 
@@ -79,12 +97,13 @@ std::optional<http::Response> initialize_alone(const jsonrpc::Parsed& parsed) {
   return json_error(400, jsonrpc::kInvalidRequest, "Invalid Request: initialize must be sent alone");
 }
 
-std::optional<http::Response> screen_stateless(const http::Request& req, const jsonrpc::Parsed& parsed) {
+std::optional<http::Response> screen_stateless(const http::Request& req, const jsonrpc::Parsed& parsed,
+                                               const Checks& checks) {
   if (parsed.batch || parsed.messages.size() != 1)
     return json_error(400, jsonrpc::kInvalidRequest, "Bad Request: MCP 2026-07-28 does not allow JSON-RPC batches");
   const jsonrpc::Message& m = parsed.messages.front();
   if (!m.is_request()) return http::Response{202, {}, {}};
-  return header_mismatch(req, m);
+  return header_mismatch(req, m, checks);
 }
 
 void take_param_headers(const http::Request& req, ClientContext& ctx) {

@@ -86,3 +86,78 @@ TEST_CASE("mcp_post: Mcp-Param-* headers go to the context by lower-cased name; 
   CHECK(mcp_post::answer_status(0) == 200);
   CHECK(mcp_post::answer_status(-32602) == mcp::http_status(-32602, false));
 }
+
+namespace {
+
+const char* kCall =
+    R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"fx%3Aecho","arguments":{},)"
+    R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+    R"("io.modelcontextprotocol/clientCapabilities":{}}}})";
+
+/// A stateless tools/call of `fx%3Aecho` with `method` and `name` as its
+/// Mcp-Method and Mcp-Name headers.
+http::Request call(std::string method, std::string name) {
+  std::vector<http::Header> headers = {{"MCP-Protocol-Version", "2026-07-28"}};
+  headers.push_back({"Mcp-Method", std::move(method)});
+  headers.push_back({"Mcp-Name", std::move(name)});
+  return post(kCall, std::move(headers));
+}
+
+mcp_post::Checks exact() {
+  mcp_post::Checks c;
+  c.exact_headers = true;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("mcp_post: Mcp-Name may stand for the percent-decoded body name, unless the headers must be exact") {
+  auto decoded = call("tools/call", "fx:echo");
+  CHECK_FALSE(mcp_post::screen_stateless(decoded, parse(decoded)));
+  auto r = mcp_post::screen_stateless(decoded, parse(decoded), exact());
+  REQUIRE(r);
+  CHECK(r->status == 400);
+  CHECK(code_of(r->body) == mcp::kHeaderMismatch);
+  auto as_sent = call("tools/call", "fx%3Aecho");
+  CHECK_FALSE(mcp_post::screen_stateless(as_sent, parse(as_sent), exact()));
+  auto base64 = call("tools/call", "=?base64?ZnglM0FlY2hv?=");
+  CHECK_FALSE(mcp_post::screen_stateless(base64, parse(base64), exact()));
+}
+
+TEST_CASE("mcp_post: Mcp-Method in its =?base64?...?= form is taken, unless the headers must be exact") {
+  auto encoded = call("=?base64?dG9vbHMvY2FsbA==?=", "fx%3Aecho");
+  CHECK_FALSE(mcp_post::screen_stateless(encoded, parse(encoded)));
+  auto r = mcp_post::screen_stateless(encoded, parse(encoded), exact());
+  REQUIRE(r);
+  CHECK(r->status == 400);
+  CHECK(code_of(r->body) == mcp::kHeaderMismatch);
+}
+
+TEST_CASE("mcp_post: a caller's envelope reader replaces read_envelope, after the version header, before Mcp-Method") {
+  std::string seen;
+  mcp_post::Checks c;
+  c.envelope = [&seen](const jsonrpc::Message&, std::string_view version) -> std::optional<mcp::Refusal> {
+    seen = version;
+    return mcp::Refusal{-32099, "refused by the caller", json::Document()};
+  };
+  auto wrong_method = call("prompts/get", "fx%3Aecho");
+  auto r = mcp_post::screen_stateless(wrong_method, parse(wrong_method), c);
+  REQUIRE(r);
+  CHECK(seen == "2026-07-28");
+  CHECK(r->status == 400);
+  CHECK(code_of(r->body) == -32099);
+
+  seen.clear();
+  auto no_version = post(kCall, {{"Mcp-Method", "tools/call"}, {"Mcp-Name", "fx%3Aecho"}});
+  r = mcp_post::screen_stateless(no_version, parse(no_version), c);
+  REQUIRE(r);
+  CHECK(code_of(r->body) == mcp::kHeaderMismatch);
+  CHECK(seen.empty());
+
+  // A reader that takes what read_envelope would refuse (no _meta at all).
+  c.envelope = [](const jsonrpc::Message&, std::string_view) { return std::optional<mcp::Refusal>(); };
+  auto bare = post(R"({"jsonrpc":"2.0","id":8,"method":"tools/list"})",
+                   {{"MCP-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "tools/list"}});
+  CHECK(mcp_post::screen_stateless(bare, parse(bare)));
+  CHECK_FALSE(mcp_post::screen_stateless(bare, parse(bare), c));
+}
