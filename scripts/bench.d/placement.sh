@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# scripts/bench's placement section: two costs of where a call's work runs
+# that the call path itself does not show, each measured side by side,
+# alternating, in the gateway's CPU per call (user+system from
+# /proc/PID/stat over a wrk run, divided by its calls):
+#  - the allocator: the gateway as built (glibc malloc) against the same
+#    binary with PLACEMENT_MALLOC preloaded (default Debian's jemalloc),
+#    echo over HTTP at c=8; and the idle RSS of each with 10 stdio upstreams
+#    (issue 12's ceiling is 15 MB);
+#  - the worker a client lands on: echo over stdio at c=1, --threads 1 (the
+#    pipe and the client always on one worker) against two runs in a row on
+#    one --threads 2 gateway. Workers take accepted connections in turn and
+#    a run opens three (its session, the warm-up, the measured one), so the
+#    two runs' measured connections land on different workers: one shares
+#    the pipe's worker, the other crosses to it and back on every call.
+#   scripts/bench.d/placement.sh BUILD [seconds]   # or BENCH_ONLY=placement scripts/bench [seconds]
+# Environment:
+#   PLACEMENT_MALLOC=LIB    the allocator to preload (default libjemalloc.so.2)
+#   PLACEMENT_ROUNDS=N      rounds of each comparison (default 3)
+set -euo pipefail
+[ $# -ge 1 ] || { echo "usage: $0 BUILD [seconds]" >&2; exit 2; }
+here=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "$1" && pwd)
+secs=${2:-5}
+rounds=${PLACEMENT_ROUNDS:-3}
+malloc_lib=${PLACEMENT_MALLOC:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}
+[ -f "$malloc_lib" ] || { echo "no allocator to preload at $malloc_lib (Debian: libjemalloc2)" >&2; exit 1; }
+hz=$(getconf CLK_TCK)
+# shellcheck source=scripts/bench.d/common.sh
+source "$here/scripts/bench.d/common.sh"
+
+"$build/tests/echo_upstream" --http 0 > "$work/echo.out" &
+pids+=($!)
+cat > "$work/gw.yaml" <<YAML
+servers:
+  - {name: eh, transport: http, url: "$(url_in "$work/echo.out")"}
+  - {name: es, transport: stdio, command: "$build/tests/echo_upstream"}
+welcome: {strategy: none}
+listen: {port: 0}
+YAML
+{
+  echo "servers:"
+  for i in $(seq 1 10); do echo "  - {name: t$i, transport: stdio, command: \"$build/examples/toolbox-server\"}"; done
+  echo "welcome: {strategy: none}"
+  echo "listen: {port: 0}"
+} > "$work/idle.yaml"
+
+start() {  # config preload [threads] -> sets gw (pid) and url, once every upstream is up
+  local threads=()
+  [ -n "${3:-}" ] && threads=(--threads "$3")
+  LD_PRELOAD=$2 "$build/mcpgw" --config "$1" "${threads[@]}" 2> "$work/gw.err" &
+  gw=$!
+  pids+=("$gw")
+  url=$(url_in "$work/gw.err")
+  for _ in $(seq 1 600); do curl -sf "${url%/mcp}/readyz" > /dev/null && return; sleep 0.1; done
+  echo "the gateway never became ready" >&2; exit 1
+}
+stop() { kill "$gw"; wait "$gw" 2>/dev/null || true; }
+wrk_calls() {  # tool conns seconds -> "requests rps"; fails when an answer was not the echo
+  local line
+  line=$(MCP_SESSION=$sid MCP_BODY=$(call "$1") MCP_EXPECT='"hello"' \
+    wrk -t1 -c"$2" -d"$3s" -s "$here/scripts/bench.d/call.lua" "$url" | grep RESULT)
+  grep -q ' bad=0$' <<<"$line" || { echo "answers that were not the echo: $line" >&2; return 1; }
+  sed -E 's/.*rps=([0-9.]+).*requests=([0-9]+).*/\2 \1/' <<<"$line"
+}
+measure() {  # label tool conns: three connections (see above)
+  local t0 t1 n rps
+  sid=$(session "$url")
+  wrk_calls "$2" "$3" 2 > /dev/null  # warm: the upstream's session, pools, caches
+  t0=$(awk '{print $14 + $15}' "/proc/$gw/stat")
+  read -r n rps < <(wrk_calls "$2" "$3" "$secs")
+  t1=$(awk '{print $14 + $15}' "/proc/$gw/stat")
+  awk -v l="$1" -v t=$((t1 - t0)) -v n="$n" -v r="$rps" -v hz="$hz" \
+    'BEGIN { printf "PLACEMENT %s calls=%d rps=%.0f cpu_us_per_call=%.1f\n", l, n, r, 1e6 * t / hz / n }'
+}
+idle_rss() {  # label preload
+  start "$work/idle.yaml" "$2"
+  awk -v l="$1" '/VmRSS/ { printf "PLACEMENT %s idle_rss_mb=%.1f\n", l, $2 / 1024 }' "/proc/$gw/status"
+  stop
+}
+
+for r in $(seq 1 "$rounds"); do
+  for m in glibc preloaded; do
+    lib=""; [ "$m" = preloaded ] && lib=$malloc_lib
+    start "$work/gw.yaml" "$lib"
+    measure "allocator=$m round=$r echo-http c=8" eh:echo 8
+    stop
+    idle_rss "allocator=$m round=$r 10-stdio-upstreams" "$lib"
+  done
+  start "$work/gw.yaml" "" 1
+  measure "worker=threads-1 round=$r echo-stdio c=1" es:echo 1
+  stop
+  start "$work/gw.yaml" "" 2
+  measure "worker=threads-2-run-a round=$r echo-stdio c=1" es:echo 1
+  measure "worker=threads-2-run-b round=$r echo-stdio c=1" es:echo 1
+  stop
+done
