@@ -135,8 +135,8 @@ int serve(config::Config cfg, const Cli& cli) {
   int grace = cfg.shutdown_grace_ms;
   // A stdio client is one client: with one worker, its calls and every
   // stdio upstream's pipes share it, where with more a call to a child
-  // whose pipes another worker holds crosses there and back (about a third
-  // more CPU per call at c=1: BENCH_ONLY=placement scripts/bench).
+  // whose pipes another worker holds crosses there and back (a third to a
+  // half more CPU per call: BENCH_ONLY=placement scripts/bench).
   unsigned threads = cli.threads ? cli.threads : (cli.stdio ? 1u : 0u);
   server::Gateway gw(std::move(cfg), threads);
   if (!gw.startup_error().empty()) {

@@ -48,7 +48,6 @@ class TaskRun : public std::enable_shared_from_this<TaskRun> {
   void finish(upstream::Reply reply);
 
  private:
-
   const std::size_t max_result_bytes_;
   const std::shared_ptr<saga::Inbox> inbox_ = std::make_shared<saga::Inbox>();
   std::atomic<bool> finished_{false}, cancelled_{false};
