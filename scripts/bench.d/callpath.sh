@@ -74,11 +74,6 @@ for b in "${builds[@]}"; do
 done
 for u in echo-http toolbox-http; do sid[direct/$u]=$(session "${direct[$u]}"); done
 
-wrk_run() {  # url session body c seconds -> wrk's RESULT line
-  MCP_SESSION=$2 MCP_BODY=$3 MCP_EXPECT='"hello"' \
-    wrk -t"$(($4 < 2 ? 1 : 2))" -c"$4" -d"$5s" -s "$here/scripts/bench.d/call.lua" "$1" | grep RESULT
-}
-field() { sed -E "s/.* $1=([0-9.]+).*/\1/" <<<" $2"; }
 upstream_pid() {  # gateway key, upstream -> the upstream's pid
   case $2 in
     *-http) echo "${up_pid[$2]}" ;;

@@ -1,7 +1,7 @@
 # What scripts/bench.d/callpath.sh and instructions.sh share, sourced after
 # they set `build`: the builds to measure (`builds`, `dir`: this one, and
 # BASE_BUILD's as "base" when set), a scratch directory whose processes
-# (`pids`) are stopped on exit, and the MCP helpers.
+# (`pids`) are stopped on exit, the MCP helpers and the wrk run of an echo.
 builds=(mcpgw)
 declare -A dir=([mcpgw]=$build)
 if [ -n "${BASE_BUILD:-}" ]; then
@@ -29,3 +29,12 @@ session() {  # url -> a new session's id
     tr -d '\r' | awk 'tolower($1)=="mcp-session-id:"{print $2}'
 }
 call() { printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"%s","arguments":{"text":"hello"}}}' "$1"; }
+wrk_run() {  # url session body connections seconds -> wrk's RESULT line (bad=N: answers that were not the echo)
+  MCP_SESSION=$2 MCP_BODY=$3 MCP_EXPECT='"hello"' \
+    wrk -t"$(($4 < 2 ? 1 : 2))" -c"$4" -d"$5s" -s "$here/scripts/bench.d/call.lua" "$1" | grep RESULT
+}
+echoes_only() {  # RESULT line -> the same; fails naming it when an answer was not the echo
+  grep -q ' bad=0$' <<<"$1" || { echo "answers that were not the echo: $1" >&2; return 1; }
+  echo "$1"
+}
+field() { sed -E "s/.* $1=([0-9.]+).*/\1/" <<<" $2"; }  # name, RESULT line -> the value

@@ -25,13 +25,6 @@ top=${INSTR_TOP:-12}
 command -v valgrind >/dev/null || apt-get install -y -qq valgrind >/dev/null
 # shellcheck source=scripts/bench.d/common.sh
 source "$here/scripts/bench.d/common.sh"
-wrk_run() {  # url session body seconds -> requests; fails when an answer was not the echo
-  local line
-  line=$(MCP_SESSION=$2 MCP_BODY=$3 MCP_EXPECT='"hello"' wrk -t1 -c"$conns" -d"$4s" -s "$here/scripts/bench.d/call.lua" "$1" |
-    grep RESULT)
-  if ! grep -q ' bad=0$' <<<"$line"; then echo "answers that were not the echo: $line" >&2; return 1; fi
-  sed -E 's/.*requests=([0-9]+).*/\1/' <<<"$line"
-}
 listed() {  # url session tool -> whether tools/list names it (under valgrind the upstream is listed late)
   curl -s "$1" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
     -H "Mcp-Session-Id: $2" -d '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' | grep -q "\"$3\""
@@ -79,9 +72,11 @@ for b in "${builds[@]}"; do
   for _ in $(seq 1 600); do listed "$url" "$sid" eh:echo && break; sleep 0.1; done
   listed "$url" "$sid" eh:echo || { echo "$b: eh:echo never listed" >&2; cat "$work/$b.err" >&2; exit 1; }
   body=$(call eh:echo)
-  wrk_run "$url" "$sid" "$body" 2 > /dev/null  # warm: pools, caches, the upstream's session
+  echoes_only "$(wrk_run "$url" "$sid" "$body" "$conns" 2)" > /dev/null  # warm: pools, caches, the upstream's session
   callgrind_control -z "$gw_pid" > /dev/null
-  n=$(wrk_run "$url" "$sid" "$body" "$secs")
+  line=$(wrk_run "$url" "$sid" "$body" "$conns" "$secs")
+  echoes_only "$line" > /dev/null
+  n=$(field requests "$line")
   rm -f "$work/$b.cg."*
   callgrind_control -d "$gw_pid" > /dev/null
   dump=$(ls "$work/$b.cg."* | head -1)

@@ -61,21 +61,14 @@ start() {  # config preload [threads] -> sets gw (pid) and url, once every upstr
   echo "the gateway never became ready" >&2; exit 1
 }
 stop() { kill "$gw"; wait "$gw" 2>/dev/null || true; }
-wrk_calls() {  # tool conns seconds -> "requests rps"; fails when an answer was not the echo
-  local line
-  line=$(MCP_SESSION=$sid MCP_BODY=$(call "$1") MCP_EXPECT='"hello"' \
-    wrk -t1 -c"$2" -d"$3s" -s "$here/scripts/bench.d/call.lua" "$url" | grep RESULT)
-  grep -q ' bad=0$' <<<"$line" || { echo "answers that were not the echo: $line" >&2; return 1; }
-  sed -E 's/.*rps=([0-9.]+).*requests=([0-9]+).*/\2 \1/' <<<"$line"
-}
 measure() {  # label tool conns: three connections (see above)
-  local t0 t1 n rps
+  local t0 t1 out sid
   sid=$(session "$url")
-  wrk_calls "$2" "$3" 2 > /dev/null  # warm: the upstream's session, pools, caches
+  echoes_only "$(wrk_run "$url" "$sid" "$(call "$2")" "$3" 2)" > /dev/null  # warm: the upstream's session, pools, caches
   t0=$(awk '{print $14 + $15}' "/proc/$gw/stat")
-  read -r n rps < <(wrk_calls "$2" "$3" "$secs")
+  out=$(echoes_only "$(wrk_run "$url" "$sid" "$(call "$2")" "$3" "$secs")")
   t1=$(awk '{print $14 + $15}' "/proc/$gw/stat")
-  awk -v l="$1" -v t=$((t1 - t0)) -v n="$n" -v r="$rps" -v hz="$hz" \
+  awk -v l="$1" -v t=$((t1 - t0)) -v n="$(field requests "$out")" -v r="$(field rps "$out")" -v hz="$hz" \
     'BEGIN { printf "PLACEMENT %s calls=%d rps=%.0f cpu_us_per_call=%.1f\n", l, n, r, 1e6 * t / hz / n }'
 }
 idle_rss() {  # label preload

@@ -103,6 +103,13 @@ http::Request call(std::string method, std::string name) {
   return post(kCall, std::move(headers));
 }
 
+/// That `r` is the refusal of headers that disagree with the body.
+void check_mismatch(const std::optional<http::Response>& r) {
+  REQUIRE(r);
+  CHECK(r->status == 400);
+  CHECK(code_of(r->body) == mcp::kHeaderMismatch);
+}
+
 mcp_post::Checks exact() {
   mcp_post::Checks c;
   c.exact_headers = true;
@@ -114,10 +121,7 @@ mcp_post::Checks exact() {
 TEST_CASE("mcp_post: Mcp-Name may stand for the percent-decoded body name, unless the headers must be exact") {
   auto decoded = call("tools/call", "fx:echo");
   CHECK_FALSE(mcp_post::screen_stateless(decoded, parse(decoded)));
-  auto r = mcp_post::screen_stateless(decoded, parse(decoded), exact());
-  REQUIRE(r);
-  CHECK(r->status == 400);
-  CHECK(code_of(r->body) == mcp::kHeaderMismatch);
+  check_mismatch(mcp_post::screen_stateless(decoded, parse(decoded), exact()));
   auto as_sent = call("tools/call", "fx%3Aecho");
   CHECK_FALSE(mcp_post::screen_stateless(as_sent, parse(as_sent), exact()));
   auto base64 = call("tools/call", "=?base64?ZnglM0FlY2hv?=");
@@ -127,10 +131,7 @@ TEST_CASE("mcp_post: Mcp-Name may stand for the percent-decoded body name, unles
 TEST_CASE("mcp_post: Mcp-Method in its =?base64?...?= form is taken, unless the headers must be exact") {
   auto encoded = call("=?base64?dG9vbHMvY2FsbA==?=", "fx%3Aecho");
   CHECK_FALSE(mcp_post::screen_stateless(encoded, parse(encoded)));
-  auto r = mcp_post::screen_stateless(encoded, parse(encoded), exact());
-  REQUIRE(r);
-  CHECK(r->status == 400);
-  CHECK(code_of(r->body) == mcp::kHeaderMismatch);
+  check_mismatch(mcp_post::screen_stateless(encoded, parse(encoded), exact()));
 }
 
 TEST_CASE("mcp_post: a caller's envelope reader replaces read_envelope, after the version header, before Mcp-Method") {
@@ -149,9 +150,7 @@ TEST_CASE("mcp_post: a caller's envelope reader replaces read_envelope, after th
 
   seen.clear();
   auto no_version = post(kCall, {{"Mcp-Method", "tools/call"}, {"Mcp-Name", "fx%3Aecho"}});
-  r = mcp_post::screen_stateless(no_version, parse(no_version), c);
-  REQUIRE(r);
-  CHECK(code_of(r->body) == mcp::kHeaderMismatch);
+  check_mismatch(mcp_post::screen_stateless(no_version, parse(no_version), c));
   CHECK(seen.empty());
 
   // A reader that takes what read_envelope would refuse (no _meta at all).
