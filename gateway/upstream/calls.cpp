@@ -1,108 +1,13 @@
-// Upstream's calls: a tools/call through the call filters, any other
-// request, the input rounds of a stateless server, the client span's
-// description, and the renewal of a connection the send filters ask for.
+// A server's calls: a tools/call through the call filters, outermost
+// first: the circuit breaker (BreakerFilter), max_concurrency
+// (LimiterFilter), and the request on the caller's link (RequestFilter);
+// any other request on that link.
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
-#include <cctype>
-
-#include "mcp/era.hpp"
 #include "mcp/protocol.hpp"
-#include "mcp/resource_refs.hpp"
 #include "upstream/upstream.hpp"
 
 namespace mcpgw::upstream {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-/// Rounds of input_required a stateless server may ask for one call.
-constexpr int kMaxInputRounds = 16;
-
-/// The `error.type` of a request that got no answer.
-std::string_view failure_type(transport::Failure f) {
-  switch (f) {
-    case transport::Failure::Timeout: return "timeout";
-    case transport::Failure::Cancelled: return "cancelled";
-    case transport::Failure::TooLarge: return "response_too_large";
-    default: return "unavailable";
-  }
-}
-
-}  // namespace
-
-void Upstream::describe_client_span(mcp::Span& span, std::string_view method, const json::Value& params,
-                                    const transport::Response& r) const {
-  mcp::describe_request(span, method, mcp::target_of(method, &params), &params);
-  span.set("mcpgw.server", cfg_.name);
-  span.set("network.transport", cfg_.transport == config::Server::Transport::Http ? "tcp" : "pipe");
-  if (modern()) span.set("mcp.protocol.version", mcp::kStatelessVersion);
-  if (!r.message) {
-    span.fail(failure_type(r.failure), r.detail);
-    return;
-  }
-  mcp::set_request_id(span, r.message->id());
-  if (const auto* e = r.message->error()) mcp::set_outcome(span, true, *e);
-  else if (const auto* res = r.message->result()) mcp::set_outcome(span, false, *res);
-}
-
-Task<transport::Response> Upstream::send_rounds(std::string_view method, const json::Document& params,
-                                                const CallOptions& opts,
-                                                std::vector<std::pair<std::string, std::string>> headers) {
-  auto r = co_await send(method, json::clone(params), opts, headers);
-  for (int round = 0; round < kMaxInputRounds; ++round) {
-    const json::Value* res = r.message ? r.message->result() : nullptr;
-    if (!res || json::get_string(*res, "resultType") != "input_required") co_return r;
-    // The server needs the client's input before it can answer: ask the
-    // client (in whatever form it speaks) and send the request again with
-    // the answers and the server's state.
-    auto answers = co_await ask_client(*res, opts, "upstream '" + cfg_.name + "'", false);
-    if (!answers) co_return failed(r.message->id(), jsonrpc::kInternalError, answers.error());
-    if (answers->rpc_error) {
-      auto msg = jsonrpc::parse(jsonrpc::make_error_response(r.message->id(), answers->body));
-      co_return transport::Response{std::move(msg.messages.front()), transport::Failure::Transport, {}};
-    }
-    json::Document retry = json::clone(params);
-    auto& a = retry.GetAllocator();
-    json::set(retry, "inputResponses", json::Value(answers->body, a), a);
-    if (const json::Value* state = json::find(*res, "requestState")) json::set(retry, "requestState", json::Value(*state, a), a);
-    r = co_await send(method, std::move(retry), opts, headers);
-  }
-  const json::Value* res = r.message ? r.message->result() : nullptr;
-  if (!res || json::get_string(*res, "resultType") != "input_required") co_return r;
-  co_return failed(r.message->id(), jsonrpc::kInternalError,
-                "mcpgw: upstream '" + cfg_.name + "' asked for client input more than " +
-                    std::to_string(kMaxInputRounds) + " times in one call");
-}
-
-json::Document Upstream::own_result(const json::Value& result) const {
-  json::Document out = json::clone(result);
-  // A stateless server's "complete" is the revision's framing, not content:
-  // the gateway frames its own answers for each client's revision.
-  if (modern() && json::get_string(out, "resultType") == "complete") out.RemoveMember("resultType");
-  return out;
-}
-
-transport::Response Upstream::failed(const jsonrpc::Id& id, int code, const std::string& message) {
-  auto msg = jsonrpc::parse(jsonrpc::make_error(id, code, message));
-  return {std::move(msg.messages.front()), transport::Failure::Transport, {}};
-}
-
-Task<bool> Upstream::renew(std::shared_ptr<transport::Connection> dead, Clock::time_point deadline) {
-  std::uint64_t seen = 0;
-  {
-    util::MutexLock lk(mu_);
-    seen = attempts_;
-    if (dead && conn_ == dead) conn_dead_ = true;
-  }
-  changed_.notify();
-  std::function<bool()> settled = [&]() REQUIRES(mu_) {
-    return (conn_ && conn_ != dead) || stopping_ || attempts_ > seen;
-  };
-  bool ready = co_await wait_until(settled, deadline);
-  util::MutexLock lk(mu_);
-  co_return ready && conn_ && conn_ != dead && !stopping_;
-}
 
 void Upstream::circuit_changed(Breaker::State state) {
   if (state == Breaker::State::Open)
@@ -121,35 +26,94 @@ Task<Reply> Upstream::call_tool(std::string_view tool, const json::Value* argume
   co_return co_await ToolNext(call_chain_.order)(call);
 }
 
-std::string Upstream::answering_session(const CallOptions& opts) const {
-  if (!opts.upstream_session.empty()) return opts.upstream_session;
-  auto c = connection();
-  return c ? c->session_id() : std::string();
-}
-
 Task<Reply> Upstream::request(std::string_view method, const json::Value& params, const CallOptions& opts) {
   InFlight counted(*this);
-  if (per_principal() && !child_)
+  if (per_principal())
     if (auto instead = co_await authorize(opts, false)) co_return std::move(*instead);
-  auto own = co_await for_client(opts);
-  if (!own) co_return Reply::error(jsonrpc::kInternalError, own.error());
-  if (*own) co_return co_await (*own)->request(method, params, opts);
-  json::Document p = json::clone(params);
-  auto r = co_await send_rounds(method, p, opts);
-  if (!r.message) co_return Reply::error(jsonrpc::kInternalError, r.detail);
-  if (const auto* e = r.message->error()) co_return Reply{true, json::clone(*e)};
-  const auto* res = r.message->result();
-  if (!res || !res->IsObject())
-    co_return Reply::error(jsonrpc::kInternalError,
-                           "mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object");
-  json::Document result = own_result(*res);
-  // A task's CallToolResult leaves like a tools/call's: on its own
-  // (tasks/result, 2025-11-25) or inlined in the task (tasks/get, 2026-07-28).
-  if (cfg_.prefix && method == "tasks/result") mcp::expose_result_refs(cfg_.name, result, result.GetAllocator());
-  if (json::Value* inlined = cfg_.prefix && method == "tasks/get" ? json::find(result, "result") : nullptr;
-      inlined && inlined->IsObject())
-    mcp::expose_result_refs(cfg_.name, *inlined, result.GetAllocator());
-  co_return Reply{false, std::move(result), false, answering_session(opts)};
+  auto link = co_await link_for(opts);
+  if (!link) co_return Reply::error(jsonrpc::kInternalError, link.error());
+  co_return co_await (*link)->request(method, params, opts);
+}
+
+/// The circuit breaker (`servers[].circuit`): while it is open a call
+/// fails fast, naming the server; once `open_ms` passed, one call probes.
+/// The outcome of an admitted call is what it counts, unless its client
+/// gave up or a filter after it refused the call: those say nothing of the
+/// server, and a probe that ends so lets the next call probe.
+class Upstream::BreakerFilter final : public ToolFilter {
+ public:
+  explicit BreakerFilter(Upstream& u) : u_(u) {}
+
+  Task<Reply> on_call(ToolCall& call, ToolNext next) override {
+    std::string why;
+    auto ticket = u_.breaker_.admit(why);
+    if (!ticket) co_return Reply{false, mcp::tool_error("mcpgw: upstream '" + u_.cfg_.name + "' is failing: " + why)};
+    if (ticket->probe) {
+      spdlog::info("upstream {}: circuit half-open: probing with a call of {}", u_.cfg_.name, call.tool);
+      u_.listener_.on_circuit(u_.cfg_.name, Breaker::State::HalfOpen);
+    }
+    Reply r = co_await next(call);
+    if (call.refused || (call.opts.cancel && call.opts.cancel->cancelled())) u_.breaker_.release(*ticket);
+    else if (auto changed = u_.breaker_.record(*ticket, !r.server_failed)) u_.circuit_changed(*changed);
+    co_return r;
+  }
+
+ private:
+  Upstream& u_;
+};
+
+/// `servers[].max_concurrency`: the call waits in line for a slot, until
+/// its deadline or cancellation, and holds it until it ends.
+class Upstream::LimiterFilter final : public ToolFilter {
+ public:
+  explicit LimiterFilter(Upstream& u) : u_(u) {}
+
+  Task<Reply> on_call(ToolCall& call, ToolNext next) override {
+    auto slot = co_await u_.limiter_.acquire(call.opts.deadline, call.opts.cancel);
+    if (!slot) {
+      call.refused = true;
+      co_return Reply{false, mcp::tool_error("mcpgw: upstream '" + u_.cfg_.name + "' " + slot.error())};
+    }
+    co_return co_await next(call);
+  }
+
+ private:
+  Upstream& u_;
+};
+
+/// The request itself: the OAuth step of a per-principal server, then the
+/// tools/call on the link the caller's calls take (its own, per client or
+/// principal, or the shared one).
+class Upstream::RequestFilter final : public ToolFilter {
+ public:
+  explicit RequestFilter(Upstream& u) : u_(u) {}
+
+  /// Not a coroutine for a call on the shared link: it has nothing to do
+  /// around it.
+  Task<Reply> on_call(ToolCall& call, ToolNext) override {
+    if (!u_.own_links()) return u_.shared_->call_tool(call.tool, call.arguments, call.meta, call.opts);
+    return on_own_link(call);
+  }
+
+ private:
+  Task<Reply> on_own_link(ToolCall& call) {
+    if (u_.per_principal())
+      if (auto instead = co_await u_.authorize(call.opts)) co_return std::move(*instead);
+    auto link = co_await u_.link_for(call.opts);
+    if (!link) co_return Reply{false, mcp::tool_error(link.error())};
+    co_return co_await (*link)->call_tool(call.tool, call.arguments, call.meta, call.opts);
+  }
+
+  Upstream& u_;
+};
+
+Chain<ToolFilter> Upstream::call_filters() {
+  Chain<ToolFilter> chain;
+  // A breaker or limiter not configured costs a call nothing.
+  if (breaker_.enabled()) chain.add(std::make_unique<BreakerFilter>(*this));
+  if (cfg_.max_concurrency > 0) chain.add(std::make_unique<LimiterFilter>(*this));
+  chain.add(std::make_unique<RequestFilter>(*this));
+  return chain;
 }
 
 }  // namespace mcpgw::upstream

@@ -53,7 +53,7 @@ std::shared_ptr<transport::Credential> credential_for(std::shared_ptr<oauth::Cli
 }
 
 Task<std::optional<Reply>> Upstream::authorize(const CallOptions& opts, bool tool_call) {
-  if (!per_principal() || child_) co_return std::nullopt;
+  if (!per_principal()) co_return std::nullopt;
   const std::string principal = opts.caller ? opts.caller->principal : std::string();
   if (opts.caller && !opts.caller->subject_token.empty()) oauth_->set_subject(principal, opts.caller->subject_token);
   auto got = co_await oauth_->authorization(principal, opts.deadline, opts.cancel);

@@ -3,11 +3,12 @@
 // through the send filters, each doing one concern of the request (its
 // trace span, the failure text, the way back to the client, forwarded
 // headers, a renewed session) around the rest of the chain, the last one
-// sending on the connection; one tools/call of the server goes through its
-// call filters first (the circuit breaker, max_concurrency), the last one
-// making the request. Upstream::send and Upstream::call_tool build the item
-// and run their chain (upstream/send_filters.cpp has the filters and their
-// order); a new concern is a new filter, not a branch in send() or
+// sending on the link's connection; one tools/call of the server goes
+// through its call filters first (the circuit breaker, max_concurrency),
+// the last one making the request on the caller's link. Link::send and
+// Upstream::call_tool build the item and run their chain
+// (upstream/link_send.cpp and upstream/calls.cpp have the filters and
+// their order); a new concern is a new filter, not a branch in send() or
 // call_tool(). The chains are of the gateway's one shape
 // (util/filter_chain.hpp).
 #include <string>

@@ -1,122 +1,107 @@
+// A server and its links: the shared link, the per-client and
+// per-principal links made on a caller's first use, what the server says
+// of itself (through its shared link, or as a per-principal server that
+// has none), stopping and draining.
 #include "upstream/upstream.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
-#include <cctype>
-#include <map>
-
-#include "mcp/era.hpp"
-#include "mcp/protocol.hpp"
-#include "mcp/tasks.hpp"
 #include "util/offload.hpp"
 
 namespace mcpgw::upstream {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using namespace std::chrono_literals;
 
-/// Per-client connections one per_client server may have: each may be a
-/// child process, and sessions are cheap to open.
-constexpr std::size_t kMaxClientConnections = 256;
-
-/// Requests a server may send a client (MCP "client features", and the
-/// tasks a client runs for the server's task-augmented requests).
-bool client_request(std::string_view method) {
-  return method == "sampling/createMessage" || method == "elicitation/create" || method == "roots/list" ||
-         method == "tasks/get" || method == "tasks/result" || method == "tasks/list" || method == "tasks/cancel";
-}
-
-/// Declares the tasks extension in client capabilities `caps` when the
-/// gateway asks for a task, and only then: a server must not turn a call
-/// the gateway relays as an ordinary one (a chain hop, say) into a task.
-void declare_tasks(json::Document& caps, bool on) {
-  if (!caps.IsObject()) caps.SetObject();
-  auto& a = caps.GetAllocator();
-  json::Value* extensions = json::find(caps, "extensions");
-  if (on && (!extensions || !extensions->IsObject())) {
-    json::set(caps, "extensions", json::Value(rapidjson::kObjectType), a);
-    extensions = json::find(caps, "extensions");
-  }
-  if (!extensions || !extensions->IsObject()) return;
-  if (on) json::set(*extensions, mcp::kTasksExtension, json::Value(rapidjson::kObjectType), a);
-  else extensions->RemoveMember(std::string(mcp::kTasksExtension).c_str());
-}
-
-/// The task a message from the server is about: the one its `_meta` ties
-/// it to, or the one a tasks/* request names.
-std::optional<std::string> task_of(const jsonrpc::Message& m) {
-  const json::Value* params = m.params();
-  if (!params) return std::nullopt;
-  if (auto related = mcp::related_task(*params)) return related;
-  if (m.method().rfind("tasks/", 0) == 0)
-    if (auto id = json::get_string(*params, "taskId")) return std::string(*id);
-  return std::nullopt;
-}
+/// Per-client links one per_client server may have: each may be a child
+/// process, and sessions are cheap to open.
+constexpr std::size_t kMaxClientLinks = 256;
 
 }  // namespace
 
-Upstream::Upstream(config::Server cfg, transport::Io& io, Listener& listener, std::shared_ptr<oauth::Client> oauth,
-                   std::optional<Owner> owner, std::weak_ptr<Upstream> parent, const json::Value* client_extensions)
+Upstream::Upstream(config::Server cfg, transport::Io& io, Listener& listener, std::shared_ptr<oauth::Client> oauth)
     : cfg_(std::move(cfg)),
       io_(io),
       listener_(listener),
       oauth_(std::move(oauth)),
-      child_(owner.has_value()),
-      client_session_(owner ? owner->session : std::string()),
-      client_protocol_(owner ? owner->protocol : std::string()),
-      principal_(owner ? owner->principal : std::string()),
-      parent_(std::move(parent)),
+      shared_(oauth_ && oauth_->per_principal()
+                  ? nullptr
+                  : std::make_shared<Link>(cfg_, io_, listener_, oauth_, Link::Role::Shared)),
       breaker_(cfg_.circuit),
       limiter_(cfg_.max_concurrency) {
-  if (client_extensions) client_extensions_.CopyFrom(*client_extensions, client_extensions_.GetAllocator());
-  if (!child_ && cfg_.transport == config::Server::Transport::Http && !cfg_.tls.verify)
+  if (cfg_.transport == config::Server::Transport::Http && !cfg_.tls.verify)
     spdlog::warn("upstream {}: tls.verify is false: its certificate is not checked, so anyone on the way to {} can "
                  "read and change its traffic",
                  cfg_.name, cfg_.url);
 }
 
+Upstream::~Upstream() { stop(); }
+
+void Upstream::start() {
+  {
+    util::MutexLock lk(mu_);
+    if (stopping_) return;
+    started_ = true;
+  }
+  if (shared_) {
+    shared_->start();
+    return;
+  }
+  spdlog::info("upstream {}: connected per principal (grant {})", cfg_.name, oauth_->grant_name());
+  listener_.on_health(cfg_.name, true);
+}
+
+void Upstream::wait_first_attempt(std::chrono::milliseconds timeout) {
+  block_on(asio::make_strand(io_.executor()), first_attempt(Clock::now() + timeout), [] {});
+}
+
+Task<> Upstream::first_attempt(Clock::time_point deadline) {
+  if (shared_) co_await shared_->first_attempt(deadline);
+}
+
 std::string Upstream::owner_key(const CallOptions& opts) const {
-  if (child_) return {};
   const Caller* c = opts.caller;
   if (cfg_.session == config::Server::Session::PerClient && c && !c->session.empty()) return "s:" + c->session;
   if (per_principal()) return "p:" + (c ? c->principal : std::string());
   return {};
 }
 
-Task<Result<std::shared_ptr<Upstream>>> Upstream::for_client(const CallOptions& opts) {
+Task<Result<std::shared_ptr<Link>>> Upstream::link_for(const CallOptions& opts) {
   const std::string key = owner_key(opts);
-  if (key.empty()) co_return std::shared_ptr<Upstream>();
-  std::shared_ptr<Upstream> u, ended;
+  if (key.empty()) co_return shared_;
+  std::shared_ptr<Link> link, ended;
   {
-    util::MutexLock lk(clients_mu_);
-    auto it = clients_.find(key);
-    // A principal's connection gives up when it cannot connect (its token
-    // went): the next call makes a new one.
-    if (it != clients_.end() && it->second->supervising()) {
-      u = it->second;
+    util::MutexLock lk(links_mu_);
+    auto it = links_.find(key);
+    // A principal's link gives up when it cannot connect (its token went):
+    // the next call makes a new one.
+    if (it != links_.end() && it->second->supervising()) {
+      link = it->second;
     } else {
-      if (it != clients_.end()) {
+      if (it != links_.end()) {
         ended = std::move(it->second);
-        clients_.erase(it);
+        links_.erase(it);
       }
-      if (clients_.size() >= kMaxClientConnections)
-        co_return Error{"mcpgw: upstream '" + cfg_.name + "' has " + std::to_string(kMaxClientConnections) +
+      if (links_.size() >= kMaxClientLinks)
+        co_return Error{"mcpgw: upstream '" + cfg_.name + "' has " + std::to_string(kMaxClientLinks) +
                         " per-client (or per-principal) connections already; try again when sessions have ended"};
-      Owner owner{key[0] == 's' ? opts.caller->session : std::string(), opts.caller ? opts.caller->protocol : "",
+      const bool per_client = key[0] == 's';
+      Owner owner{per_client ? opts.caller->session : std::string(), opts.caller ? opts.caller->protocol : "",
                   opts.caller ? opts.caller->principal : ""};
       json::Document client_caps = opts.client ? opts.client->capabilities() : json::Document(rapidjson::kObjectType);
-      u = std::make_shared<Upstream>(cfg_, io_, listener_, oauth_, std::move(owner), weak_from_this(),
-                                     key[0] == 's' ? json::find(client_caps, "extensions") : nullptr);
-      clients_.emplace(key, u);
-      if (std::string level = log_level(); !level.empty()) u->set_log_level(std::move(level));
-      u->start();
-      if (key[0] == 's')
+      std::function<void(std::shared_ptr<const Listing>)> on_listed;
+      if (!per_client)
+        on_listed = [weak = weak_from_this()](std::shared_ptr<const Listing> l) {
+          if (auto self = weak.lock()) self->adopt(std::move(l));
+        };
+      link = std::make_shared<Link>(cfg_, io_, listener_, oauth_, per_client ? Link::Role::Client : Link::Role::Principal,
+                                    std::move(owner), per_client ? json::find(client_caps, "extensions") : nullptr,
+                                    std::move(on_listed));
+      links_.emplace(key, link);
+      if (std::string level = log_level(); !level.empty()) link->set_log_level(std::move(level));
+      link->start();
+      if (per_client)
         spdlog::info("upstream {}: connection for client session {} started", cfg_.name, key.substr(2, 8));
       else
         spdlog::info("upstream {}: connection for principal {} started", cfg_.name,
@@ -124,45 +109,47 @@ Task<Result<std::shared_ptr<Upstream>>> Upstream::for_client(const CallOptions& 
     }
   }
   if (ended) ended->stop();
-  // The first call of a session waits for its connection, within its deadline.
-  co_await u->first_attempt(opts.deadline);
-  co_return u;
+  // The first call of a session waits for its link, within its deadline.
+  co_await link->first_attempt(opts.deadline);
+  co_return link;
 }
 
-Task<> Upstream::prepare(const CallOptions& opts) { co_await for_client(opts); }
+Task<> Upstream::prepare(const CallOptions& opts) {
+  if (!owner_key(opts).empty()) co_await link_for(opts);
+}
 
-Task<bool> Upstream::wait_settled(std::chrono::steady_clock::time_point deadline) {
-  if (state() == State::Connecting) co_await renew(nullptr, deadline);
-  co_return ready();
+Task<bool> Upstream::wait_settled(Clock::time_point deadline) {
+  if (!shared_) co_return ready();
+  co_return co_await shared_->wait_settled(deadline);
 }
 
 Task<> Upstream::end_client(std::string session) {
-  std::shared_ptr<Upstream> u;
+  std::shared_ptr<Link> link;
   {
-    util::MutexLock lk(clients_mu_);
-    auto it = clients_.find("s:" + session);
-    if (it == clients_.end()) co_return;
-    u = std::move(it->second);
-    clients_.erase(it);
+    util::MutexLock lk(links_mu_);
+    auto it = links_.find("s:" + session);
+    if (it == links_.end()) co_return;
+    link = std::move(it->second);
+    links_.erase(it);
   }
-  co_await u->stop_async();
+  co_await link->stop_async();
   spdlog::info("upstream {}: connection for client session {} stopped", cfg_.name, session.substr(0, 8));
 }
 
 void Upstream::end_principal(const std::string& principal) {
-  std::vector<std::shared_ptr<Upstream>> ended;
+  std::vector<std::shared_ptr<Link>> ended;
   {
-    util::MutexLock lk(clients_mu_);
-    for (auto it = clients_.begin(); it != clients_.end();) {
-      if (it->second->principal_ == principal) {
+    util::MutexLock lk(links_mu_);
+    for (auto it = links_.begin(); it != links_.end();) {
+      if (it->second->role() == Link::Role::Principal && it->second->principal() == principal) {
         ended.push_back(std::move(it->second));
-        it = clients_.erase(it);
+        it = links_.erase(it);
       } else {
         ++it;
       }
     }
   }
-  for (auto& u : ended) u->stop();
+  for (auto& link : ended) link->stop();
   if (!ended.empty())
     spdlog::info("upstream {}: {} connection(s) of principal {} stopped", cfg_.name, ended.size(),
                  principal.empty() ? "-" : principal);
@@ -173,103 +160,40 @@ std::optional<UpstreamIdentity> Upstream::identity_for(const Caller* caller) con
   return UpstreamIdentity{std::string(oauth_->grant_name()), oauth_->identity(caller ? caller->principal : "")};
 }
 
-bool Upstream::supervising() const {
-  util::MutexLock lk(mu_);
-  return supervising_ && !stopping_;
-}
-
-Upstream::~Upstream() { stop(); }
-
-std::string Upstream::failure_text(const transport::Response& r) const {
-  std::string detail = r.detail.empty() ? "no response" : r.detail;
-  switch (r.failure) {
-    case transport::Failure::Timeout: return "timed out after " + std::to_string(cfg_.timeout_ms) + " ms";
-    case transport::Failure::Cancelled: return "call cancelled by the client";
-    case transport::Failure::Interrupted:
-      return detail + "; the request may have been carried out there and was not sent again";
-    default: return detail;
-  }
-}
-
-void Upstream::start() {
+void Upstream::adopt(std::shared_ptr<const Listing> listing) {
   {
     util::MutexLock lk(mu_);
-    supervising_ = true;
+    if (adopted_ == listing) return;
+    adopted_ = std::move(listing);
   }
-  auto self = shared_from_this();
-  auto ended = [self](std::exception_ptr e) {
-    if (e) spdlog::error("upstream {}: supervisor failed", self->cfg_.name);
-    {
-      util::MutexLock lk(self->mu_);
-      self->supervising_ = false;
-      self->stopped_.notify_all();
-    }
-    // For stop_async().
-    self->changed_.notify();
-  };
-  asio::co_spawn(
-      asio::make_strand(io_.executor()), [self]() -> Task<> { co_await self->supervise(); }, std::move(ended));
+  listener_.on_tools_changed(cfg_.name);
 }
 
-void Upstream::wait_first_attempt(std::chrono::milliseconds timeout) {
-  block_on(asio::make_strand(io_.executor()), first_attempt(Clock::now() + timeout), [] {});
-}
-
-Task<> Upstream::first_attempt(Clock::time_point deadline) {
-  std::function<bool()> done = [this]() REQUIRES(mu_) { return first_done_ || stopping_; };
-  co_await wait_until(done, deadline);
-}
-
-Task<bool> Upstream::wait_until(const std::function<bool()>& ready, Clock::time_point deadline) {
-  for (;;) {
-    const auto seen = changed_.generation();
-    {
-      util::MutexLock lk(mu_);
-      if (ready()) co_return true;
-    }
-    bool woken = co_await changed_.wait(seen, deadline);
-    if (!woken) co_return false;
-  }
-}
-
-bool Upstream::begin_stop() {
+void Upstream::begin_stop() {
   {
     util::MutexLock lk(mu_);
-    if (stopping_ && !supervising_) return false;
     stopping_ = true;
-    status_ = "stopped";
-    state_ = State::Down;
   }
   changed_.notify();
-  // Requests waiting on a client end now; the server is going away.
-  util::MutexLock lk(calls_mu_);
-  for (auto& [id, cancel] : forwarded_) cancel->cancel();
-  return true;
 }
 
-std::map<std::string, std::shared_ptr<Upstream>> Upstream::take_clients() {
-  std::map<std::string, std::shared_ptr<Upstream>> clients;
-  util::MutexLock lk(clients_mu_);
-  clients.swap(clients_);
-  return clients;
+std::map<std::string, std::shared_ptr<Link>> Upstream::take_links() {
+  std::map<std::string, std::shared_ptr<Link>> links;
+  util::MutexLock lk(links_mu_);
+  links.swap(links_);
+  return links;
 }
 
 void Upstream::stop() {
-  if (!begin_stop()) return;
-  // The supervisor closes the connection (reaps the child) on its way out.
-  // Only a thread off the loop may wait for that here.
-  if (!io_.in_loop()) {
-    util::UniqueLock lk(mu_);
-    stopped_.wait(lk.native(), [&]() REQUIRES(mu_) { return !supervising_; });
-  }
-  for (auto& [session, u] : take_clients()) u->stop();
+  begin_stop();
+  if (shared_) shared_->stop();
+  for (auto& [key, link] : take_links()) link->stop();
 }
 
 Task<> Upstream::stop_async() {
-  if (!begin_stop()) co_return;
-  std::function<bool()> ended = [this]() REQUIRES(mu_) { return !supervising_; };
-  co_await wait_until(ended);
-  for (auto& [session, u] : take_clients()) co_await u->stop_async();
+  begin_stop();
+  if (shared_) co_await shared_->stop_async();
+  for (auto& [key, link] : take_links()) co_await link->stop_async();
 }
 
 Upstream::InFlight::InFlight(Upstream& u) : u_(u) { ++u_.in_flight_; }
@@ -280,8 +204,29 @@ Upstream::InFlight::~InFlight() {
 
 Task<> Upstream::drain(Clock::time_point deadline) {
   draining_ = true;
-  std::function<bool()> idle = [this]() REQUIRES(mu_) { return in_flight_ == 0 || stopping_; };
-  co_await wait_until(idle, deadline);
+  for (;;) {
+    const auto seen = changed_.generation();
+    {
+      util::MutexLock lk(mu_);
+      if (in_flight_ == 0 || stopping_) co_return;
+    }
+    if (!co_await changed_.wait(seen, deadline)) co_return;
+  }
+}
+
+void Upstream::set_log_level(std::string level) {
+  {
+    util::MutexLock lk(mu_);
+    log_level_ = level;
+  }
+  if (shared_) shared_->set_log_level(level);
+  util::MutexLock lk(links_mu_);
+  for (auto& [key, link] : links_) link->set_log_level(level);
+}
+
+std::string Upstream::log_level() const {
+  util::MutexLock lk(mu_);
+  return log_level_;
 }
 
 bool Upstream::has_tool(std::string_view tool) const {
@@ -291,237 +236,50 @@ bool Upstream::has_tool(std::string_view tool) const {
   return false;
 }
 
-std::string Upstream::status() const {
+bool Upstream::ready() const {
+  if (shared_) return shared_->ready();
   util::MutexLock lk(mu_);
-  return status_;
+  return started_ && !stopping_;
+}
+
+std::string Upstream::status() const {
+  if (shared_) return shared_->status();
+  util::MutexLock lk(mu_);
+  if (stopping_) return "stopped";
+  if (!started_) return "connecting";
+  return "connected per principal (grant " + std::string(oauth_->grant_name()) + ")";
 }
 
 Upstream::State Upstream::state() const {
+  if (shared_) return shared_->state();
   util::MutexLock lk(mu_);
-  return state_;
+  return stopping_ ? State::Down : started_ ? State::Connected : State::Connecting;
 }
 
 bool Upstream::settled() const {
+  if (shared_) return shared_->settled();
   util::MutexLock lk(mu_);
-  return first_done_ || stopping_;
+  return started_ || stopping_;
 }
 
-std::string Upstream::protocol() const {
-  util::MutexLock lk(mu_);
-  return protocol_;
-}
+std::string Upstream::protocol() const { return shared_ ? shared_->protocol() : std::string(); }
 
-Upstream::Trouble Upstream::last_trouble() const {
-  util::MutexLock lk(mu_);
-  return trouble_;
-}
-
-void Upstream::note_trouble_locked(std::string what) {
-  trouble_.what = std::move(what);
-  trouble_.unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
-}
+Upstream::Trouble Upstream::last_trouble() const { return shared_ ? shared_->last_trouble() : Trouble{}; }
 
 std::shared_ptr<const Listing> Upstream::listing() const {
+  if (shared_) return shared_->listing();
   util::MutexLock lk(mu_);
-  return listing_;
+  return adopted_;
 }
 
 void Upstream::inherit_listing(const Upstream& previous) {
   auto inherited = previous.listing();
+  if (shared_) {
+    shared_->inherit_listing(std::move(inherited));
+    return;
+  }
   util::MutexLock lk(mu_);
-  if (state_ != State::Connected) listing_ = std::move(inherited);
-}
-
-std::shared_ptr<transport::Connection> Upstream::connection() const {
-  util::MutexLock lk(mu_);
-  return conn_;
-}
-
-void Upstream::add_envelope(json::Document& p, const CallOptions* opts) const {
-  auto& a = p.GetAllocator();
-  if (!p.IsObject()) p.SetObject();
-  json::Value* meta = &json::object_member(p, "_meta", a);
-  json::set(*meta, mcp::kMetaVersion, json::ref(mcp::kStatelessVersion), a);
-  // The calling client's own capabilities: the server must not ask it for
-  // what it cannot give.
-  // The gateway's own requests (listings) declare the extensions it passes
-  // through, as its initialize does.
-  json::Document caps(rapidjson::kObjectType);
-  if (opts && opts->client) {
-    caps = opts->client->capabilities();
-  } else if (json::Document own = own_capabilities(); json::find(own, "extensions")) {
-    caps.AddMember("extensions", json::Value(own["extensions"], caps.GetAllocator()), caps.GetAllocator());
-  }
-  declare_tasks(caps, opts && opts->task);
-  json::set(*meta, mcp::kMetaCapabilities, json::Value(caps, a), a);
-  json::Value info(rapidjson::kObjectType);
-  info.AddMember("name", "mcpgw", a);
-  info.AddMember("version", MCPGW_VERSION, a);
-  json::set(*meta, mcp::kMetaClientInfo, std::move(info), a);
-  if (opts && opts->client)
-    if (std::string level = opts->client->log_level(); !level.empty())
-      json::set(*meta, mcp::kMetaLogLevel, json::str(level, a), a);
-}
-
-void Upstream::set_log_level(std::string level) {
-  {
-    util::MutexLock lk(mu_);
-    log_level_ = std::move(level);
-  }
-  // Not on the caller's thread: the server may be slow to answer.
-  if (auto c = connection())
-    asio::co_spawn(
-        asio::make_strand(io_.executor()),
-        [self = shared_from_this(), c]() -> Task<> { co_await self->send_log_level(c); }, asio::detached);
-  util::MutexLock lk(clients_mu_);
-  for (auto& [session, u] : clients_) u->set_log_level(log_level());
-}
-
-std::string Upstream::log_level() const {
-  util::MutexLock lk(mu_);
-  return log_level_;
-}
-
-bool Upstream::modern() const {
-  util::MutexLock lk(mu_);
-  return modern_;
-}
-
-void Upstream::on_message(jsonrpc::Message& m) {
-  // A request that names the progress token of a call is that call's (the
-  // official SDKs send it); otherwise it can only be the sole client's.
-  const json::Value* meta = m.is_request() && m.params() ? json::find(*m.params(), "_meta") : nullptr;
-  std::optional<ActiveCall> call;
-  if (auto token = meta ? json::get_string(*meta, "progressToken") : std::nullopt) {
-    util::MutexLock lk(calls_mu_);
-    if (auto it = by_token_.find(std::string(*token)); it != by_token_.end()) call = it->second;
-  }
-  if (auto task = m.is_request() && !call ? task_of(m) : std::nullopt) {
-    util::MutexLock lk(calls_mu_);
-    if (auto it = by_task_.find(*task); it != by_task_.end()) call = it->second;
-  }
-  route(m, call ? call : sole_client());
-}
-
-std::optional<Upstream::ActiveCall> Upstream::sole_client() const {
-  util::MutexLock lk(calls_mu_);
-  const ActiveCall* last = nullptr;
-  for (const auto& [seq, call] : calls_) {
-    if (last && last->client->session() != call.client->session()) return std::nullopt;
-    last = &call;
-  }
-  if (!last) return std::nullopt;
-  return *last;
-}
-
-void Upstream::route(jsonrpc::Message& m, const std::optional<ActiveCall>& to) {
-  if (m.is_notification()) {
-    auto method = m.method();
-    if (method == "notifications/tools/list_changed" || method == "notifications/resources/list_changed" ||
-        method == "notifications/prompts/list_changed") {
-      {
-        util::MutexLock lk(mu_);
-        refresh_ = true;
-      }
-      changed_.notify();
-    } else if (method == "notifications/progress" && m.params()) {
-      auto token = json::find(*m.params(), "progressToken");
-      if (!token || !token->IsString()) return;
-      std::function<void(json::Value&)> fn;
-      {
-        util::MutexLock lk(progress_mu_);
-        auto it = progress_.find(token->GetString());
-        if (it != progress_.end()) fn = it->second;
-      }
-      if (fn) fn(m.doc()["params"]);
-    } else if (method == "notifications/message" && m.params()) {
-      if (to) to->client->notify(method, m.params());
-      else log_line(*m.params());
-    } else if (method == "notifications/cancelled" && m.params()) {
-      // The server gave up on a request it sent a client.
-      const json::Value* id = json::find(*m.params(), "requestId");
-      std::shared_ptr<CancelSignal> cancel;
-      if (id) {
-        util::MutexLock lk(calls_mu_);
-        if (auto it = forwarded_.find(std::string(jsonrpc::Id(*id).json())); it != forwarded_.end()) cancel = it->second;
-      }
-      if (cancel) cancel->cancel();
-    } else if (method == "notifications/resources/updated" || method == "notifications/tasks/status") {
-      listener_.on_upstream_notification(cfg_.name, m);
-    }
-    return;
-  }
-  if (!m.is_request()) return;
-  auto c = connection();
-  if (!c) return;
-  if (m.method() == "ping") {
-    c->respond(jsonrpc::make_result(m.id(), json::Value(rapidjson::kObjectType)));
-    return;
-  }
-  if (!client_request(m.method())) {
-    c->respond(jsonrpc::make_error(m.id(), jsonrpc::kMethodNotFound, "Method not found: " + std::string(m.method())));
-    return;
-  }
-  if (!to) {
-    c->respond(jsonrpc::make_error(m.id(), jsonrpc::kInternalError,
-                                   "mcpgw: cannot tell which client " + std::string(m.method()) +
-                                       " is for: no call of a single client is in flight on this shared "
-                                       "connection (session: per_client gives each client its own)"));
-    return;
-  }
-  auto shared = std::make_shared<jsonrpc::Message>(m.clone());
-  // Relayed on the pool, requests sent together may reach the client's
-  // call in any order: the order they came in travels with them, so a batch
-  // is handed out as the server sent it.
-  if (json::Value* params = json::find(shared->doc(), "params"); params && params->IsObject()) {
-    auto& a = shared->doc().GetAllocator();
-    json::set(json::object_member(*params, "_meta", a), kInputOrder, json::Value(static_cast<std::uint64_t>(next_forward_++)), a);
-  }
-  // It waits for a person (elicitation) or a model (sampling): in a
-  // coroutine of its own, never on the I/O thread that delivered it.
-  asio::co_spawn(
-      asio::make_strand(io_.executor()),
-      [self = shared_from_this(), shared, to = *to]() -> Task<> { co_await self->forward_request(shared, to); },
-      asio::detached);
-}
-
-void Upstream::log_line(const json::Value& params) {
-  if (log_gate_.admit(Clock::now())) {
-    spdlog::info("upstream {} log: {}", cfg_.name, json::write(params));
-    return;
-  }
-  if (suppressing_.exchange(true)) return;
-  auto timer = std::make_shared<asio::steady_timer>(io_.executor(), 1s);
-  timer->async_wait([weak = weak_from_this(), timer](const boost::system::error_code&) {
-    auto self = weak.lock();
-    if (!self) return;
-    self->suppressing_ = false;
-    if (auto n = self->log_gate_.take_suppressed())
-      spdlog::warn("upstream {}: {} log messages suppressed (it sent more than {} a second)", self->cfg_.name, n,
-                   LogGate::kRate);
-  });
-}
-
-Task<> Upstream::forward_request(std::shared_ptr<jsonrpc::Message> m, ActiveCall to) {
-  auto cancel = std::make_shared<CancelSignal>();
-  const std::string key(m->id().json());
-  {
-    util::MutexLock lk(calls_mu_);
-    forwarded_[key] = cancel;
-  }
-  Reply r = co_await to.client->request(m->method(), m->params(), to.deadline, *cancel);
-  {
-    util::MutexLock lk(calls_mu_);
-    forwarded_.erase(key);
-    // The client runs the request as a task: the server's tasks/* requests
-    // about it go to the same call.
-    if (auto task = r.rpc_error ? std::nullopt : mcp::created_task(r.body)) by_task_[task->task_id] = to;
-  }
-  if (cancel->cancelled()) co_return;  // the server withdrew it: no answer is expected
-  if (auto c = connection())
-    c->respond(r.rpc_error ? jsonrpc::make_error_response(m->id(), r.body) : jsonrpc::make_result(m->id(), r.body));
+  if (!started_) adopted_ = std::move(inherited);
 }
 
 }  // namespace mcpgw::upstream

@@ -1,85 +1,31 @@
 #pragma once
-// One configured upstream MCP server: its connection, lifecycle (start,
-// initialize, restart with backoff), cached tool list and calls.
+// One configured upstream MCP server: its links (upstream/link.hpp: the
+// shared one, and one per client or principal where the server is
+// configured so), what it lists, and its calls through the call filters
+// (circuit breaker, max_concurrency, the OAuth step, the link the caller's
+// calls take).
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
-#include "config/config.hpp"
-#include "oauth/client.hpp"
-#include "transport/connection.hpp"
-#include "transport/io.hpp"
 #include "upstream/breaker.hpp"
 #include "upstream/limiter.hpp"
-#include "upstream/log_gate.hpp"
-#include "upstream/origin.hpp"
-#include "upstream/send_filter.hpp"
-#include "util/thread_annotations.hpp"
+#include "upstream/link.hpp"
 
 namespace mcpgw::upstream {
 
-/// What the upstream offers, as it last listed it (every page, its order).
-struct Listing {
-  json::Document tools{rapidjson::kArrayType};
-  json::Document resources{rapidjson::kArrayType};
-  json::Document resource_templates{rapidjson::kArrayType};
-  json::Document prompts{rapidjson::kArrayType};
-  bool has_resources = false, has_prompts = false, has_completions = false, can_subscribe = false;
-  /// The server's `capabilities.extensions` (an object; empty when it
-  /// declares none).
-  json::Document extensions{rapidjson::kObjectType};
-  /// Skill entries from skills/list, when the server offers Skills.
-  json::Document skills{rapidjson::kArrayType};
-  bool has_skills = false, can_read_directories = false;
-  /// The server runs tools as tasks: it declares `tasks` (2025-11-25) or
-  /// the tasks extension (2026-07-28).
-  bool has_tasks = false;
-};
-
-/// Hears about an upstream's changes; called on the I/O loop (must not block).
-class Listener {
- public:
-  virtual ~Listener() = default;
-  /// The listing changed (connect, reconnect, list_changed).
-  virtual void on_tools_changed(const std::string& server) = 0;
-  /// A notification for clients, e.g. notifications/resources/updated.
-  virtual void on_upstream_notification(const std::string& server, jsonrpc::Message& msg) = 0;
-  /// The server's connection came up or went down (told at once, before
-  /// any catalog change).
-  virtual void on_health(const std::string& /*server*/, bool /*up*/) {}
-  /// The server's circuit breaker changed state.
-  virtual void on_circuit(const std::string& /*server*/, Breaker::State /*state*/) {}
-};
-
-/// Whom a connection of a server is for, when it is not the server's
-/// shared one: one client session (`session: per_client`) or one principal
-/// (an OAuth grant per principal); made by the server's own Upstream.
-struct Owner {
-  std::string session;    ///< per_client: the client session
-  std::string protocol;   ///< that client's revision (mirrored under `protocol: auto`)
-  std::string principal;  ///< whose OAuth token the connection sends
-};
-
 class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Upstream> {
  public:
-  /// Where the connection stands: an attempt under way (the first or a
-  /// reconnect), up, or down until the next attempt (status() says why).
-  enum class State { Connecting, Connected, Down };
+  /// Where the server's shared link stands (Link::State); a per-principal
+  /// server, which has none, is Connected from start() to stop().
+  using State = Link::State;
 
-  /// `io`: the loop the connections live on. `oauth`: the server's OAuth
-  /// client (servers[].oauth), else null. `owner` set: this is the
-  /// connection of one client or principal (made by `for_client`), whose
-  /// listing goes to `parent` (a per-principal OAuth server has no shared
-  /// connection: its tools are those its principals' connections list);
-  /// `client_extensions`: a per-client connection's client's
-  /// `capabilities.extensions` (mirrored).
-  Upstream(config::Server cfg, transport::Io& io, Listener& listener, std::shared_ptr<oauth::Client> oauth = nullptr,
-           std::optional<Owner> owner = std::nullopt, std::weak_ptr<Upstream> parent = {},
-           const json::Value* client_extensions = nullptr);
+  /// `io`: the loop the links live on. `oauth`: the server's OAuth client
+  /// (servers[].oauth), else null.
+  Upstream(config::Server cfg, transport::Io& io, Listener& listener, std::shared_ptr<oauth::Client> oauth = nullptr);
   ~Upstream() override;
   Upstream(const Upstream&) = delete;
   Upstream& operator=(const Upstream&) = delete;
@@ -91,12 +37,12 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   /// wait_first_attempt for a coroutine, until `deadline`.
   Task<> first_attempt(std::chrono::steady_clock::time_point deadline);
   /// Stops the child / ends the HTTP session; pending calls fail. Stops the
-  /// per-client connections too. Off the loop (shutdown, `mcpgw check`),
+  /// per-client and per-principal links too. Off the loop (shutdown, `mcpgw check`),
   /// waits until it is over; on the loop it only begins it (a coroutine
   /// that needs it over awaits stop_async()).
   void stop();
-  /// stop() for a coroutine: resumes once the supervisor and those of the
-  /// per-client connections ended (connections closed, children reaped),
+  /// stop() for a coroutine: resumes once every link's supervisor ended
+  /// (connections closed, children reaped),
   /// holding no thread meanwhile. The caller keeps the upstream alive.
   Task<> stop_async();
   /// Waits until no call (tools/call or other request) is in flight on this
@@ -110,10 +56,10 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   void set_log_level(std::string level);
   std::string log_level() const;
   /// `session: per_client`: client session `session` ended; its own
-  /// connection to the server is closed before this resumes (so that a
+  /// link to the server is closed before this resumes (so that a
   /// shutdown waiting for the session's end finds no child left running).
   Task<> end_client(std::string session);
-  /// `principal`'s OAuth tokens were revoked: its connections are closed.
+  /// `principal`'s OAuth tokens were revoked: its links are closed.
   void end_principal(const std::string& principal);
   /// The OAuth step of a call (servers whose grant is per principal): the
   /// caller's token is at hand, or obtained (the principal's consent asked
@@ -124,7 +70,7 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   /// Waits (until `deadline`) for a connection attempt under way to end;
   /// true when the server is connected then.
   Task<bool> wait_settled(std::chrono::steady_clock::time_point deadline);
-  /// The caller's own connection (per principal or per client), started and
+  /// The caller's own link (per principal or per client), started and
   /// tried once within the call's deadline, so that its listing is known.
   Task<> prepare(const CallOptions& opts);
   /// True when each principal goes upstream with a token of its own.
@@ -135,10 +81,9 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   const std::string& name() const override { return cfg_.name; }
   int welcome_priority() const override { return cfg_.welcome_priority; }
   bool has_tool(std::string_view tool) const override;
-  bool ready() const { return ready_.load(); }
-  /// True while its supervisor runs (a principal's connection ends it
-  /// when it cannot connect).
-  bool supervising() const;
+  /// The server can take calls: its shared link is up (a per-principal
+  /// server: from start() to stop()).
+  bool ready() const;
   /// "connected" or why not.
   std::string status() const;
   State state() const;
@@ -146,13 +91,10 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   bool settled() const;
   /// The MCP revision spoken on the current (or last) connection; "" before one.
   std::string protocol() const;
-  /// The last thing that went wrong with the server itself (a failed
-  /// connection or initialize, a connection that died, a request that got
-  /// no answer), and when (Unix ms); empty text when nothing did yet.
-  struct Trouble {
-    std::string what;
-    std::int64_t unix_ms = 0;
-  };
+  /// The last thing that went wrong with the server's shared link (a
+  /// failed connection or initialize, a connection that died, a request
+  /// that got no answer), and when; empty text when nothing did yet.
+  using Trouble = Link::Trouble;
   Trouble last_trouble() const;
   /// Last known listing (kept while reconnecting); never null.
   std::shared_ptr<const Listing> listing() const;
@@ -161,18 +103,18 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   /// one keeps its last known tools.
   void inherit_listing(const Upstream& previous);
   /// Process id of a stdio upstream's current child, else 0 (for diagnostics).
-  long pid() const { return pid_.load(); }
+  long pid() const { return shared_ ? shared_->pid() : 0; }
   /// The state of the server's circuit breaker (Closed when it has none).
   Breaker::State circuit() const { return breaker_.state(); }
   /// Tool calls waiting for a max_concurrency slot.
   int calls_waiting() const { return limiter_.waiting(); }
   /// The server speaks the stateless revision (2026-07-28) now.
-  bool speaks_stateless() const { return modern(); }
+  bool speaks_stateless() const { return shared_ && shared_->modern(); }
 
   /// Calls tool `tool` (upstream name). Never throws and never hangs past
   /// the deadline: failures become isError results naming this server.
   /// The server's circuit breaker and max_concurrency apply (once per
-  /// server, also for per-client connections).
+  /// server, also for per-client and per-principal links).
   Task<Reply> call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
                         const CallOptions& opts) override;
   /// Any other request (resources/read, prompts/get, ...). Failures become
@@ -185,171 +127,53 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
 
  private:
   void circuit_changed(Breaker::State state);
-  /// After `dead` failed (null: there was no connection), has the
-  /// supervisor connect again and waits, until `deadline`, for the outcome
-  /// of its next attempt; true when a new connection is up.
-  Task<bool> renew(std::shared_ptr<transport::Connection> dead, std::chrono::steady_clock::time_point deadline);
-  /// Connects, initializes, lists, waits for the connection to die or a
-  /// list to change, and reconnects with backoff, until stop().
-  Task<> supervise();
-  /// Marks the server connecting; false when it is stopping.
-  bool start_attempt();
-  /// Connects (`conn`, set once there is a connection) and initializes.
-  Task<Result<void>> connect_and_initialize(std::shared_ptr<transport::Connection>& conn);
-  /// Lists `conn` and waits for it to die or a list to change, over and
-  /// over, until it dies or stop(); the error that ended it otherwise.
-  /// `listen_stop` ends the subscriptions/listen it starts.
-  Task<Result<void>> serve_connection(std::shared_ptr<transport::Connection> conn,
-                                      std::shared_ptr<CancelSignal>& listen_stop);
-  /// Makes `listing`, just listed on `conn`, the server's (`first`: the
-  /// connection's first listing, which counts its attempt).
-  void go_live(std::shared_ptr<transport::Connection> conn, std::shared_ptr<const Listing> listing, bool first);
-  /// Ends the attempt whose outcome is `ok`: the server is down, `conn`
-  /// (null when none came) closed.
-  Task<> end_attempt(const Result<void>& ok, std::shared_ptr<transport::Connection> conn,
-                     std::shared_ptr<CancelSignal> listen_stop);
-  Result<std::shared_ptr<transport::Connection>> connect();
-  /// Probes `server/discover`: true when the server speaks the stateless
-  /// revision (then used without initialize).
-  Task<bool> discover(transport::Connection& c);
-  Task<Result<void>> initialize(transport::Connection& c);
-  /// The ClientCapabilities this connection declares in initialize.
-  json::Document own_capabilities() const;
-  bool modern() const;
-  /// Sends logging/setLevel with log_level_ on `c`, when there is one to send
-  /// and the server offers logging.
-  Task<> send_log_level(std::shared_ptr<transport::Connection> c);
-  /// Adds the stateless revision's `_meta` envelope to request params `p`,
-  /// for the client of `opts` (none: the gateway itself).
-  void add_envelope(json::Document& p, const CallOptions* opts) const;
-  /// Keeps a subscriptions/listen open on `c` so list changes arrive, until `stop`.
-  Task<> listen_for_changes(std::shared_ptr<transport::Connection> c, std::shared_ptr<CancelSignal> stop);
-  /// send(), then as long as the server answers input_required, the
-  /// client's answers and the retry.
-  Task<transport::Response> send_rounds(std::string_view method, const json::Document& params,
-                                        const CallOptions& opts,
-                                        std::vector<std::pair<std::string, std::string>> headers = {});
-  static transport::Response failed(const jsonrpc::Id& id, int code, const std::string& message);
-  /// Why request outcome `r` has no answer, readably.
-  std::string failure_text(const transport::Response& r) const;
-  /// A copy of a final result of this server, without the framing of its
-  /// revision.
-  json::Document own_result(const json::Value& result) const;
-  /// The session a request made with `opts` went in (Reply::session).
-  std::string answering_session(const CallOptions& opts) const;
-  Task<Result<json::Document>> drain(transport::Connection& c, const char* method, const char* key);
-  Task<Result<std::shared_ptr<Listing>>> list_all(transport::Connection& c);
-  /// The connection calls of `opts` use: for a per_client server, the
-  /// calling client's own (started on first use), else this one.
-  Task<Result<std::shared_ptr<Upstream>>> for_client(const CallOptions& opts);
-  /// The attributes and outcome of the client span of one request to this
-  /// server (OpenTelemetry's MCP conventions).
-  void describe_client_span(mcp::Span& span, std::string_view method, const json::Value& params,
-                            const transport::Response& r) const;
-  /// A per-principal server's own supervisor: no connection of its own,
-  /// ready at once, until stop().
-  Task<> serve_principals();
-  /// A principal's connection listed the server: that listing is the server's.
+  /// The link calls of `opts` take: for a per_client server the calling
+  /// client's own, for a per-principal one the caller's principal's
+  /// (started on first use and tried once within the call's deadline),
+  /// else the shared one.
+  Task<Result<std::shared_ptr<Link>>> link_for(const CallOptions& opts);
+  /// Callers may have links of their own (per client or per principal).
+  bool own_links() const { return !shared_ || cfg_.session == config::Server::Session::PerClient; }
+  /// The key of the caller's own link in links_; "" = the shared one.
+  std::string owner_key(const CallOptions& opts) const;
+  /// A principal's link listed the server: that listing is the server's.
   void adopt(std::shared_ptr<const Listing> listing);
   /// Asks the caller's consent (authorization_code) and waits for it.
   Task<std::optional<Reply>> consent(const CallOptions& opts, const std::string& principal, bool tool_call);
-  /// The key of the caller's own connection in clients_; "" = the shared one.
-  std::string owner_key(const CallOptions& opts) const;
-  /// Sends `method` through the send filters (upstream/send_filter.hpp).
-  Task<transport::Response> send(std::string_view method, json::Document params, const CallOptions& opts,
-                                 std::vector<std::pair<std::string, std::string>> headers = {});
-  // The send and call filters (upstream/send_filters.cpp), nested so that
-  // each reaches the part of the server's state that is its concern.
-  class TraceFilter;
-  class FailureFilter;
-  class ClientRoutingFilter;
-  class ForwardFilter;
-  class RenewalFilter;
+  /// Takes the per-client (or per-principal) links out of links_.
+  std::map<std::string, std::shared_ptr<Link>> take_links();
+  /// Marks the server stopping and wakes drain(); its links stop after.
+  void begin_stop();
+  // The call filters (upstream/calls.cpp), nested so that each reaches
+  // the part of the server's state that is its concern.
   class BreakerFilter;
   class LimiterFilter;
   class RequestFilter;
-  /// This server's send filters, outermost first.
-  Chain<SendFilter> send_filters();
   /// This server's call filters, outermost first.
   Chain<ToolFilter> call_filters();
-  /// A call in flight that has a client to reach.
-  struct ActiveCall {
-    std::shared_ptr<ClientChannel> client;
-    std::chrono::steady_clock::time_point deadline;
-    std::uint64_t seq = 0;  ///< the key of calls_
-  };
-  void on_message(jsonrpc::Message& m);
-  /// Writes a log message the server sent outside any call to the gateway's
-  /// log, within log_gate_; what it holds back is told as one count a second.
-  void log_line(const json::Value& params);
-  /// Handles what the server sent on its own or while a call ran; `to` is
-  /// the call it belongs to, when known.
-  void route(jsonrpc::Message& m, const std::optional<ActiveCall>& to);
-  /// The call a message not tied to a request belongs to: stdio gives no
-  /// link, so it is the client whose calls are in flight, if there is
-  /// exactly one such client.
-  std::optional<ActiveCall> sole_client() const;
-  /// Asks `to`'s client the server's request `m` and answers the server.
-  Task<> forward_request(std::shared_ptr<jsonrpc::Message> m, ActiveCall to);
-  /// Begins stopping (the supervisor is woken, requests waiting on a
-  /// client end); false when the upstream is stopped already.
-  bool begin_stop();
-  /// Takes the per-client (or per-principal) connections out of clients_.
-  std::map<std::string, std::shared_ptr<Upstream>> take_clients();
-  /// Waits `d` unless stop() comes first; false when it did.
-  Task<bool> wait_backoff(std::chrono::milliseconds d);
-  /// Waits until `ready()` (checked under mu_: a lambda marked
-  /// REQUIRES(mu_)) holds, or `deadline`; true when it held.
-  Task<bool> wait_until(const std::function<bool()>& ready,
-                        std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
-  std::shared_ptr<transport::Connection> connection() const;
 
   // Set by the constructor, then only read: no lock.
-  config::Server cfg_;
+  const config::Server cfg_;
   transport::Io& io_;
   Listener& listener_;
   const std::shared_ptr<oauth::Client> oauth_;
-  const bool child_;  ///< a connection for one client or principal
-  const std::string client_session_;  ///< non-empty: a per-client connection
-  const std::string client_protocol_;  ///< the revision of that connection's client
-  const std::string principal_;  ///< a child's principal (its OAuth identity)
-  const std::weak_ptr<Upstream> parent_;
-  json::Document client_extensions_;   ///< the extensions that connection's client declared
-  // Lock order: clients_mu_ before mu_ (for_client and set_log_level read
-  // this upstream's and its connections' state with clients_mu_ held).
-  util::Mutex clients_mu_;
-  /// Connections per client session ("s:<id>") or per principal ("p:<name>").
-  std::map<std::string, std::shared_ptr<Upstream>> clients_ GUARDED_BY(clients_mu_);
+  /// The shared link; null for a per-principal server, whose tools are
+  /// those its principals' links list.
+  const std::shared_ptr<Link> shared_;
+  util::Mutex links_mu_;
+  /// Links per client session ("s:<id>") or per principal ("p:<name>").
+  std::map<std::string, std::shared_ptr<Link>> links_ GUARDED_BY(links_mu_);
   mutable util::Mutex mu_;
-  /// Wakes the supervisor and whoever waits on the connection (renew,
-  /// first_attempt); a lock of its own.
-  Event changed_;
-  /// The supervisor ended, for stop() off the loop (shutdown, `mcpgw
-  /// check`), which may block; coroutines wait on changed_ instead. Waited
-  /// on with mu_, notified with it held.
-  std::condition_variable stopped_;
+  bool started_ GUARDED_BY(mu_) = false;
   bool stopping_ GUARDED_BY(mu_) = false;
-  bool first_done_ GUARDED_BY(mu_) = false;
-  bool conn_dead_ GUARDED_BY(mu_) = false;
-  bool refresh_ GUARDED_BY(mu_) = false;
-  bool supervising_ GUARDED_BY(mu_) = false;  ///< the supervisor coroutine runs
-  bool modern_ GUARDED_BY(mu_) = false;  ///< the server speaks the stateless revision
-  std::string log_level_ GUARDED_BY(mu_);  ///< for logging/setLevel; "" = never asked
-  std::shared_ptr<transport::Connection> conn_ GUARDED_BY(mu_);
-  std::shared_ptr<const Listing> listing_ GUARDED_BY(mu_) = std::make_shared<Listing>();
-  json::Document server_caps_ GUARDED_BY(mu_){rapidjson::kObjectType};
-  std::string status_ GUARDED_BY(mu_) = "connecting";
-  State state_ GUARDED_BY(mu_) = State::Connecting;
-  std::string protocol_ GUARDED_BY(mu_);
-  Trouble trouble_ GUARDED_BY(mu_);
-  /// Records `what` as the last trouble.
-  void note_trouble_locked(std::string what) REQUIRES(mu_);
-  std::atomic<bool> ready_{false};
-  std::uint64_t attempts_ GUARDED_BY(mu_) = 0;  ///< connection attempts finished (either way)
+  std::string log_level_ GUARDED_BY(mu_);  ///< the level every link is asked for; "" = never asked
+  /// A per-principal server's listing: its principals' links' last one.
+  std::shared_ptr<const Listing> adopted_ GUARDED_BY(mu_) = std::make_shared<Listing>();
+  /// Wakes drain() when the last call ends or stop() comes.
+  Event changed_;
   Breaker breaker_;  // a lock of its own
   Limiter limiter_;  // a lock of its own
-  /// Calls in flight, for drain(); woken on changed_ when it reaches 0 while
-  /// draining_. Atomics: no lock.
+  /// Calls in flight, for drain(). Atomics: no lock.
   std::atomic<int> in_flight_{0};
   std::atomic<bool> draining_{false};
   /// Counts one call in flight for as long as it lives.
@@ -363,29 +187,6 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
    private:
     Upstream& u_;
   };
-  std::atomic<long> pid_{0};
-  LogGate log_gate_;  // a lock of its own
-  std::atomic<bool> suppressing_{false};  ///< a count of held-back log lines is due
-  util::Mutex progress_mu_;
-  std::map<std::string, std::function<void(json::Value&)>> progress_ GUARDED_BY(progress_mu_);
-  std::atomic<std::uint64_t> next_token_{1};
-  /// Wire order of the requests this server sends to clients (their
-  /// `mcpgw/inputOrder` hint): each is relayed by a coroutine of its own.
-  std::atomic<std::uint64_t> next_forward_{1};
-  mutable util::Mutex calls_mu_;
-  std::map<std::uint64_t, ActiveCall> calls_ GUARDED_BY(calls_mu_);  // by a local sequence number
-  /// The same calls by the progress token sent with them.
-  std::map<std::string, ActiveCall> by_token_ GUARDED_BY(calls_mu_);
-  /// The same calls by task id, for what the server sends about a task
-  /// (tied to it by `_meta` related-task, or naming it as `taskId`): the
-  /// server's tasks the gateway's requests name (tasks/result), and the
-  /// tasks clients created for the server's own task-augmented requests.
-  std::map<std::string, ActiveCall> by_task_ GUARDED_BY(calls_mu_);
-  std::uint64_t next_call_ GUARDED_BY(calls_mu_) = 0;
-  /// Requests forwarded to a client, by the server's id (JSON text), so the
-  /// server's notifications/cancelled reaches them.
-  std::map<std::string, std::shared_ptr<CancelSignal>> forwarded_ GUARDED_BY(calls_mu_);
-  const Chain<SendFilter> send_chain_ = send_filters();
   const Chain<ToolFilter> call_chain_ = call_filters();
 };
 

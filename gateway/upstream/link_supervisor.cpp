@@ -1,4 +1,4 @@
-// Upstream's supervisor: connecting (a child process or an HTTP session),
+// A link's supervisor: connecting (a child process or an HTTP session),
 // the revision probe and initialize, listing every page, waiting for the
 // connection to die or a list to change, and reconnecting with backoff.
 // All of it a coroutine on the loop: no thread per upstream.
@@ -17,7 +17,7 @@
 #include "transport/http_connection.hpp"
 #include "transport/stdio_connection.hpp"
 #include "upstream/credential.hpp"
-#include "upstream/upstream.hpp"
+#include "upstream/link.hpp"
 
 namespace mcpgw::upstream {
 namespace {
@@ -41,7 +41,7 @@ constexpr std::string_view kClientCaps =
 
 }  // namespace
 
-json::Document Upstream::own_capabilities() const {
+json::Document Link::own_capabilities() const {
   auto caps = json::parse(kClientCaps);
   // A client's own connection declares the extensions that client declared.
   if (!client_session_.empty()) {
@@ -52,13 +52,13 @@ json::Document Upstream::own_capabilities() const {
   return std::move(*caps);
 }
 
-Task<bool> Upstream::wait_backoff(std::chrono::milliseconds d) {
+Task<bool> Link::wait_backoff(std::chrono::milliseconds d) {
   std::function<bool()> stopping = [this]() REQUIRES(mu_) { return stopping_; };
   bool stopped = co_await wait_until(stopping, Clock::now() + d);
   co_return !stopped;
 }
 
-Result<std::shared_ptr<transport::Connection>> Upstream::connect() {
+Result<std::shared_ptr<transport::Connection>> Link::connect() {
   transport::ConnectionHandlers h;
   h.on_message = [this](jsonrpc::Message& m) { on_message(m); };
   h.on_close = [this](const std::string& reason) {
@@ -70,7 +70,7 @@ Result<std::shared_ptr<transport::Connection>> Upstream::connect() {
       note_trouble_locked(reason);
     }
     ready_.store(false);
-    if (!child_) listener_.on_health(cfg_.name, false);
+    if (role_ == Role::Shared) listener_.on_health(cfg_.name, false);
     spdlog::warn("upstream {}: {}", cfg_.name, reason);
     changed_.notify();
   };
@@ -88,7 +88,7 @@ Result<std::shared_ptr<transport::Connection>> Upstream::connect() {
   return std::shared_ptr<transport::Connection>(std::move(*c));
 }
 
-Task<> Upstream::send_log_level(std::shared_ptr<transport::Connection> c) {
+Task<> Link::send_log_level(std::shared_ptr<transport::Connection> c) {
   std::string level;
   {
     util::MutexLock lk(mu_);
@@ -105,7 +105,7 @@ Task<> Upstream::send_log_level(std::shared_ptr<transport::Connection> c) {
                  r.message ? jsonrpc::describe_error(*r.message->error()) : failure_text(r));
 }
 
-Task<bool> Upstream::discover(transport::Connection& c) {
+Task<bool> Link::discover(transport::Connection& c) {
   // A server that names this build's stateless version among the ones it
   // supports in a -32022 refusal is asked once more (the version sent may
   // have been a newer one elsewhere); anything else means initialize.
@@ -143,7 +143,7 @@ Task<bool> Upstream::discover(transport::Connection& c) {
   co_return false;
 }
 
-Task<> Upstream::listen_for_changes(std::shared_ptr<transport::Connection> c, std::shared_ptr<CancelSignal> stop) {
+Task<> Link::listen_for_changes(std::shared_ptr<transport::Connection> c, std::shared_ptr<CancelSignal> stop) {
   json::Document p(rapidjson::kObjectType);
   json::Value filter(rapidjson::kObjectType);
   filter.AddMember("toolsListChanged", true, p.GetAllocator());
@@ -165,7 +165,7 @@ Task<> Upstream::listen_for_changes(std::shared_ptr<transport::Connection> c, st
                  cfg_.name);
 }
 
-Task<Result<void>> Upstream::initialize(transport::Connection& c) {
+Task<Result<void>> Link::initialize(transport::Connection& c) {
   using P = config::Server::Protocol;
   // The revision to ask for in initialize. A per_client connection under
   // `auto` mirrors its client: a server that speaks both eras then behaves
@@ -229,7 +229,7 @@ Task<Result<void>> Upstream::initialize(transport::Connection& c) {
   co_return Result<void>{};
 }
 
-Task<Result<json::Document>> Upstream::drain(transport::Connection& c, const char* method, const char* key) {
+Task<Result<json::Document>> Link::list_pages(transport::Connection& c, const char* method, const char* key) {
   json::Document all(rapidjson::kArrayType);
   // Tools and prompts are keyed by name, resources by uri, templates by
   // uriTemplate: an entry without its key or a repeated one is dropped.
@@ -272,7 +272,7 @@ Task<Result<json::Document>> Upstream::drain(transport::Connection& c, const cha
   co_return Error{std::string(method) + " returned more than " + std::to_string(kMaxPages) + " pages"};
 }
 
-Task<Result<std::shared_ptr<Listing>>> Upstream::list_all(transport::Connection& c) {
+Task<Result<std::shared_ptr<Listing>>> Link::list_all(transport::Connection& c) {
   auto l = std::make_shared<Listing>();
   json::Document caps;
   {
@@ -295,7 +295,7 @@ Task<Result<std::shared_ptr<Listing>>> Upstream::list_all(transport::Connection&
   }
   // Servers that list tools without declaring the capability exist; ask
   // anyway and treat "method not found" as no tools.
-  auto tools = co_await drain(c, "tools/list", "tools");
+  auto tools = co_await list_pages(c, "tools/list", "tools");
   if (!tools && json::find(caps, "tools")) co_return Error{tools.error()};
   if (tools) l->tools.Swap(*tools);
   // Over HTTP a stateless server's tools mirror arguments into headers; a
@@ -313,54 +313,29 @@ Task<Result<std::shared_ptr<Listing>>> Upstream::list_all(transport::Connection&
     l->tools.Swap(kept);
   }
   if (l->has_resources) {
-    auto r = co_await drain(c, "resources/list", "resources");
+    auto r = co_await list_pages(c, "resources/list", "resources");
     if (!r) co_return Error{r.error()};
     l->resources.Swap(*r);
     // Templates are optional even for servers with resources.
-    auto t = co_await drain(c, "resources/templates/list", "resourceTemplates");
+    auto t = co_await list_pages(c, "resources/templates/list", "resourceTemplates");
     if (t) l->resource_templates.Swap(*t);
   }
   if (l->has_prompts) {
-    auto p = co_await drain(c, "prompts/list", "prompts");
+    auto p = co_await list_pages(c, "prompts/list", "prompts");
     if (!p) co_return Error{p.error()};
     l->prompts.Swap(*p);
   }
   if (l->has_skills) {
     // The manifests only (SEP-2640 forbids fetching skill files ahead of
     // need). A broken listing costs the server its skills, not its tools.
-    auto k = co_await drain(c, "skills/list", "skills");
+    auto k = co_await list_pages(c, "skills/list", "skills");
     if (k) l->skills.Swap(*k);
     else spdlog::warn("upstream {}: its skills are not listed: {}", cfg_.name, k.error());
   }
   co_return l;
 }
 
-Task<> Upstream::serve_principals() {
-  {
-    util::MutexLock lk(mu_);
-    status_ = "connected per principal (grant " + std::string(oauth_->grant_name()) + ")";
-    state_ = State::Connected;
-    first_done_ = true;
-    ++attempts_;
-  }
-  ready_.store(true);
-  listener_.on_health(cfg_.name, true);
-  changed_.notify();
-  std::function<bool()> stopping = [this]() REQUIRES(mu_) { return stopping_; };
-  co_await wait_until(stopping);
-  ready_.store(false);
-}
-
-void Upstream::adopt(std::shared_ptr<const Listing> listing) {
-  {
-    util::MutexLock lk(mu_);
-    if (listing_ == listing) return;
-    listing_ = std::move(listing);
-  }
-  listener_.on_tools_changed(cfg_.name);
-}
-
-bool Upstream::start_attempt() {
+bool Link::start_attempt() {
   util::MutexLock lk(mu_);
   if (stopping_) return false;
   conn_dead_ = false;
@@ -371,7 +346,7 @@ bool Upstream::start_attempt() {
   return true;
 }
 
-Task<Result<void>> Upstream::connect_and_initialize(std::shared_ptr<transport::Connection>& conn) {
+Task<Result<void>> Link::connect_and_initialize(std::shared_ptr<transport::Connection>& conn) {
   auto c = connect();
   if (!c) co_return Error{c.error()};
   conn = std::move(*c);
@@ -380,7 +355,7 @@ Task<Result<void>> Upstream::connect_and_initialize(std::shared_ptr<transport::C
   co_return ok;
 }
 
-void Upstream::go_live(std::shared_ptr<transport::Connection> conn, std::shared_ptr<const Listing> listing,
+void Link::go_live(std::shared_ptr<transport::Connection> conn, std::shared_ptr<const Listing> listing,
                        bool first) {
   {
     util::MutexLock lk(mu_);
@@ -393,14 +368,14 @@ void Upstream::go_live(std::shared_ptr<transport::Connection> conn, std::shared_
     first_done_ = true;
   }
   ready_.store(true);
-  if (!child_) listener_.on_health(cfg_.name, true);
+  if (role_ == Role::Shared) listener_.on_health(cfg_.name, true);
   // A principal's listing is its server's before anyone waiting for this
-  // connection is woken: their call looks its tool up there.
-  if (auto parent = parent_.lock(); parent && child_ && per_principal()) parent->adopt(Upstream::listing());
+  // link is woken: their call looks its tool up there.
+  if (on_listed_) on_listed_(Link::listing());
   changed_.notify();
 }
 
-Task<Result<void>> Upstream::serve_connection(std::shared_ptr<transport::Connection> conn,
+Task<Result<void>> Link::serve_connection(std::shared_ptr<transport::Connection> conn,
                                               std::shared_ptr<CancelSignal>& listen_stop) {
   bool counted = false;  // this connection's attempt, once
   for (;;) {
@@ -408,7 +383,7 @@ Task<Result<void>> Upstream::serve_connection(std::shared_ptr<transport::Connect
     if (!listing) co_return Error{listing.error()};
     go_live(conn, std::move(*listing), !counted);
     counted = true;
-    if (modern() && !child_ && !listen_stop) {
+    if (modern() && role_ == Role::Shared && !listen_stop) {
       listen_stop = std::make_shared<CancelSignal>();
       auto listen = [self = shared_from_this(), conn, listen_stop]() -> Task<> {
         co_await self->listen_for_changes(conn, listen_stop);
@@ -417,17 +392,17 @@ Task<Result<void>> Upstream::serve_connection(std::shared_ptr<transport::Connect
     }
     // The catalog lists the shared connection's tools; a client's own
     // connection serves calls only, a principal's lists for its server.
-    if (!child_) listener_.on_tools_changed(cfg_.name);
+    if (role_ == Role::Shared) listener_.on_tools_changed(cfg_.name);
     std::function<bool()> woken = [this]() REQUIRES(mu_) { return stopping_ || conn_dead_ || refresh_; };
     co_await wait_until(woken);
     if (util::MutexLock lk(mu_); stopping_ || conn_dead_) co_return Result<void>{};
   }
 }
 
-Task<> Upstream::end_attempt(const Result<void>& ok, std::shared_ptr<transport::Connection> conn,
+Task<> Link::end_attempt(const Result<void>& ok, std::shared_ptr<transport::Connection> conn,
                              std::shared_ptr<CancelSignal> listen_stop) {
   ready_.store(false);
-  if (!child_) listener_.on_health(cfg_.name, false);
+  if (role_ == Role::Shared) listener_.on_health(cfg_.name, false);
   if (listen_stop) listen_stop->cancel();
   bool settled_now = false;  // this attempt was the first to end
   {
@@ -445,7 +420,7 @@ Task<> Upstream::end_attempt(const Result<void>& ok, std::shared_ptr<transport::
   changed_.notify();
   if (!ok) spdlog::warn("upstream {}: {}", cfg_.name, ok.error());
   // Calls waiting for this server's tools learn that it did not come up.
-  if (settled_now && !child_) listener_.on_tools_changed(cfg_.name);
+  if (settled_now && role_ == Role::Shared) listener_.on_tools_changed(cfg_.name);
   // Callers may still hold the connection; closing it fails their calls
   // promptly instead of leaving them to time out.
   if (conn) co_await conn->shut();
@@ -453,11 +428,7 @@ Task<> Upstream::end_attempt(const Result<void>& ok, std::shared_ptr<transport::
   pid_.store(0);
 }
 
-Task<> Upstream::supervise() {
-  if (per_principal() && !child_) {
-    co_await serve_principals();
-    co_return;
-  }
+Task<> Link::supervise() {
   auto backoff = 100ms;
   while (start_attempt()) {
     auto started = Clock::now();
@@ -468,12 +439,11 @@ Task<> Upstream::supervise() {
     co_await end_attempt(ok, std::move(conn), std::move(listen_stop));
     // A principal's connection that cannot connect (its token went, the
     // server refuses it) stops: its next call obtains a token and a new one.
-    if (child_ && per_principal() && !ok) break;
+    if (role_ == Role::Principal && !ok) break;
     if (Clock::now() - started > 10s) backoff = 100ms;
     if (!co_await wait_backoff(backoff)) break;
     backoff = std::min(backoff * 2, std::chrono::milliseconds(30s));
   }
 }
-
 
 }  // namespace mcpgw::upstream

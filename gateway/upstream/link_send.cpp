@@ -1,0 +1,397 @@
+// A link's requests. Link::send runs the send filters, outermost first:
+// the request's client span (TraceFilter), the readable failure and the
+// link's last trouble (FailureFilter), the gateway's progress token and
+// the way back to the calling client (ClientRoutingFilter), the client's
+// forwarded headers (ForwardFilter), and the send itself with one renewal
+// of a forgotten session (RenewalFilter). Around it: the input rounds of a
+// stateless server (send_rounds), and a tools/call's or other request's
+// answer as the server's callers read it (call_tool, request).
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "mcp/era.hpp"
+#include "mcp/protocol.hpp"
+#include "mcp/resource_refs.hpp"
+#include "mcp/span.hpp"
+#include "upstream/link.hpp"
+
+namespace mcpgw::upstream {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Rounds of input_required a stateless server may ask for one call.
+constexpr int kMaxInputRounds = 16;
+
+/// Whether outcome `r` says the server is unhealthy (rather than that this
+/// one call was wrong, refused or given up on by its client).
+bool server_failed(const transport::Response& r) {
+  using F = transport::Failure;
+  // An OAuth token that could not be had or was refused says nothing of the server.
+  if (!r.message)
+    return r.failure != F::Cancelled && r.failure != F::TooLarge && r.failure != F::Rejected &&
+           r.failure != F::Credential && r.failure != F::Unauthorized;
+  const json::Value* e = r.message->error();
+  const json::Value* code = e ? json::find(*e, "code") : nullptr;
+  return code && code->IsInt() && (code->GetInt() == jsonrpc::kInternalError || code->GetInt() == jsonrpc::kParseError);
+}
+
+/// The `error.type` of a request that got no answer.
+std::string_view failure_type(transport::Failure f) {
+  switch (f) {
+    case transport::Failure::Timeout: return "timeout";
+    case transport::Failure::Cancelled: return "cancelled";
+    case transport::Failure::TooLarge: return "response_too_large";
+    default: return "unavailable";
+  }
+}
+
+}  // namespace
+
+
+/// Each request is a child span of the client's call (a client span when
+/// spans are recorded): a header over HTTP, `_meta` where there are no
+/// headers (stdio).
+class Link::TraceFilter final : public SendFilter {
+ public:
+  explicit TraceFilter(const Link& l) : link_(l) {}
+
+  Task<transport::Response> on_call(Outgoing& out, SendNext next) override {
+    if (!out.opts.trace) return next(out);
+    return traced(out, next);
+  }
+
+ private:
+  /// on_call with a trace; a coroutine only then, since it finishes the
+  /// span after the rest of the chain.
+  Task<transport::Response> traced(Outgoing& out, SendNext next) {
+    mcp::SpanTimer span(out.opts.spans, *out.opts.trace, out.method, mcp::target_of(out.method, &out.params),
+                        mcp::Span::Kind::Client);
+    std::string child = span.context().header();
+    auto& a = out.params.GetAllocator();
+    if (link_.cfg_.transport == config::Server::Transport::Http) {
+      out.wire.headers.emplace_back("traceparent", child);
+      if (json::Value* meta = json::find(out.params, "_meta"); meta && meta->IsObject())
+        meta->RemoveMember(mcp::kMetaTraceparent.data());
+    } else {
+      json::set(json::object_member(out.params, "_meta", a), mcp::kMetaTraceparent, json::str(child, a), a);
+    }
+    transport::Response r = co_await next(out);
+    if (span.recording()) {
+      link_.describe_client_span(span.span(), out.method, out.params, r);
+      span.finish();
+    }
+    co_return r;
+  }
+
+  const Link& link_;
+};
+
+/// A request that got no answer says why in words that name the server,
+/// and, unless its client gave up, is the server's last trouble.
+class Link::FailureFilter final : public SendFilter {
+ public:
+  explicit FailureFilter(Link& l) : link_(l) {}
+
+  Task<transport::Response> on_call(Outgoing& out, SendNext next) override {
+    transport::Response r = co_await next(out);
+    if (r.message) co_return r;
+    using F = transport::Failure;
+    std::string why = link_.failure_text(r);
+    bool plain = r.failure == F::Timeout || r.failure == F::Cancelled || out.unconnected;
+    r.detail = "mcpgw: upstream '" + link_.cfg_.name + "' " + (plain ? why : "failed: " + why);
+    if (r.failure != F::Cancelled) {
+      std::string what = out.method == "tools/call" ? r.detail + " (tools/call " +
+                                                          std::string(json::get_string(out.params, "name").value_or("")) + ")"
+                                                    : r.detail + " (" + std::string(out.method) + ")";
+      util::MutexLock lk(link_.mu_);
+      link_.note_trouble_locked(std::move(what));
+    }
+    co_return r;
+  }
+
+ private:
+  Link& link_;
+};
+
+/// The gateway's own progress token replaces the client's (tokens of
+/// different clients never meet on a shared upstream connection), and
+/// while the request runs, what the server sends for it (progress, its own
+/// requests, messages about its tasks) reaches the calling client.
+class Link::ClientRoutingFilter final : public SendFilter {
+ public:
+  explicit ClientRoutingFilter(Link& l) : link_(l) {}
+
+  Task<transport::Response> on_call(Outgoing& out, SendNext next) override {
+    const CallOptions& opts = out.opts;
+    if (opts.on_progress || opts.client) return routed(out, next);
+    if (json::Value* meta = json::find(out.params, "_meta"); meta && meta->IsObject())
+      meta->RemoveMember("progressToken");
+    return next(out);
+  }
+
+ private:
+  /// on_call for a call with progress or a client; a coroutine only then,
+  /// since its registration lasts while the rest of the chain runs.
+  Task<transport::Response> routed(Outgoing& out, SendNext next) {
+    out.token = "mcpgw-" + std::to_string(link_.next_token_.fetch_add(1));
+    auto& a = out.params.GetAllocator();
+    json::set(json::object_member(out.params, "_meta", a), "progressToken", json::str(out.token, a), a);
+    Registration registered(link_, out);
+    co_return co_await next(out);
+  }
+
+  /// The request's entries in the server's tables, for as long as it runs.
+  class Registration {
+   public:
+    Registration(Link& l, Outgoing& out) : link_(l), token_(out.token) {
+      const CallOptions& opts = out.opts;
+      if (opts.on_progress) {
+        util::MutexLock lk(link_.progress_mu_);
+        link_.progress_.emplace(token_, opts.on_progress);
+      }
+      if (!opts.client) return;
+      ActiveCall active{opts.client, opts.deadline};
+      // A request about one of the server's tasks (tasks/result): what the
+      // server sends tied to that task is this call's.
+      auto task = out.method.rfind("tasks/", 0) == 0 ? json::get_string(out.params, "taskId") : std::nullopt;
+      {
+        util::MutexLock lk(link_.calls_mu_);
+        seq_ = active.seq = ++link_.next_call_;
+        link_.calls_.emplace(seq_, active);
+        link_.by_token_.emplace(token_, active);
+        if (task) link_.by_task_[std::string(*task)] = active;
+      }
+      // What arrives on this request's own stream (Streamable HTTP) is
+      // this call's, whoever else is calling.
+      out.wire.on_related = [&l = link_, active](jsonrpc::Message& m) { l.route(m, active); };
+    }
+    ~Registration() {
+      {
+        util::MutexLock lk(link_.progress_mu_);
+        link_.progress_.erase(token_);
+      }
+      if (!seq_) return;
+      util::MutexLock lk(link_.calls_mu_);
+      link_.calls_.erase(seq_);
+      link_.by_token_.erase(token_);
+      std::erase_if(link_.by_task_, [seq = seq_](const auto& e) { return e.second.seq == seq; });
+    }
+    Registration(const Registration&) = delete;
+    Registration& operator=(const Registration&) = delete;
+
+   private:
+    Link& link_;
+    std::string token_;
+    std::uint64_t seq_ = 0;
+  };
+
+  Link& link_;
+};
+
+/// The client's headers the server's forward_headers lists go with each of
+/// its requests, whatever the revision.
+class Link::ForwardFilter final : public SendFilter {
+ public:
+  explicit ForwardFilter(const Link& l) : link_(l) {}
+
+  /// Not a coroutine: it has nothing to do on the way back.
+  Task<transport::Response> on_call(Outgoing& out, SendNext next) override {
+    if (const Caller* caller = out.opts.caller) {
+      for (const auto& name : link_.cfg_.forward_headers)
+        for (const auto& [have, value] : caller->headers)
+          if (std::equal(name.begin(), name.end(), have.begin(), have.end(),
+                         [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; }))
+            out.wire.forwarded.emplace_back(name, value);
+    }
+    return next(out);
+  }
+
+ private:
+  const Link& link_;
+};
+
+/// The send itself. When the server forgot our session (it restarted:
+/// HTTP 400 or 404 to our session id) or could not be reached at all, the
+/// request never got there: initialize anew and send once more within the
+/// same deadline. Another session (a task's, see CallOptions) is not ours
+/// to renew. A connection attempt under way is waited for, once.
+class Link::RenewalFilter final : public SendFilter {
+ public:
+  explicit RenewalFilter(Link& l) : link_(l) {}
+
+  Task<transport::Response> on_call(Outgoing& out, SendNext) override {
+    using F = transport::Failure;
+    transport::Response r;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      auto c = link_.connection();
+      if (!c) {
+        bool renewed = attempt == 0 && link_.state() == State::Connecting && co_await link_.renew(nullptr, out.opts.deadline);
+        if (renewed) continue;
+        out.unconnected = true;
+        co_return transport::Response{std::nullopt, F::Closed, "is not connected (" + link_.status() + ")"};
+      }
+      r = co_await c->call(out.method, &out.params, out.wire);
+      bool renewable = (r.failure == F::SessionExpired && out.opts.upstream_session.empty()) || r.failure == F::Unreachable;
+      if (r.message || !renewable || attempt == 1) break;
+      spdlog::warn("upstream {}: {}; initializing a new session and retrying {}{}", link_.cfg_.name, r.detail, out.method,
+                   out.opts.trace ? " trace=" + out.opts.trace->trace_id.str() : std::string());
+      if (!co_await link_.renew(c, out.opts.deadline)) break;
+    }
+    co_return r;
+  }
+
+ private:
+  Link& link_;
+};
+
+Chain<SendFilter> Link::send_filters() {
+  Chain<SendFilter> chain;
+  chain.add(std::make_unique<TraceFilter>(*this));
+  chain.add(std::make_unique<FailureFilter>(*this));
+  chain.add(std::make_unique<ClientRoutingFilter>(*this));
+  chain.add(std::make_unique<ForwardFilter>(*this));
+  chain.add(std::make_unique<RenewalFilter>(*this));
+  return chain;
+}
+
+Task<transport::Response> Link::send(std::string_view method, json::Document params, const CallOptions& opts,
+                                         std::vector<std::pair<std::string, std::string>> headers) {
+  if (modern()) add_envelope(params, &opts);
+  Outgoing out{method, std::move(params), opts, {}, {}};
+  out.wire.deadline = opts.deadline;
+  out.wire.cancel = opts.cancel;
+  out.wire.headers = std::move(headers);
+  out.wire.session = opts.upstream_session;
+  co_return co_await SendNext(send_chain_.order)(out);
+}
+
+void Link::describe_client_span(mcp::Span& span, std::string_view method, const json::Value& params,
+                                    const transport::Response& r) const {
+  mcp::describe_request(span, method, mcp::target_of(method, &params), &params);
+  span.set("mcpgw.server", cfg_.name);
+  span.set("network.transport", cfg_.transport == config::Server::Transport::Http ? "tcp" : "pipe");
+  if (modern()) span.set("mcp.protocol.version", mcp::kStatelessVersion);
+  if (!r.message) {
+    span.fail(failure_type(r.failure), r.detail);
+    return;
+  }
+  mcp::set_request_id(span, r.message->id());
+  if (const auto* e = r.message->error()) mcp::set_outcome(span, true, *e);
+  else if (const auto* res = r.message->result()) mcp::set_outcome(span, false, *res);
+}
+
+Task<transport::Response> Link::send_rounds(std::string_view method, const json::Document& params,
+                                                const CallOptions& opts,
+                                                std::vector<std::pair<std::string, std::string>> headers) {
+  auto r = co_await send(method, json::clone(params), opts, headers);
+  for (int round = 0; round < kMaxInputRounds; ++round) {
+    const json::Value* res = r.message ? r.message->result() : nullptr;
+    if (!res || json::get_string(*res, "resultType") != "input_required") co_return r;
+    // The server needs the client's input before it can answer: ask the
+    // client (in whatever form it speaks) and send the request again with
+    // the answers and the server's state.
+    auto answers = co_await ask_client(*res, opts, "upstream '" + cfg_.name + "'", false);
+    if (!answers) co_return failed(r.message->id(), jsonrpc::kInternalError, answers.error());
+    if (answers->rpc_error) {
+      auto msg = jsonrpc::parse(jsonrpc::make_error_response(r.message->id(), answers->body));
+      co_return transport::Response{std::move(msg.messages.front()), transport::Failure::Transport, {}};
+    }
+    json::Document retry = json::clone(params);
+    auto& a = retry.GetAllocator();
+    json::set(retry, "inputResponses", json::Value(answers->body, a), a);
+    if (const json::Value* state = json::find(*res, "requestState")) json::set(retry, "requestState", json::Value(*state, a), a);
+    r = co_await send(method, std::move(retry), opts, headers);
+  }
+  const json::Value* res = r.message ? r.message->result() : nullptr;
+  if (!res || json::get_string(*res, "resultType") != "input_required") co_return r;
+  co_return failed(r.message->id(), jsonrpc::kInternalError,
+                "mcpgw: upstream '" + cfg_.name + "' asked for client input more than " +
+                    std::to_string(kMaxInputRounds) + " times in one call");
+}
+
+json::Document Link::own_result(const json::Value& result) const {
+  json::Document out = json::clone(result);
+  // A stateless server's "complete" is the revision's framing, not content:
+  // the gateway frames its own answers for each client's revision.
+  if (modern() && json::get_string(out, "resultType") == "complete") out.RemoveMember("resultType");
+  return out;
+}
+
+transport::Response Link::failed(const jsonrpc::Id& id, int code, const std::string& message) {
+  auto msg = jsonrpc::parse(jsonrpc::make_error(id, code, message));
+  return {std::move(msg.messages.front()), transport::Failure::Transport, {}};
+}
+
+Task<bool> Link::renew(std::shared_ptr<transport::Connection> dead, Clock::time_point deadline) {
+  std::uint64_t seen = 0;
+  {
+    util::MutexLock lk(mu_);
+    seen = attempts_;
+    if (dead && conn_ == dead) conn_dead_ = true;
+  }
+  changed_.notify();
+  std::function<bool()> settled = [&]() REQUIRES(mu_) {
+    return (conn_ && conn_ != dead) || stopping_ || attempts_ > seen;
+  };
+  bool ready = co_await wait_until(settled, deadline);
+  util::MutexLock lk(mu_);
+  co_return ready && conn_ && conn_ != dead && !stopping_;
+}
+
+std::string Link::answering_session(const CallOptions& opts) const {
+  if (!opts.upstream_session.empty()) return opts.upstream_session;
+  auto c = connection();
+  return c ? c->session_id() : std::string();
+}
+
+Task<Reply> Link::call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
+                            const CallOptions& opts) {
+  json::Document p(rapidjson::kObjectType);
+  auto& a = p.GetAllocator();
+  p.AddMember("name", json::str(tool, a), a);
+  if (arguments) p.AddMember("arguments", json::Value(*arguments, a), a);
+  if (meta && meta->IsObject()) p.AddMember("_meta", json::Value(*meta, a), a);
+  // A stateless server hears of a task through the envelope (add_envelope).
+  if (opts.task && !modern()) p.AddMember("task", json::Value(*opts.task, a), a);
+  std::vector<std::pair<std::string, std::string>> headers;
+  if (modern()) {
+    auto l = listing();
+    for (const auto& t : l->tools.GetArray())
+      if (json::get_string(t, "name") == tool) headers = mcp::param_headers(t, arguments);
+  }
+  auto r = co_await send_rounds("tools/call", p, opts, std::move(headers));
+  if (!r.message) co_return Reply{false, mcp::tool_error(r.detail), server_failed(r)};
+  if (const auto* e = r.message->error()) co_return Reply{true, json::clone(*e), server_failed(r)};
+  const auto* res = r.message->result();
+  if (!res || !res->IsObject())
+    co_return Reply{false, mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object")};
+  json::Document result = own_result(*res);
+  // References to this server's resources leave it in the form clients
+  // read them back by, whoever made the call (client, chain hop, plugin).
+  if (cfg_.prefix) mcp::expose_result_refs(cfg_.name, result, result.GetAllocator());
+  co_return Reply{false, std::move(result), false, answering_session(opts)};
+}
+
+Task<Reply> Link::request(std::string_view method, const json::Value& params, const CallOptions& opts) {
+  json::Document p = json::clone(params);
+  auto r = co_await send_rounds(method, p, opts);
+  if (!r.message) co_return Reply::error(jsonrpc::kInternalError, r.detail);
+  if (const auto* e = r.message->error()) co_return Reply{true, json::clone(*e)};
+  const auto* res = r.message->result();
+  if (!res || !res->IsObject())
+    co_return Reply::error(jsonrpc::kInternalError,
+                           "mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object");
+  json::Document result = own_result(*res);
+  // A task's CallToolResult leaves like a tools/call's: on its own
+  // (tasks/result, 2025-11-25) or inlined in the task (tasks/get, 2026-07-28).
+  if (cfg_.prefix && method == "tasks/result") mcp::expose_result_refs(cfg_.name, result, result.GetAllocator());
+  if (json::Value* inlined = cfg_.prefix && method == "tasks/get" ? json::find(result, "result") : nullptr;
+      inlined && inlined->IsObject())
+    mcp::expose_result_refs(cfg_.name, *inlined, result.GetAllocator());
+  co_return Reply{false, std::move(result), false, answering_session(opts)};
+}
+
+}  // namespace mcpgw::upstream
