@@ -240,11 +240,14 @@ std::array<asio::const_buffer, 2> unsent(const std::string& head, const std::str
   return {asio::const_buffer(), asio::buffer(body) + (written - head.size())};
 }
 
+// Not coroutines of their own: each is its when_ready, whose operation
+// holds what it works on (the caller's, alive while it is awaited).
 Task<error_code> send_request(tcp::socket& s, const std::string& head, const std::string& body, std::size_t& written) {
   const std::size_t total = head.size() + body.size();
-  co_return co_await when_ready(s, tcp::socket::wait_write, [&](error_code& ec) {
-    while (written < total && !ec) written += s.write_some(unsent(head, body, written), ec);
-  });
+  return when_ready(s, tcp::socket::wait_write,
+                    [sock = &s, h = &head, b = &body, n = &written, total](error_code& ec) {
+                      while (*n < total && !ec) *n += sock->write_some(unsent(*h, *b, *n), ec);
+                    });
 }
 template <typename S>
 Task<error_code> send_request(S& s, const std::string& head, const std::string& body, std::size_t& written) {
@@ -269,7 +272,8 @@ Task<error_code> read_head(S& s, beast::flat_buffer& buffer, ResponseParser& p) 
 }
 
 Task<error_code> read_body(tcp::socket& s, beast::flat_buffer& buffer, ResponseParser& p) {
-  co_return co_await when_ready(s, tcp::socket::wait_read, [&](error_code& ec) { http::read_some(s, buffer, p, ec); });
+  return when_ready(s, tcp::socket::wait_read,
+                    [sock = &s, buf = &buffer, parser = &p](error_code& ec) { http::read_some(*sock, *buf, *parser, ec); });
 }
 template <typename S>
 Task<error_code> read_body(S& s, beast::flat_buffer& buffer, ResponseParser& p) {

@@ -159,6 +159,8 @@ void HttpConnection::async_request(std::string_view method, const json::Value* p
   start();
 }
 
+/// Not a coroutine: the request's body and headers are made now, and the
+/// exchange is its only frame.
 Task<Response> HttpConnection::call(std::string_view method, const json::Value* params, RequestOptions opts) {
   bool queued;
   {
@@ -166,10 +168,10 @@ Task<Response> HttpConnection::call(std::string_view method, const json::Value* 
     queued = sending_;
   }
   // Queued notifications go first: the request waits its turn in async_request.
-  if (queued) co_return co_await Connection::call(method, params, std::move(opts));
+  if (queued) return Connection::call(method, params, std::move(opts));
   std::int64_t id = next_id_.fetch_add(1);
   Headers routing = routing_headers(method, params, opts.headers);
-  co_return co_await exchange(id, jsonrpc::make_request(id, method, params), std::move(opts), std::move(routing));
+  return exchange(id, jsonrpc::make_request(id, method, params), std::move(opts), std::move(routing));
 }
 
 Task<Response> HttpConnection::exchange(std::int64_t id, std::string body, RequestOptions opts, Headers routing) {

@@ -1,11 +1,11 @@
-// A link's requests. Link::send runs the send filters, outermost first:
+// A link's requests. Each goes through the send filters, outermost first:
 // the request's client span (TraceFilter), the readable failure and the
 // link's last trouble (FailureFilter), the gateway's progress token and
 // the way back to the calling client (ClientRoutingFilter), the client's
 // forwarded headers (ForwardFilter), and the send itself with one renewal
-// of a forgotten session (RenewalFilter). Around it: the input rounds of a
-// stateless server (send_rounds), and a tools/call's or other request's
-// answer as the server's callers read it (call_tool, request).
+// of a forgotten session (RenewalFilter), once per input round of a
+// stateless server (send_rounds); around them, a tools/call's or other
+// request's answer as the server's callers read it (call_tool, request).
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -257,15 +257,15 @@ Chain<SendFilter> Link::send_filters() {
   return chain;
 }
 
-Task<transport::Response> Link::send(std::string_view method, json::Document params, const CallOptions& opts,
-                                         std::vector<std::pair<std::string, std::string>> headers) {
+Outgoing Link::outgoing(std::string_view method, json::Document params, const CallOptions& opts,
+                        std::vector<std::pair<std::string, std::string>> headers) const {
   if (modern()) add_envelope(params, &opts);
   Outgoing out{method, std::move(params), opts, {}, {}};
   out.wire.deadline = opts.deadline;
   out.wire.cancel = opts.cancel;
   out.wire.headers = std::move(headers);
   out.wire.session = opts.upstream_session;
-  co_return co_await SendNext(send_chain_.order)(out);
+  return out;
 }
 
 void Link::describe_client_span(mcp::Span& span, std::string_view method, const json::Value& params,
@@ -283,13 +283,21 @@ void Link::describe_client_span(mcp::Span& span, std::string_view method, const 
   else if (const auto* res = r.message->result()) mcp::set_outcome(span, false, *res);
 }
 
-Task<transport::Response> Link::send_rounds(std::string_view method, const json::Document& params,
-                                                const CallOptions& opts,
-                                                std::vector<std::pair<std::string, std::string>> headers) {
-  auto r = co_await send(method, json::clone(params), opts, headers);
-  for (int round = 0; round < kMaxInputRounds; ++round) {
+Task<transport::Response> Link::send_rounds(std::string_view method, json::Document params, const CallOptions& opts,
+                                            std::vector<std::pair<std::string, std::string>> headers) {
+  for (int round = 0;; ++round) {
+    // Each round is a request of its own through the send filters; its
+    // params are the last round's, which the filters and the envelope
+    // stamp anew (the same keys, set again), plus the client's answers.
+    Outgoing out = outgoing(method, std::move(params), opts, headers);
+    transport::Response r = co_await SendNext(send_chain_.order)(out);
+    params = std::move(out.params);
     const json::Value* res = r.message ? r.message->result() : nullptr;
     if (!res || json::get_string(*res, "resultType") != "input_required") co_return r;
+    if (round == kMaxInputRounds)
+      co_return failed(r.message->id(), jsonrpc::kInternalError,
+                       "mcpgw: upstream '" + cfg_.name + "' asked for client input more than " +
+                           std::to_string(kMaxInputRounds) + " times in one call");
     // The server needs the client's input before it can answer: ask the
     // client (in whatever form it speaks) and send the request again with
     // the answers and the server's state.
@@ -299,17 +307,13 @@ Task<transport::Response> Link::send_rounds(std::string_view method, const json:
       auto msg = jsonrpc::parse(jsonrpc::make_error_response(r.message->id(), answers->body));
       co_return transport::Response{std::move(msg.messages.front()), transport::Failure::Transport, {}};
     }
-    json::Document retry = json::clone(params);
-    auto& a = retry.GetAllocator();
-    json::set(retry, "inputResponses", json::Value(answers->body, a), a);
-    if (const json::Value* state = json::find(*res, "requestState")) json::set(retry, "requestState", json::Value(*state, a), a);
-    r = co_await send(method, std::move(retry), opts, headers);
+    auto& a = params.GetAllocator();
+    json::set(params, "inputResponses", json::Value(answers->body, a), a);
+    if (const json::Value* state = json::find(*res, "requestState"))
+      json::set(params, "requestState", json::Value(*state, a), a);
+    else
+      params.RemoveMember("requestState");
   }
-  const json::Value* res = r.message ? r.message->result() : nullptr;
-  if (!res || json::get_string(*res, "resultType") != "input_required") co_return r;
-  co_return failed(r.message->id(), jsonrpc::kInternalError,
-                "mcpgw: upstream '" + cfg_.name + "' asked for client input more than " +
-                    std::to_string(kMaxInputRounds) + " times in one call");
 }
 
 json::Document Link::own_result(const json::Value& result) const {
@@ -362,7 +366,7 @@ Task<Reply> Link::call_tool(std::string_view tool, const json::Value* arguments,
     for (const auto& t : l->tools.GetArray())
       if (json::get_string(t, "name") == tool) headers = mcp::param_headers(t, arguments);
   }
-  auto r = co_await send_rounds("tools/call", p, opts, std::move(headers));
+  auto r = co_await send_rounds("tools/call", std::move(p), opts, std::move(headers));
   if (!r.message) co_return Reply{false, mcp::tool_error(r.detail), server_failed(r)};
   if (const auto* e = r.message->error()) co_return Reply{true, json::clone(*e), server_failed(r)};
   const auto* res = r.message->result();
@@ -376,8 +380,7 @@ Task<Reply> Link::call_tool(std::string_view tool, const json::Value* arguments,
 }
 
 Task<Reply> Link::request(std::string_view method, const json::Value& params, const CallOptions& opts) {
-  json::Document p = json::clone(params);
-  auto r = co_await send_rounds(method, p, opts);
+  auto r = co_await send_rounds(method, json::clone(params), opts);
   if (!r.message) co_return Reply::error(jsonrpc::kInternalError, r.detail);
   if (const auto* e = r.message->error()) co_return Reply{true, json::clone(*e)};
   const auto* res = r.message->result();
