@@ -192,11 +192,6 @@ class Link final : public std::enable_shared_from_this<Link> {
   void add_envelope(json::Document& p, const CallOptions* opts) const;
   /// Keeps a subscriptions/listen open on `c` so list changes arrive, until `stop`.
   Task<> listen_for_changes(std::shared_ptr<transport::Connection> c, std::shared_ptr<CancelSignal> stop);
-  /// Sends `method` through the send filters (upstream/send_filter.hpp),
-  /// then, as long as the server answers input_required, asks the client
-  /// and sends it again with the answers.
-  Task<transport::Response> send_rounds(std::string_view method, json::Document params, const CallOptions& opts,
-                                        std::vector<std::pair<std::string, std::string>> headers = {});
   static transport::Response failed(const jsonrpc::Id& id, int code, const std::string& message);
   /// Why request outcome `r` has no answer, readably.
   std::string failure_text(const transport::Response& r) const;
@@ -217,6 +212,7 @@ class Link final : public std::enable_shared_from_this<Link> {
                     std::vector<std::pair<std::string, std::string>> headers) const;
   // The send filters (upstream/link_send.cpp), nested so that each reaches
   // the part of the link's state that is its concern.
+  class InputFilter;
   class TraceFilter;
   class FailureFilter;
   class ClientRoutingFilter;

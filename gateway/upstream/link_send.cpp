@@ -1,11 +1,12 @@
 // A link's requests. Each goes through the send filters, outermost first:
-// the request's client span (TraceFilter), the readable failure and the
-// link's last trouble (FailureFilter), the gateway's progress token and
-// the way back to the calling client (ClientRoutingFilter), the client's
-// forwarded headers (ForwardFilter), and the send itself with one renewal
-// of a forgotten session (RenewalFilter), once per input round of a
-// stateless server (send_rounds); around them, a tools/call's or other
-// request's answer as the server's callers read it (call_tool, request).
+// the input rounds of a stateless server (InputFilter: the rest of the
+// chain runs once per round), the request's client span (TraceFilter), the
+// readable failure and the link's last trouble (FailureFilter), the
+// gateway's progress token and the way back to the calling client
+// (ClientRoutingFilter), the client's forwarded headers (ForwardFilter),
+// and the send itself with one renewal of a forgotten session
+// (RenewalFilter); around them, a tools/call's or other request's answer as
+// the server's callers read it (call_tool, request).
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -51,6 +52,43 @@ std::string_view failure_type(transport::Failure f) {
 }  // namespace
 
 
+/// The input rounds of a stateless server: as long as it answers
+/// input_required, the client is asked (in whatever form it speaks) and
+/// the request goes through the rest of the chain again with the answers
+/// and the server's state, up to kMaxInputRounds times. Each round's params
+/// are the last round's (the filters after this one stamp theirs anew).
+class Link::InputFilter final : public SendFilter {
+ public:
+  explicit InputFilter(const Link& l) : link_(l) {}
+
+  Task<transport::Response> on_call(Outgoing& out, SendNext next) override {
+    for (int round = 0;; ++round) {
+      transport::Response r = co_await next(out);
+      const json::Value* res = r.message ? r.message->result() : nullptr;
+      if (!res || json::get_string(*res, "resultType") != "input_required") co_return r;
+      if (round == kMaxInputRounds)
+        co_return failed(r.message->id(), jsonrpc::kInternalError,
+                         "mcpgw: upstream '" + link_.cfg_.name + "' asked for client input more than " +
+                             std::to_string(kMaxInputRounds) + " times in one call");
+      auto answers = co_await ask_client(*res, out.opts, "upstream '" + link_.cfg_.name + "'", false);
+      if (!answers) co_return failed(r.message->id(), jsonrpc::kInternalError, answers.error());
+      if (answers->rpc_error) {
+        auto msg = jsonrpc::parse(jsonrpc::make_error_response(r.message->id(), answers->body));
+        co_return transport::Response{std::move(msg.messages.front()), transport::Failure::Transport, {}};
+      }
+      auto& a = out.params.GetAllocator();
+      json::set(out.params, "inputResponses", json::Value(answers->body, a), a);
+      if (const json::Value* state = json::find(*res, "requestState"))
+        json::set(out.params, "requestState", json::Value(*state, a), a);
+      else
+        out.params.RemoveMember("requestState");
+    }
+  }
+
+ private:
+  const Link& link_;
+};
+
 /// Each request is a child span of the client's call (a client span when
 /// spans are recorded): a header over HTTP, `_meta` where there are no
 /// headers (stdio).
@@ -72,7 +110,11 @@ class Link::TraceFilter final : public SendFilter {
     std::string child = span.context().header();
     auto& a = out.params.GetAllocator();
     if (link_.cfg_.transport == config::Server::Transport::Http) {
-      out.wire.headers.emplace_back("traceparent", child);
+      // A later input round replaces the earlier round's.
+      auto& headers = out.wire.headers;
+      auto had = std::find_if(headers.begin(), headers.end(), [](const auto& h) { return h.first == "traceparent"; });
+      if (had != headers.end()) had->second = std::move(child);
+      else headers.emplace_back("traceparent", std::move(child));
       if (json::Value* meta = json::find(out.params, "_meta"); meta && meta->IsObject())
         meta->RemoveMember(mcp::kMetaTraceparent.data());
     } else {
@@ -200,6 +242,7 @@ class Link::ForwardFilter final : public SendFilter {
   /// Not a coroutine: it has nothing to do on the way back.
   Task<transport::Response> on_call(Outgoing& out, SendNext next) override {
     if (const Caller* caller = out.opts.caller) {
+      out.wire.forwarded.clear();  // an earlier input round's
       for (const auto& name : link_.cfg_.forward_headers)
         for (const auto& [have, value] : caller->headers)
           if (std::equal(name.begin(), name.end(), have.begin(), have.end(),
@@ -249,6 +292,7 @@ class Link::RenewalFilter final : public SendFilter {
 
 Chain<SendFilter> Link::send_filters() {
   Chain<SendFilter> chain;
+  chain.add(std::make_unique<InputFilter>(*this));
   chain.add(std::make_unique<TraceFilter>(*this));
   chain.add(std::make_unique<FailureFilter>(*this));
   chain.add(std::make_unique<ClientRoutingFilter>(*this));
@@ -283,38 +327,6 @@ void Link::describe_client_span(mcp::Span& span, std::string_view method, const 
   else if (const auto* res = r.message->result()) mcp::set_outcome(span, false, *res);
 }
 
-Task<transport::Response> Link::send_rounds(std::string_view method, json::Document params, const CallOptions& opts,
-                                            std::vector<std::pair<std::string, std::string>> headers) {
-  for (int round = 0;; ++round) {
-    // Each round is a request of its own through the send filters; its
-    // params are the last round's, which the filters and the envelope
-    // stamp anew (the same keys, set again), plus the client's answers.
-    Outgoing out = outgoing(method, std::move(params), opts, headers);
-    transport::Response r = co_await SendNext(send_chain_.order)(out);
-    params = std::move(out.params);
-    const json::Value* res = r.message ? r.message->result() : nullptr;
-    if (!res || json::get_string(*res, "resultType") != "input_required") co_return r;
-    if (round == kMaxInputRounds)
-      co_return failed(r.message->id(), jsonrpc::kInternalError,
-                       "mcpgw: upstream '" + cfg_.name + "' asked for client input more than " +
-                           std::to_string(kMaxInputRounds) + " times in one call");
-    // The server needs the client's input before it can answer: ask the
-    // client (in whatever form it speaks) and send the request again with
-    // the answers and the server's state.
-    auto answers = co_await ask_client(*res, opts, "upstream '" + cfg_.name + "'", false);
-    if (!answers) co_return failed(r.message->id(), jsonrpc::kInternalError, answers.error());
-    if (answers->rpc_error) {
-      auto msg = jsonrpc::parse(jsonrpc::make_error_response(r.message->id(), answers->body));
-      co_return transport::Response{std::move(msg.messages.front()), transport::Failure::Transport, {}};
-    }
-    auto& a = params.GetAllocator();
-    json::set(params, "inputResponses", json::Value(answers->body, a), a);
-    if (const json::Value* state = json::find(*res, "requestState"))
-      json::set(params, "requestState", json::Value(*state, a), a);
-    else
-      params.RemoveMember("requestState");
-  }
-}
 
 json::Document Link::own_result(const json::Value& result) const {
   json::Document out = json::clone(result);
@@ -366,7 +378,8 @@ Task<Reply> Link::call_tool(std::string_view tool, const json::Value* arguments,
     for (const auto& t : l->tools.GetArray())
       if (json::get_string(t, "name") == tool) headers = mcp::param_headers(t, arguments);
   }
-  auto r = co_await send_rounds("tools/call", std::move(p), opts, std::move(headers));
+  Outgoing out = outgoing("tools/call", std::move(p), opts, std::move(headers));
+  auto r = co_await SendNext(send_chain_.order)(out);
   if (!r.message) co_return Reply{false, mcp::tool_error(r.detail), server_failed(r)};
   if (const auto* e = r.message->error()) co_return Reply{true, json::clone(*e), server_failed(r)};
   const auto* res = r.message->result();
@@ -380,7 +393,8 @@ Task<Reply> Link::call_tool(std::string_view tool, const json::Value* arguments,
 }
 
 Task<Reply> Link::request(std::string_view method, const json::Value& params, const CallOptions& opts) {
-  auto r = co_await send_rounds(method, json::clone(params), opts);
+  Outgoing out = outgoing(method, json::clone(params), opts, {});
+  auto r = co_await SendNext(send_chain_.order)(out);
   if (!r.message) co_return Reply::error(jsonrpc::kInternalError, r.detail);
   if (const auto* e = r.message->error()) co_return Reply{true, json::clone(*e)};
   const auto* res = r.message->result();

@@ -1,15 +1,15 @@
 #pragma once
 // The filter chains of an upstream. One request to an upstream goes
 // through the send filters, each doing one concern of the request (its
-// trace span, the failure text, the way back to the client, forwarded
-// headers, a renewed session) around the rest of the chain, the last one
-// sending on the link's connection; one tools/call of the server goes
+// input rounds, trace span, the failure text, the way back to the client,
+// forwarded headers, a renewed session) around the rest of the chain, the
+// last one sending on the link's connection; one tools/call of the server goes
 // through its call filters first (the circuit breaker, max_concurrency),
-// the last one making the request on the caller's link. Link::send_rounds
-// (each round) and Upstream::call_tool build the item and run their chain
-// (upstream/link_send.cpp and upstream/calls.cpp have the filters and
-// their order); a new concern is a new filter, not a branch in
-// send_rounds() or call_tool(). The chains are of the gateway's one shape
+// the last one making the request on the caller's link. Link::call_tool
+// and Link::request build the send item, Upstream::call_tool the call
+// item, and run their chain (upstream/link_send.cpp and upstream/calls.cpp
+// have the filters and their order); a new concern is a new filter, not a
+// branch in those functions. The chains are of the gateway's one shape
 // (util/filter_chain.hpp).
 #include <string>
 #include <string_view>
