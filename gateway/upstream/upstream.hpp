@@ -160,6 +160,8 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   /// The shared link; null for a per-principal server, whose tools are
   /// those its principals' links list.
   const std::shared_ptr<Link> shared_;
+  // Lock order: links_mu_ before mu_ and before a link's own locks
+  // (link_for reads the log level and the links' state with it held).
   util::Mutex links_mu_;
   /// Links per client session ("s:<id>") or per principal ("p:<name>").
   std::map<std::string, std::shared_ptr<Link>> links_ GUARDED_BY(links_mu_);
