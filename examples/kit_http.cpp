@@ -72,10 +72,10 @@ transport::http::StreamOptions heartbeats() {
 /// means a web page reached it through a name rebound to 127.0.0.1. Empty
 /// when the request may proceed, else why not.
 std::string foreign_host_or_origin(const Request& req) {
-  if (req.has("Host") && !transport::is_loopback_host(transport::lower(req.get("Host"))))
-    return "Forbidden: Host " + req.get("Host") + " is not a loopback name";
+  if (req.has("Host") && !transport::is_loopback_host(transport::lower(std::string(req.get("Host")))))
+    return "Forbidden: Host " + std::string(req.get("Host")) + " is not a loopback name";
   if (req.has("Origin")) {
-    const std::string origin = req.get("Origin");
+    const std::string origin(req.get("Origin"));
     const std::size_t scheme = origin.find("://");
     const std::string authority =
         scheme == std::string::npos ? std::string() : origin.substr(scheme + 3, origin.find('/', scheme + 3) - scheme - 3);
@@ -89,7 +89,7 @@ std::string foreign_host_or_origin(const Request& req) {
 /// that sends no Accept header is assumed to take anything.
 bool accepts_event_stream(const Request& req) {
   if (!req.has("Accept")) return true;
-  const std::string accept = transport::lower(req.get("Accept"));
+  const std::string accept = transport::lower(std::string(req.get("Accept")));
   return accept.find(kEventStream) != std::string::npos || accept.find("*/*") != std::string::npos;
 }
 

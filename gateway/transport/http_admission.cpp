@@ -128,7 +128,7 @@ void Admission::on_refused(const Refused& r) const {
 
 std::optional<std::string> Admission::cors_origin(const http::Request& req) const {
   if (!req.has("Origin") || opts_.allowed_origins.empty()) return std::nullopt;
-  std::string origin = req.get("Origin");
+  std::string origin(req.get("Origin"));
   if (std::find(opts_.allowed_origins.begin(), opts_.allowed_origins.end(), origin) == opts_.allowed_origins.end())
     return std::nullopt;
   return origin;

@@ -17,7 +17,7 @@ http::Response cors_preflight(const http::Request& req, const std::string& origi
   r.headers.push_back({"Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS"});
   // Mcp-Param-<name> headers differ by tool: grant what the browser asks
   // for when it asks, the fixed list otherwise.
-  std::string asked = req.get("Access-Control-Request-Headers");
+  std::string asked(req.get("Access-Control-Request-Headers"));
   r.headers.push_back({"Access-Control-Allow-Headers", asked.empty() ? kAllowHeaders : asked});
   r.headers.push_back({"Access-Control-Max-Age", "600"});
   r.headers.push_back({"Vary", "Origin"});

@@ -79,7 +79,7 @@ bool Request::has(std::string_view name) const {
   return std::any_of(headers.begin(), headers.end(), [&](const Header& h) { return iequals(h.name, name); });
 }
 
-std::string Request::get(std::string_view name) const {
+std::string_view Request::get(std::string_view name) const {
   for (const auto& h : headers)
     if (iequals(h.name, name)) return h.value;
   return {};

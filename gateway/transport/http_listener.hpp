@@ -58,8 +58,9 @@ struct Request {
   std::string_view path() const;
   /// True when a header `name` (any case) is present.
   bool has(std::string_view name) const;
-  /// The first value of header `name` (any case); "" when absent.
-  std::string get(std::string_view name) const;
+  /// The first value of header `name` (any case); "" when absent. A view
+  /// into the request: valid while it lives.
+  std::string_view get(std::string_view name) const;
 };
 
 /// A whole response. Content-Length is added by the listener.

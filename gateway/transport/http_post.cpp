@@ -10,6 +10,7 @@
 #include "mcp/trace.hpp"
 #include "transport/http_server_impl.hpp"
 #include "transport/mcp_post.hpp"
+#include "util/ascii.hpp"
 #include "util/random.hpp"
 
 namespace mcpgw::transport {
@@ -37,12 +38,12 @@ Task<void> HttpServer::Impl::post(http::Request& req, http::Responder& res, cons
 }
 
 std::optional<http::Response> HttpServer::Impl::negotiate(PostRequest& p) const {
-  if (lower(p.req.get("Content-Type")).rfind(kJson, 0) != 0)
+  if (!istarts_with(p.req.get("Content-Type"), kJson))
     return json_error(415, jsonrpc::kInvalidRequest, "Unsupported Media Type: Content-Type must be application/json");
-  std::string accept = lower(p.req.get("Accept"));
-  bool any = accept.empty() || accept.find("*/*") != std::string::npos;
-  p.accept_json = any || accept.find(kJson) != std::string::npos;
-  p.accept_sse = any || accept.find(kEventStream) != std::string::npos;
+  std::string_view accept = p.req.get("Accept");
+  bool any = accept.empty() || icontains(accept, "*/*");
+  p.accept_json = any || icontains(accept, kJson);
+  p.accept_sse = any || icontains(accept, kEventStream);
   if (!p.accept_json && !p.accept_sse)
     return json_error(406, jsonrpc::kInvalidRequest,
                       "Not Acceptable: Accept must include application/json or text/event-stream");
@@ -70,7 +71,7 @@ std::optional<http::Response> HttpServer::Impl::read_body(PostRequest& p) {
 
 std::optional<http::Response> HttpServer::Impl::open_session(PostRequest& p) {
   if (auto refused = mcp_post::initialize_alone(p.parsed)) return refused;
-  if (p.req.has("Mcp-Session-Id") && sessions.find(p.req.get("Mcp-Session-Id")))
+  if (p.req.has("Mcp-Session-Id") && sessions.find(std::string(p.req.get("Mcp-Session-Id"))))
     return json_error(400, jsonrpc::kInvalidRequest, "Invalid Request: session is already initialized");
   if (!sessions.make_room(static_cast<std::size_t>(admission.max_sessions()))) return admission.sessions_full(p.ctx);
   Result<std::string> id = shared ? shared->seal(describe_session(p.ctx, p.parsed.messages.front()))

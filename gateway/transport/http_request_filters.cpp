@@ -40,7 +40,7 @@ class HostFilter final : public RequestFilter {
   explicit HostFilter(const Admission& ad) : ad_(ad) {}
   Task<Refusal> on_call(Arrival& a, RequestNext next) override {
     if (allowed(a.req)) return next(a);
-    ad_.on_refused({"host", "", "Host " + a.req.get("Host") + " not allowed", mode_of(a)});
+    ad_.on_refused({"host", "", "Host " + std::string(a.req.get("Host")) + " not allowed", mode_of(a)});
     return answer(json_error(403, jsonrpc::kInvalidRequest, "Forbidden: Host not allowed"));
   }
 
@@ -65,7 +65,7 @@ class OriginFilter final : public RequestFilter {
   explicit OriginFilter(const Admission& ad) : ad_(ad) {}
   Task<Refusal> on_call(Arrival& a, RequestNext next) override {
     if (allowed(a.req)) return next(a);
-    ad_.on_refused({"origin", "", "Origin " + a.req.get("Origin") + " not allowed", mode_of(a)});
+    ad_.on_refused({"origin", "", "Origin " + std::string(a.req.get("Origin")) + " not allowed", mode_of(a)});
     return answer(json_error(403, jsonrpc::kInvalidRequest, "Forbidden: Origin not allowed"));
   }
 
@@ -73,12 +73,11 @@ class OriginFilter final : public RequestFilter {
   bool allowed(const http::Request& req) const {
     if (!req.has("Origin")) return true;
     const auto& allowed = ad_.options().allowed_origins;
-    std::string origin = req.get("Origin");
+    std::string_view origin = req.get("Origin");
     if (!allowed.empty()) return std::find(allowed.begin(), allowed.end(), origin) != allowed.end();
     auto scheme = origin.find("://");
-    if (scheme == std::string::npos) return false;
-    std::string_view rest(origin);
-    rest.remove_prefix(scheme + 3);
+    if (scheme == std::string_view::npos) return false;
+    std::string_view rest = origin.substr(scheme + 3);
     return is_loopback_host(rest.substr(0, rest.find('/')));
   }
   const Admission& ad_;
@@ -92,7 +91,7 @@ class TokenFilter final : public RequestFilter {
   explicit TokenFilter(const Admission& ad) : ad_(ad) {}
   Task<Refusal> on_call(Arrival& a, RequestNext next) override {
     const AccessState& st = a.st;
-    std::string authorization = a.req.get("Authorization");
+    std::string authorization(a.req.get("Authorization"));
     auto keys = st.jwks ? st.jwks->keys() : nullptr;
     std::int64_t now = unix_now();
     auto cached = st.tokens ? st.tokens->find(authorization, keys, now) : std::nullopt;
@@ -178,7 +177,7 @@ class ClientFilter final : public RequestFilter {
     // The raw JWT, for upstreams that exchange it (RFC 8693); a static
     // token is the gateway's own secret and never leaves it.
     if (a.verdict.oauth) {
-      std::string authorization = a.req.get("Authorization");
+      std::string_view authorization = a.req.get("Authorization");
       if (authorization.size() > 7) ctx.subject_token = authorization.substr(7);
     }
     const auto& names = a.st.forward_headers;

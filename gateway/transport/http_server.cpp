@@ -7,6 +7,7 @@
 
 #include "transport/http_cors.hpp"
 #include "transport/http_server_impl.hpp"
+#include "util/ascii.hpp"
 #include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport {
@@ -41,7 +42,7 @@ Task<void> HttpServer::Impl::handle(http::Request& req, http::Responder& res) {
   if (!origin) {
     // A preflight from an origin we do not grant is refused as its request would be.
     if (req.method == "OPTIONS" && req.has("Origin")) {
-      admission.on_refused({"origin", "", "preflight from Origin " + req.get("Origin"), ""});
+      admission.on_refused({"origin", "", "preflight from Origin " + std::string(req.get("Origin")), ""});
       auto reply = json_error(403, jsonrpc::kInvalidRequest, "Forbidden: Origin not allowed");
       co_await res.send(std::move(reply));
       co_return;
@@ -98,7 +99,7 @@ Task<void> HttpServer::Impl::route(http::Request& req, http::Responder& res) {
 
 std::optional<http::Response> HttpServer::Impl::lookup(const http::Request& req, const ClientContext& ctx,
                                                        std::shared_ptr<HttpSession>& out) {
-  std::string sid = req.get("Mcp-Session-Id");
+  const std::string sid(req.get("Mcp-Session-Id"));
   if (sid.empty()) return json_error(400, jsonrpc::kInvalidRequest, "Bad Request: Mcp-Session-Id header is required");
   out = sessions.find(sid);
   if (!out && shared)
@@ -134,8 +135,8 @@ std::optional<http::Response> HttpServer::Impl::restore(const std::string& sid, 
 Task<void> HttpServer::Impl::get(http::Request& req, http::Responder& res, const std::string& mode) {
   ClientContext ctx;
   std::optional<http::Response> refused = co_await admission.admit(req, mode, ctx);
-  std::string accept = lower(req.get("Accept"));
-  if (!refused && accept.find(kEventStream) == std::string::npos && accept.find("*/*") == std::string::npos)
+  std::string_view accept = req.get("Accept");
+  if (!refused && !icontains(accept, kEventStream) && !icontains(accept, "*/*"))
     refused = json_error(406, jsonrpc::kInvalidRequest, "Not Acceptable: Accept must include text/event-stream");
   std::shared_ptr<HttpSession> hs;
   if (!refused) refused = lookup(req, ctx, hs);

@@ -35,7 +35,7 @@ std::optional<std::string> name_mismatch(const http::Request& req, const jsonrpc
 }
 
 /// Whether Mcp-Method header value `header` names `method`.
-bool method_matches(const std::string& header, const std::string& method, bool exact) {
+bool method_matches(std::string_view header, const std::string& method, bool exact) {
   if (exact) return header == method;
   auto decoded = mcp::decode_header_value(header);
   return decoded && *decoded == method;
@@ -58,7 +58,7 @@ std::optional<http::Response> header_mismatch(const http::Request& req, const js
   std::string method(m.method());
   if (!req.has("MCP-Protocol-Version"))
     return refusal(m, mcp::kHeaderMismatch, "Header mismatch: the MCP-Protocol-Version header is required");
-  const std::string version = req.get("MCP-Protocol-Version");
+  const std::string_view version = req.get("MCP-Protocol-Version");
   if (auto r = envelope_refusal(m, version, checks))
     return refusal(m, r->code, r->message, r->data.IsNull() ? nullptr : &r->data);
   if (!req.has("Mcp-Method"))
@@ -66,7 +66,7 @@ std::optional<http::Response> header_mismatch(const http::Request& req, const js
                    "Header mismatch: the body names method " + method + " but the Mcp-Method header is absent");
   if (!method_matches(req.get("Mcp-Method"), method, checks.exact_headers))
     return refusal(m, mcp::kHeaderMismatch,
-                   "Header mismatch: the Mcp-Method header names '" + req.get("Mcp-Method") + "' but the body names " +
+                   "Header mismatch: the Mcp-Method header names '" + std::string(req.get("Mcp-Method")) + "' but the body names " +
                        method);
   if (auto why = name_mismatch(req, m, method, checks.exact_headers)) return refusal(m, mcp::kHeaderMismatch, *why);
   return std::nullopt;
@@ -82,9 +82,9 @@ bool speaks_sessions(const http::Request& req, const jsonrpc::Parsed& parsed) {
 
 std::optional<http::Response> unsupported_version(const http::Request& req) {
   if (!req.has("MCP-Protocol-Version")) return std::nullopt;
-  std::string version = req.get("MCP-Protocol-Version");
+  std::string_view version = req.get("MCP-Protocol-Version");
   if (mcp::is_supported(version)) return std::nullopt;
-  return json_error(400, jsonrpc::kInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version " + version);
+  return json_error(400, jsonrpc::kInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version " + std::string(version));
 }
 
 bool has_initialize(const jsonrpc::Parsed& parsed) {

@@ -22,6 +22,13 @@ constexpr bool istarts_with(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
 }
 
+/// Whether `needle` occurs in `s`, ignoring ASCII case.
+constexpr bool icontains(std::string_view s, std::string_view needle) {
+  for (std::size_t i = 0; i + needle.size() <= s.size(); ++i)
+    if (iequals(s.substr(i, needle.size()), needle)) return true;
+  return false;
+}
+
 /// `s` with its ASCII capitals in lower case.
 inline std::string ascii_lowered(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), ascii_lower);
