@@ -17,6 +17,7 @@
 #include "transport/http_admission.hpp"
 #include "transport/io.hpp"
 #include "transport/mcp_post.hpp"
+#include "util/ascii.hpp"
 #include "util/event.hpp"
 #include "util/random.hpp"
 #include "util/thread_annotations.hpp"
@@ -89,8 +90,8 @@ std::string foreign_host_or_origin(const Request& req) {
 /// that sends no Accept header is assumed to take anything.
 bool accepts_event_stream(const Request& req) {
   if (!req.has("Accept")) return true;
-  const std::string accept = transport::lower(std::string(req.get("Accept")));
-  return accept.find(kEventStream) != std::string::npos || accept.find("*/*") != std::string::npos;
+  const std::string_view accept = req.get("Accept");
+  return icontains(accept, kEventStream) || icontains(accept, "*/*");
 }
 
 // The Mcp-Param-* headers of a stateless tool call (SEP-2243) must agree

@@ -66,8 +66,8 @@ std::optional<http::Response> header_mismatch(const http::Request& req, const js
                    "Header mismatch: the body names method " + method + " but the Mcp-Method header is absent");
   if (!method_matches(req.get("Mcp-Method"), method, checks.exact_headers))
     return refusal(m, mcp::kHeaderMismatch,
-                   "Header mismatch: the Mcp-Method header names '" + std::string(req.get("Mcp-Method")) + "' but the body names " +
-                       method);
+                   "Header mismatch: the Mcp-Method header names '" + std::string(req.get("Mcp-Method")) +
+                       "' but the body names " + method);
   if (auto why = name_mismatch(req, m, method, checks.exact_headers)) return refusal(m, mcp::kHeaderMismatch, *why);
   return std::nullopt;
 }
@@ -84,7 +84,8 @@ std::optional<http::Response> unsupported_version(const http::Request& req) {
   if (!req.has("MCP-Protocol-Version")) return std::nullopt;
   std::string_view version = req.get("MCP-Protocol-Version");
   if (mcp::is_supported(version)) return std::nullopt;
-  return json_error(400, jsonrpc::kInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version " + std::string(version));
+  return json_error(400, jsonrpc::kInvalidRequest,
+                    "Bad Request: unsupported MCP-Protocol-Version " + std::string(version));
 }
 
 bool has_initialize(const jsonrpc::Parsed& parsed) {

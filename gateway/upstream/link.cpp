@@ -67,7 +67,6 @@ Link::Link(config::Server cfg, transport::Io& io, Listener& listener, std::share
       listener_(listener),
       oauth_(std::move(oauth)),
       role_(role),
-      client_session_(std::move(owner.session)),
       client_protocol_(std::move(owner.protocol)),
       principal_(std::move(owner.principal)),
       on_listed_(std::move(on_listed)) {

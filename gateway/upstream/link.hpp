@@ -65,8 +65,7 @@ class Listener {
 /// session (`session: per_client`) or one principal (an OAuth grant per
 /// principal).
 struct Owner {
-  std::string session;    ///< per_client: the client session
-  std::string protocol;   ///< that client's revision (mirrored under `protocol: auto`)
+  std::string protocol;   ///< a Client link's client's revision (mirrored under `protocol: auto`)
   std::string principal;  ///< whose OAuth token the link sends
 };
 
@@ -256,8 +255,7 @@ class Link final : public std::enable_shared_from_this<Link> {
   Listener& listener_;
   const std::shared_ptr<oauth::Client> oauth_;
   const Role role_;
-  const std::string client_session_;   ///< a Client link's session
-  const std::string client_protocol_;  ///< the revision of that link's client
+  const std::string client_protocol_;  ///< a Client link's client's revision
   const std::string principal_;        ///< a Principal link's principal (its OAuth identity)
   json::Document client_extensions_;   ///< the extensions a Client link's client declared
   const std::function<void(std::shared_ptr<const Listing>)> on_listed_;

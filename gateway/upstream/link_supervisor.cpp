@@ -43,8 +43,8 @@ constexpr std::string_view kClientCaps =
 
 json::Document Link::own_capabilities() const {
   auto caps = json::parse(kClientCaps);
-  // A client's own connection declares the extensions that client declared.
-  if (!client_session_.empty()) {
+  // A client's own link declares the extensions that client declared.
+  if (role_ == Role::Client) {
     caps->RemoveMember("extensions");
     if (client_extensions_.IsObject() && !client_extensions_.ObjectEmpty())
       caps->AddMember("extensions", json::Value(client_extensions_, caps->GetAllocator()), caps->GetAllocator());
@@ -167,12 +167,12 @@ Task<> Link::listen_for_changes(std::shared_ptr<transport::Connection> c, std::s
 
 Task<Result<void>> Link::initialize(transport::Connection& c) {
   using P = config::Server::Protocol;
-  // The revision to ask for in initialize. A per_client connection under
+  // The revision to ask for in initialize. A client's own link under
   // `auto` mirrors its client: a server that speaks both eras then behaves
   // for the client as it would directly (mid-call requests are a stateful
   // era thing).
   std::string_view version = mcp::kLatestVersion;
-  bool mirror = cfg_.protocol == P::Auto && !client_session_.empty() && mcp::is_supported(client_protocol_);
+  bool mirror = cfg_.protocol == P::Auto && role_ == Role::Client && mcp::is_supported(client_protocol_);
   if (mirror) version = client_protocol_;
   bool try_stateless = cfg_.protocol == P::Stateless || (cfg_.protocol == P::Auto && !mirror);
   bool stateless = false;

@@ -87,8 +87,7 @@ Task<Result<std::shared_ptr<Link>>> Upstream::link_for(const CallOptions& opts) 
         co_return Error{"mcpgw: upstream '" + cfg_.name + "' has " + std::to_string(kMaxClientLinks) +
                         " per-client (or per-principal) connections already; try again when sessions have ended"};
       const bool per_client = key[0] == 's';
-      Owner owner{per_client ? opts.caller->session : std::string(), opts.caller ? opts.caller->protocol : "",
-                  opts.caller ? opts.caller->principal : ""};
+      Owner owner{opts.caller ? opts.caller->protocol : "", opts.caller ? opts.caller->principal : ""};
       json::Document client_caps = opts.client ? opts.client->capabilities() : json::Document(rapidjson::kObjectType);
       std::function<void(std::shared_ptr<const Listing>)> on_listed;
       if (!per_client)

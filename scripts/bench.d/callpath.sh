@@ -32,7 +32,6 @@ secs=${2:-10}
 strace_secs=${CALLPATH_STRACE_SECONDS:-3}
 repeat=${CALLPATH_REPEAT:-1}
 threads=${CALLPATH_THREADS:-$(nproc)}
-hz=$(getconf CLK_TCK)
 command -v strace >/dev/null || apt-get install -y -qq strace >/dev/null
 # shellcheck source=scripts/bench.d/common.sh
 source "$here/scripts/bench.d/common.sh"

