@@ -163,11 +163,18 @@ describe('MCP Apps in headless Chromium through mcpgw', { timeout: 180000 }, () 
     withDiagnostics(async () => {
       const { page, info } = await hostPage(gw.url, { modern: true });
       assert.equal(info.protocol, '2026-07-28');
+      const opened = callsByServer(auditFile);
       const a = await page.evaluate(() => window.mcpHost.open('alpha:get-time'));
       const b = await page.evaluate(() => window.mcpHost.open('beta:get-time'));
       assert.equal(b.uri, 'ui://beta/get-time/mcp-app.html');
       await viewText(page, a.frame, '#server-time', ISO_TIME, "alpha's result in alpha's view");
       await viewText(page, b.frame, '#server-time', ISO_TIME, "beta's result in beta's view");
+      // The audit line of a call is written after its answer, so the view can
+      // show a result before its line is in the file: count from there.
+      await pollUntil(() => {
+        const now = callsByServer(auditFile);
+        return now.alpha === (opened.alpha || 0) + 1 && now.beta === (opened.beta || 0) + 1;
+      }, { what: 'both opening calls audited' });
       const start = callsByServer(auditFile);
       await click(page, a.frame, '#get-time-btn');
       await pollUntil(() => callsByServer(auditFile).alpha === (start.alpha || 0) + 1, { what: "alpha's click on alpha" });
