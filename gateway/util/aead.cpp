@@ -37,23 +37,31 @@ Aead::Key derive(std::string_view purpose, std::string_view secret) {
 }  // namespace
 
 Aead::Aead(std::string_view purpose, const std::vector<std::string>& secrets)
-    : cipher_(EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr),
-              [](void* c) { EVP_CIPHER_free(static_cast<EVP_CIPHER*>(c)); }) {
-  for (const auto& s : secrets) {
-    keys_.push_back(derive(purpose, s));
-    nonce_keys_.push_back(derive(std::string(purpose) + " nonce", s));
-  }
+    : purpose_(purpose), secrets_(secrets) {}
+
+const Aead::Keys& Aead::keys() const {
+  std::call_once(derived_, [this] {
+    keys_.cipher = std::shared_ptr<void>(EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr),
+                                         [](void* c) { EVP_CIPHER_free(static_cast<EVP_CIPHER*>(c)); });
+    for (const auto& s : secrets_) {
+      keys_.keys.push_back(derive(purpose_, s));
+      keys_.nonce_keys.push_back(derive(purpose_ + " nonce", s));
+    }
+    secrets_.clear();
+  });
+  return keys_;
 }
 
 Result<std::string> Aead::seal(std::string_view plain, std::string_view aad, Nonce nonce) const {
-  if (keys_.empty()) return Error{"AES-256-GCM sealing failed: no key"};
+  const Keys& k = keys();
+  if (k.keys.empty()) return Error{"AES-256-GCM sealing failed: no key"};
   std::string box(kNonce + plain.size() + kTag, '\0');
   auto* out = reinterpret_cast<unsigned char*>(box.data());
   if (nonce == Nonce::Synthetic) {
-    const Key& k = nonce_keys_.front();
+    const Key& nk = k.nonce_keys.front();
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned int mac_len = 0;
-    if (!HMAC(EVP_sha256(), k.data(), static_cast<int>(k.size()), bytes(plain), plain.size(), mac, &mac_len))
+    if (!HMAC(EVP_sha256(), nk.data(), static_cast<int>(nk.size()), bytes(plain), plain.size(), mac, &mac_len))
       return Error{"no nonce could be derived"};
     std::memcpy(out, mac, kNonce);
   } else if (RAND_bytes(out, kNonce) != 1) {
@@ -61,7 +69,7 @@ Result<std::string> Aead::seal(std::string_view plain, std::string_view aad, Non
   }
   EVP_CIPHER_CTX* ctx = scratch();
   int len = 0;
-  bool ok = ctx && EVP_EncryptInit_ex(ctx, cipher(cipher_), nullptr, keys_.front().data(), out) == 1 &&
+  bool ok = ctx && EVP_EncryptInit_ex(ctx, cipher(k.cipher), nullptr, k.keys.front().data(), out) == 1 &&
             EVP_EncryptUpdate(ctx, nullptr, &len, bytes(aad), static_cast<int>(aad.size())) == 1 &&
             EVP_EncryptUpdate(ctx, out + kNonce, &len, bytes(plain), static_cast<int>(plain.size())) == 1 &&
             EVP_EncryptFinal_ex(ctx, out + kNonce + len, &len) == 1 &&
@@ -78,11 +86,12 @@ std::optional<std::string> Aead::open(std::string_view box, std::string_view aad
   auto* out = reinterpret_cast<unsigned char*>(plain.data());
   EVP_CIPHER_CTX* ctx = scratch();
   if (!ctx) return std::nullopt;
-  for (const auto& key : keys_) {
+  const Keys& k = keys();
+  for (const auto& key : k.keys) {
     int len = 0;
     std::array<unsigned char, kTag> tag{};
     std::memcpy(tag.data(), in + kNonce + n, kTag);
-    if (EVP_DecryptInit_ex(ctx, cipher(cipher_), nullptr, key.data(), in) == 1 &&
+    if (EVP_DecryptInit_ex(ctx, cipher(k.cipher), nullptr, key.data(), in) == 1 &&
         EVP_DecryptUpdate(ctx, nullptr, &len, bytes(aad), static_cast<int>(aad.size())) == 1 &&
         EVP_DecryptUpdate(ctx, out, &len, in + kNonce, static_cast<int>(n)) == 1 &&
         EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, kTag, tag.data()) == 1 &&

@@ -8,6 +8,7 @@
 // plaintexts give equal boxes, which reveals only that they are equal).
 #include <array>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,7 +35,8 @@ class Aead {
 
   /// Keys are SHA-256(`purpose` "\n" secret), synthetic nonces' HMAC keys
   /// SHA-256(`purpose` " nonce\n" secret): the same secret used for another
-  /// purpose gives other keys. `secrets` must not be empty.
+  /// purpose gives other keys. `secrets` must not be empty. Nothing of
+  /// OpenSSL is touched until the first seal or open.
   Aead(std::string_view purpose, const std::vector<std::string>& secrets);
 
   /// The box of `plain`; an error only when OpenSSL fails.
@@ -43,11 +45,22 @@ class Aead {
   std::optional<std::string> open(std::string_view box, std::string_view aad) const;
 
  private:
-  std::vector<Key> keys_;
-  std::vector<Key> nonce_keys_;  ///< keys of the synthetic nonces' HMAC
-  /// AES-256-GCM, fetched once: OpenSSL 3 looks an implicit cipher up on
-  /// every use, which costs more than the encryption.
-  std::shared_ptr<void> cipher_;
+  struct Keys {
+    std::vector<Key> keys;
+    std::vector<Key> nonce_keys;  ///< keys of the synthetic nonces' HMAC
+    /// AES-256-GCM, fetched once: OpenSSL 3 looks an implicit cipher up on
+    /// every use, which costs more than the encryption.
+    std::shared_ptr<void> cipher;
+  };
+  /// The keys, derived on first use: the first SHA-256 or fetch loads
+  /// OpenSSL's providers, about 2 MB that a gateway which never seals
+  /// anything (most of them, most of the time) need not carry.
+  const Keys& keys() const;
+
+  std::string purpose_;
+  mutable std::vector<std::string> secrets_;  ///< until the keys are derived
+  mutable std::once_flag derived_;
+  mutable Keys keys_;
 };
 
 }  // namespace mcpgw
