@@ -34,12 +34,11 @@ test(
     const c = await connectHttp(gw.url);
     const pidBefore = pidFromResult(await c.callTool('toolbox:pid'));
 
-    const t0 = Date.now();
     const crash = await c.callTool('toolbox:crash');
-    const elapsed = Date.now() - t0;
     assert.equal(crash.isError, true, JSON.stringify(crash));
     assert.match(textOf(crash), /toolbox/, JSON.stringify(crash));
-    assert.ok(elapsed < 5000, `crash answered after ${elapsed} ms`);
+    // Answered because the gateway saw the child go, not by the call's timeout.
+    assert.doesNotMatch(textOf(crash), /timed out/, JSON.stringify(crash));
 
     const accounts = await c.callTool('bank:list_accounts');
     assert.equal(accounts.isError, undefined);
@@ -64,12 +63,11 @@ test(
   'a call past the server timeout_ms yields an isError result naming it, well before the upstream answers',
   withDiagnostics(async () => {
     const c = await connectHttp(gw.url);
-    const t0 = Date.now();
     const r = await c.callTool('slowbox:sleep', { ms: 5000 });
-    const elapsed = Date.now() - t0;
     assert.equal(r.isError, true, JSON.stringify(r));
     assert.match(textOf(r), /slowbox/, JSON.stringify(r));
-    assert.ok(elapsed < 2500, `timeout result after ${elapsed} ms (timeout_ms 300)`);
+    // The server's timeout_ms ended it, not the upstream's answer.
+    assert.match(textOf(r), /timed out after 300 ms/, JSON.stringify(r));
     // Other servers are not held up by the slow one.
     const echo = await c.callTool('toolbox:echo', { text: 'unaffected' });
     assert.equal(textOf(echo), 'unaffected');
