@@ -16,6 +16,7 @@ import {
   startTap,
   startUpstreamHttp,
   textOf,
+  threadSleeping,
   toolboxStdio,
   waitSleeping,
   withDiagnostics,
@@ -34,13 +35,13 @@ before(async () => {
 
 /**
  * Starts tools/call `name` {ms} with a known request id; returns {id,
- * pending, t0}. Each test sleeps a distinct `ms` so that the tap can tell
+ * pending}. Each test sleeps a distinct `ms` so that the tap can tell
  * its upstream request from another test's.
  */
 function startSleep(c, name, ms = 10000) {
   const id = newId();
   const pending = rpc(c.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: { ms } } }, c.opts());
-  return { id, pending, t0: Date.now() };
+  return { id, pending };
 }
 
 /** The request the gateway sent the HTTP toolbox for `sleep {ms}`. */
@@ -72,9 +73,9 @@ test(
     const n = await c.notify('notifications/cancelled', { requestId: call.id, reason: 'user pressed stop' });
     assert.equal(n.status, 202, n.text);
     const res = await call.pending;
-    const elapsed = Date.now() - call.t0;
+    // toolbox ignores cancellation: its sleep still runs, so the answer did not wait for it.
+    assert.ok(threadSleeping(pid), 'the cancelled call was answered only after the upstream sleep ended');
     assertCancelled(res, call.id);
-    assert.ok(elapsed < 5000, `cancelled call answered after ${elapsed} ms`);
 
     assert.deepEqual(await c.callTool('toolbox:echo', { text: 'still here' }), { content: [{ type: 'text', text: 'still here' }] });
     assert.deepEqual(await c.result('ping'), {});
@@ -90,11 +91,13 @@ test(
     const c = await connectHttp(gw.url);
     const call = startSleep(c, 'hbox:sleep', 6001);
     const upstreamCall = await upstreamSleep(6001);
+    await waitSleeping(hbox.proc.pid);
     const n = await c.notify('notifications/cancelled', { requestId: call.id });
     assert.equal(n.status, 202, n.text);
     const res = await call.pending;
+    // hbox's only sleep is this call's: it still runs, so the answer did not wait for it.
+    assert.ok(threadSleeping(hbox.proc.pid), 'the cancelled call was answered only after the upstream sleep (6001 ms) ended');
     assertCancelled(res, call.id);
-    assert.ok(Date.now() - call.t0 < 3000, `cancelled call answered after ${Date.now() - call.t0} ms (upstream sleeps 6001 ms)`);
     const cancel = await tap.waitFor((b) => b && b.method === 'notifications/cancelled' && b.params?.requestId === upstreamCall.id, 3000);
     assert.equal(cancel.id, undefined);
 
@@ -133,9 +136,9 @@ test(
     const upstreamCall = await upstreamSleep(6002);
     assert.equal(await c.close(), 200);
     await tap.waitFor((b) => b && b.method === 'notifications/cancelled' && b.params?.requestId === upstreamCall.id, 3000);
-    // Whatever the deleted session's POST got, it got it promptly.
-    const res = await call.pending.catch((e) => ({ error: e }));
-    assert.ok(Date.now() - call.t0 < 3000, `POST of a deleted session answered after ${Date.now() - call.t0} ms: ${JSON.stringify(res.message || String(res.error))}`);
+    // The deleted session's POST is answered by the cancellation, not by
+    // the upstream's result ("slept 6002 ms") once its sleep ends.
+    assertCancelled(await call.pending, call.id);
     // hbox's handler threads keep sleeping; don't let them hold up the file's cleanup.
     await hbox.proc.stop({ signal: 'SIGKILL' });
   }),

@@ -31,17 +31,16 @@ test(
     const child = descendants(gw.proc.pid).find((s) => s.pid === pid);
     assert.ok(child, `toolbox pid ${pid} is not a child of the gateway: ${JSON.stringify(descendants(gw.proc.pid))}`);
 
-    const t0 = Date.now();
     const inflight = c.callTool('toolbox:sleep', { ms: 10000 });
     // The call has reached the upstream once one of its threads sleeps.
     await waitSleeping(pid);
     process.kill(pid, 'SIGKILL');
 
     const r = await inflight;
-    const elapsed = Date.now() - t0;
     assert.equal(r.isError, true, JSON.stringify(r));
     assert.match(textOf(r), /toolbox/, JSON.stringify(r));
-    assert.ok(elapsed < 5000, `answered after ${elapsed} ms`);
+    // Answered because the gateway saw the child die, not by the call's timeout.
+    assert.match(textOf(r), /process closed its stdout/, JSON.stringify(r));
 
     // The other upstream is unaffected.
     const bal = await c.callTool('bank:get_account_balance', { accountId: 'acc_savings_001' });
@@ -72,16 +71,15 @@ test(
     const c = await connectHttp(gw.url);
     assert.equal(pidFromResult(await c.callTool('toolbox:pid')), upstream.proc.pid);
 
-    const t0 = Date.now();
     const inflight = c.callTool('toolbox:sleep', { ms: 10000 });
     await waitSleeping(upstream.proc.pid);
     upstream.proc.child.kill('SIGKILL');
 
     const r = await inflight;
-    const elapsed = Date.now() - t0;
     assert.equal(r.isError, true, JSON.stringify(r));
     assert.match(textOf(r), /toolbox/, JSON.stringify(r));
-    assert.ok(elapsed < 5000, `answered after ${elapsed} ms`);
+    // Answered because the connection died with the process, not by the call's timeout.
+    assert.match(textOf(r), /connection closed while reading the response/, JSON.stringify(r));
     await upstream.proc.waitExit();
 
     const accounts = await c.callTool('bank:list_accounts');
@@ -90,11 +88,11 @@ test(
       ['acc_checking_001', 'acc_savings_001', 'acc_credit_001'],
     );
     // A later call to the dead upstream is an isError naming it, not a hang.
-    const t1 = Date.now();
     const again = await c.callTool('toolbox:echo', { text: 'anyone?' });
     assert.equal(again.isError, true, JSON.stringify(again));
     assert.match(textOf(again), /toolbox/);
-    assert.ok(Date.now() - t1 < 5000, `answered after ${Date.now() - t1} ms`);
+    // Refused at once by the dead port, not left to time out.
+    assert.match(textOf(again), /Connection refused/, JSON.stringify(again));
     await c.close();
     assert.ok(gw.proc.alive, 'the gateway died');
   }),
