@@ -77,16 +77,18 @@ std::string param_header_mismatch(const catalog::ExposedTool& tool, const json::
 /// answer.
 Task<Answer> answered(Answer a) { co_return a; }
 
-/// The tool the request names, in the client's mode (called_tool: params,
+/// The tool the request names, in the client's mode (resolve_called: params,
 /// search_tools answered here, a tool hidden or unknown, an upstream still
 /// connecting waited for); what ends the call here is the answer, audited
 /// as refused.
 class ResolveFilter final : public AdmitFilter {
  public:
   Task<Answer> on_call(CallRequest& call, AdmitNext next) override {
-    auto resolved = co_await called_tool(call.sv, call.r);
-    if (auto* refused = std::get_if<Answer>(&resolved)) co_return std::move(*refused);
-    call.called = std::move(std::get<CalledTool>(resolved));
+    std::optional<Answer> ended;
+    auto how = resolve_called(call.sv, call.r, call.called, ended);
+    if (how == Resolution::Connecting)
+      how = co_await resolve_called_after_connecting(call.sv, call.r, call.called, ended);
+    if (how == Resolution::Answered) co_return std::move(*ended);
     co_return co_await next(call);
   }
 };

@@ -13,8 +13,9 @@ Answer Answer::empty() { return result(json::Document(rapidjson::kObjectType)); 
 
 Answer Answer::result_with(json::Document result, std::string_view key, std::string raw) {
   Answer out(std::move(result), false);
-  out.raw_key_ = std::string(key);
-  out.raw_ = std::move(raw);
+  out.spliced_ = std::make_unique<Spliced>();
+  out.spliced_->raw_key = std::string(key);
+  out.spliced_->raw = std::move(raw);
   return out;
 }
 
@@ -46,15 +47,17 @@ Answer Answer::relay(upstream::Reply reply) {
 Answer Answer::page(std::string_view key, std::vector<std::string_view> items, json::Document rest,
                     std::shared_ptr<const void> keep) {
   Answer out(std::move(rest), false);
-  out.page_key_ = std::string(key);
-  out.page_items_ = std::move(items);
-  out.keep_ = std::move(keep);
+  out.spliced_ = std::make_unique<Spliced>();
+  out.spliced_->page_key = std::string(key);
+  out.spliced_->page_items = std::move(items);
+  out.spliced_->keep = std::move(keep);
   return out;
 }
 
 std::string Answer::write(const jsonrpc::Id& id) const {
   if (error_) return jsonrpc::make_error_response(id, body_);
-  if (page_key_.empty() && raw_key_.empty()) return jsonrpc::make_result(id, body_);
+  if (!spliced_) return jsonrpc::make_result(id, body_);
+  const Spliced& sp = *spliced_;
   std::string out = "{";
   auto member = [&](std::string_view key, std::string_view value) {
     if (out.size() > 1) out += ',';
@@ -63,17 +66,17 @@ std::string Answer::write(const jsonrpc::Id& id) const {
     out += value;
   };
   // A page's items first, as listed, then the rest of the result.
-  if (!page_key_.empty()) {
+  if (!sp.page_key.empty()) {
     std::string items = "[";
-    for (std::size_t i = 0; i < page_items_.size(); ++i) {
+    for (std::size_t i = 0; i < sp.page_items.size(); ++i) {
       if (i) items += ',';
-      items += page_items_[i];
+      items += sp.page_items[i];
     }
-    member(page_key_, items + ']');
+    member(sp.page_key, items + ']');
   }
   for (const auto& m : body_.GetObject())
     member(std::string_view(m.name.GetString(), m.name.GetStringLength()), json::write(m.value));
-  if (!raw_key_.empty()) member(raw_key_, raw_);
+  if (!sp.raw_key.empty()) member(sp.raw_key, sp.raw);
   out += '}';
   return jsonrpc::make_result_raw(id, out);
 }

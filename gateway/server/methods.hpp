@@ -61,14 +61,21 @@ class Answer {
   std::string write(const jsonrpc::Id& id) const;
 
  private:
+  /// What page() and result_with() splice into the result when written.
+  /// Apart, because few answers have it and an Answer is kept in the
+  /// coroutine frames a call passes through: small frames stay on the
+  /// allocator's fast path.
+  struct Spliced {
+    std::string page_key;
+    std::vector<std::string_view> page_items;
+    std::shared_ptr<const void> keep;
+    std::string raw_key, raw;
+  };
   Answer(json::Document body, bool error) : body_(std::move(body)), error_(error) {}
   json::Document body_;
   bool error_;
   std::string upstream_session_;
-  std::string page_key_;
-  std::vector<std::string_view> page_items_;
-  std::shared_ptr<const void> keep_;
-  std::string raw_key_, raw_;  ///< result_with()
+  std::unique_ptr<Spliced> spliced_;
 };
 
 /// The configuration and token keys of the moment (replaced on reload).

@@ -128,23 +128,33 @@ Answer refused_call(Services& sv, Request& r, std::string_view reason, std::stri
   return answer;
 }
 
-Task<std::variant<Answer, CalledTool>> called_tool(Services& sv, Request& r) {
+namespace {
+
+/// resolve_called against `snap`. After the wait (`may_wait` false) a tool
+/// still missing is unknown or hidden. Not a coroutine: its locals (audit
+/// records, messages) would otherwise sit in a frame on every call.
+Resolution resolve_in(Services& sv, Request& r, std::shared_ptr<const catalog::Snapshot> snap, bool may_wait,
+                      CalledTool& called, std::optional<Answer>& answer) {
+  auto end = [&](Answer a) {
+    answer = std::move(a);
+    return Resolution::Answered;
+  };
   const json::Value* p = r.params();
   auto invalid = [&](std::string_view tool, const json::Value* args, const std::string& why) {
-    return refuse_call(sv, r, "invalid_params", tool, args, jsonrpc::kInvalidParams, "Invalid params: " + why);
+    return end(refuse_call(sv, r, "invalid_params", tool, args, jsonrpc::kInvalidParams, "Invalid params: " + why));
   };
-  if (!p || !p->IsObject()) co_return invalid("", nullptr, std::string(r.message.method()) + " needs params");
+  if (!p || !p->IsObject()) return invalid("", nullptr, std::string(r.message.method()) + " needs params");
   auto name = json::get_string(*p, "name");
-  if (!name) co_return invalid("", nullptr, "name must be a string");
+  if (!name) return invalid("", nullptr, "name must be a string");
   const json::Value* args = json::find(*p, "arguments");
-  if (args && !args->IsObject() && !args->IsNull()) co_return invalid(*name, nullptr, "arguments must be an object");
+  if (args && !args->IsObject() && !args->IsNull()) return invalid(*name, nullptr, "arguments must be an object");
   if (args && args->IsNull()) args = nullptr;
 
-  CalledTool called;
-  called.snap = sv.catalog.snapshot();
-  auto& snap = called.snap;
-  auto mode = snap->mode_index(r.session->mode());
-  auto meta = resolve_meta_tool(*snap, mode, *name, args);
+  called = CalledTool{};
+  called.snap = std::move(snap);
+  const auto& s = *called.snap;
+  auto mode = s.mode_index(r.session->mode());
+  auto meta = resolve_meta_tool(s, mode, *name, args);
   if (auto* answered = std::get_if<Answer>(&meta)) {
     AuditRecord a = audit_record(*r.session, *name, args, p);
     if (answered->is_error()) {
@@ -156,49 +166,60 @@ Task<std::variant<Answer, CalledTool>> called_tool(Services& sv, Request& r) {
       a.outcome = "ok";
       sv.audit.record(a);
     }
-    co_return std::move(*answered);
+    return end(std::move(*answered));
   }
   const auto& target = std::get<ToolTarget>(meta);
   // A tool hidden from this client's mode is as unknown as one that does not
   // exist. A view's bare name is an alias: everything below is the same.
   if (mode) {
-    std::optional<Answer> refused;
-    auto resolve = [&] {
-      auto resolved = resolve_tool(*snap, *mode, target.name, view_server(*snap, p));
-      if (auto* answer = std::get_if<Answer>(&resolved)) refused = std::move(*answer);
-      else called.tool = std::get<const catalog::ExposedTool*>(resolved);
-    };
-    resolve();
-    if (!refused && !called.tool) {
-      // Its server may not have listed it yet: the gateway serves while
-      // upstreams connect.
-      auto settled = co_await after_connecting(sv, r, snap, target.name, *mode);
-      if (auto* answered = std::get_if<Answer>(&settled)) co_return std::move(*answered);
-      snap = std::get<std::shared_ptr<const catalog::Snapshot>>(std::move(settled));
-      resolve();
-    }
-    if (refused) {
+    auto resolved = resolve_tool(s, *mode, target.name, view_server(s, p));
+    if (auto* refused = std::get_if<Answer>(&resolved)) {
       auto message = json::get_string(refused->body(), "message");
-      co_return refuse_call(sv, r, "invalid_params", target.name, target.args, jsonrpc::kInvalidParams,
-                            message ? std::string(*message) : "Invalid params");
+      return end(refuse_call(sv, r, "invalid_params", target.name, target.args, jsonrpc::kInvalidParams,
+                             message ? std::string(*message) : "Invalid params"));
+    }
+    called.tool = std::get<const catalog::ExposedTool*>(resolved);
+    // Its server may not have listed it yet: the gateway serves while
+    // upstreams connect.
+    if (!called.tool && may_wait && !s.pending_for(target.name).empty()) {
+      called.name = std::string(target.name);
+      called.mode = *mode;
+      return Resolution::Connecting;
     }
   }
-  if (!called.tool && mode && !names_some_tool(*snap, target.name))
-    called.unlisted = unlisted_oauth_server(*snap, *sv.settings.config(), target.name);
+  if (!called.tool && mode && !names_some_tool(s, target.name))
+    called.unlisted = unlisted_oauth_server(s, *sv.settings.config(), target.name);
   if (!called.tool && !called.unlisted) {
     std::string message = "Unknown tool: " + std::string(target.name);
-    if (!names_some_tool(*snap, target.name))
-      co_return refuse_call(sv, r, "unknown_tool", target.name, target.args, jsonrpc::kInvalidParams, message);
+    if (!names_some_tool(s, target.name))
+      return end(refuse_call(sv, r, "unknown_tool", target.name, target.args, jsonrpc::kInvalidParams, message));
     AuditRecord a = audit_record(*r.session, target.name, target.args, p);
     a.reason = "tool not visible in mode " + r.session->mode();
     sv.audit.refused("tool_hidden", std::move(a));
-    co_return Answer::error(jsonrpc::kInvalidParams, message);
+    return end(Answer::error(jsonrpc::kInvalidParams, message));
   }
   called.mode = *mode;
   called.name = called.tool ? called.tool->name : std::string(target.name);
   called.args = target.args;
   called.through_call_tool = target.through_call_tool;
-  co_return called;
+  return Resolution::Called;
+}
+
+}  // namespace
+
+Resolution resolve_called(Services& sv, Request& r, CalledTool& called, std::optional<Answer>& answer) {
+  return resolve_in(sv, r, sv.catalog.snapshot(), true, called, answer);
+}
+
+Task<Resolution> resolve_called_after_connecting(Services& sv, Request& r, CalledTool& called,
+                                                 std::optional<Answer>& answer) {
+  auto settled = co_await after_connecting(sv, r, called.snap, called.name, called.mode);
+  if (auto* answered = std::get_if<Answer>(&settled)) {
+    answer = std::move(*answered);
+    co_return Resolution::Answered;
+  }
+  co_return resolve_in(sv, r, std::get<std::shared_ptr<const catalog::Snapshot>>(std::move(settled)), false, called,
+                       answer);
 }
 
 Task<Answer> call_tool(Services& sv, Request& r) {

@@ -20,13 +20,24 @@ struct CalledTool {
   std::string name;  ///< the exposed name called
 };
 
-/// The tool request `r` calls (waiting, within the call's deadline, for an
-/// upstream still connecting that may list it). What ends the call before
-/// it runs (bad params, an unknown, hidden or ambiguous tool, a refused
-/// call_tool) is the Answer, audited as `refused`: probing for tools is what
-/// an auditor looks for. A search_tools call is answered here too (audited
-/// as a `call`).
-Task<std::variant<Answer, CalledTool>> called_tool(Services& sv, Request& r);
+/// What resolving the tool of a call came to.
+enum class Resolution {
+  Called,      ///< the tool (or an OAuth server that may list it) is known
+  Answered,    ///< the call ends here, with the Answer
+  Connecting,  ///< a server still connecting may list it: wait, then again
+};
+
+/// The tool request `r` calls, into `called`, without waiting. What ends the
+/// call before it runs (bad params, an unknown, hidden or ambiguous tool, a
+/// refused call_tool) is the Answer, audited as `refused`: probing for tools
+/// is what an auditor looks for. A search_tools call is answered here too
+/// (audited as a `call`).
+Resolution resolve_called(Services& sv, Request& r, CalledTool& called, std::optional<Answer>& answer);
+/// After resolve_called said Connecting: waits, within the call's deadline,
+/// for the servers still connecting that may list the tool, then resolves
+/// it again (Called or Answered; a server that came too late is named).
+Task<Resolution> resolve_called_after_connecting(Services& sv, Request& r, CalledTool& called,
+                                                 std::optional<Answer>& answer);
 
 /// Audits the refusal of call `r` of `tool` (counted in
 /// mcpgw_refused_total by `reason`) and returns error `code` with `message`.

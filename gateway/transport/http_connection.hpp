@@ -60,24 +60,36 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
   /// The answer to one POST as it is read: a JSON body, or an SSE stream
   /// whose messages go to the request's handler until its response comes.
   struct PostAnswer;
-  /// POSTs `body`; for a request (`id`), reads until its response.
-  /// `forwarded`: the client's headers the server's forward_headers lists;
-  /// `session`: another session of the server to send in (RequestOptions).
-  Task<Response> post(std::string body, std::optional<std::int64_t> id, std::shared_ptr<Abort> abort,
-                      std::function<void(jsonrpc::Message&)> on_related, Headers routing, Headers forwarded = {},
-                      CancelSignal* cancel = nullptr, std::string session = {});
+  /// POSTs `body` (taken); for a request (`id`), reads until its response.
+  /// `opts`' forwarded headers, session (another session of the server to
+  /// send in) and on_related are taken; `abort` and `opts` must outlive it.
+  Task<Response> post(std::string& body, std::optional<std::int64_t> id, Abort& abort, RequestOptions& opts,
+                      const Headers& routing);
+  /// After a 401 to `req`: renews the token and sends `req` again, its
+  /// answer read anew into `p` and `res`; the error when no token came.
+  Task<Result<void>> post_again(HttpRequest& req, PostAnswer& p, HttpResult& res, Abort& abort,
+                                CancelSignal* cancel);
+  /// Resumability (2025-11-25): a stream that ended before the answer,
+  /// after events with ids, goes on in a GET with Last-Event-ID once the
+  /// delay the server asked for has passed, at most kMaxResumes times.
+  /// The error when a resumption got no token.
+  Task<Result<void>> resume(PostAnswer& p, HttpResult& res, Abort& abort, CancelSignal* cancel);
   /// Adds the credential's Authorization to `req` (renewing `rejected`);
   /// the error when there is none. Only with a credential.
   Task<Result<void>> authorize(HttpRequest& req, const Abort& abort, CancelSignal* cancel,
                                const std::string& rejected = {});
   /// One request's exchange, on the calling coroutine's strand.
   Task<Response> exchange(std::int64_t id, std::string body, RequestOptions opts, Headers routing);
+  /// Tells the server request `id` is given up (notifications/cancelled).
+  void notify_cancelled(std::int64_t id, std::string_view reason);
   Task<void> drain_outbox();
   Task<void> listen_loop();
   /// Queues a notification or response; later requests wait for it.
   bool enqueue(std::string message);
   /// Handles one SSE event's data on the GET stream.
   void on_stream_event(std::string_view data);
+  /// Why an answer of `bytes` or more was dropped.
+  static std::string size_text(std::size_t bytes, std::size_t limit);
   /// Resumptions of one request's stream, at most.
   static constexpr int kMaxResumes = 5;
 

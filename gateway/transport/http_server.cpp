@@ -60,39 +60,47 @@ Task<void> HttpServer::Impl::handle(http::Request& req, http::Responder& res) {
 }
 
 Task<void> HttpServer::Impl::route(http::Request& req, http::Responder& res) {
+  // An MCP POST goes straight on; the other endpoints' replies are made in
+  // coroutines of their own, as their locals in this frame would take every
+  // call off the allocator's fast path.
   bool failed = false;
   try {
-    std::string_view path = req.path();
-    if (auto meta = req.method == "GET" ? admission.metadata(path) : std::nullopt) {
-      co_await res.send(std::move(*meta));
-    } else if (auto mode = mode_of(path, opts.path)) {
-      if (req.method == "POST") {
-        co_await post(req, res, *mode);
-        trimmer.after(req.body.size());
-      }
-      else if (req.method == "GET") co_await get(req, res, *mode);
-      else if (req.method == "DELETE") co_await del(req, res, *mode);
-    } else if (auto it = gets.find(path); it != gets.end() && (req.method == "GET" || req.method == "HEAD")) {
-      std::optional<http::Response> refused;
-      if (token_gets.contains(path)) refused = co_await admission.admit_operator(req);
-      auto reply = refused ? std::move(*refused) : simple(it->second());
-      co_await res.send(std::move(reply));
-    } else if (auto route = routes.find(path); route != routes.end()) {
-      auto reply = co_await route->second(req);
-      co_await res.send(std::move(reply));
+    auto mode = req.method == "POST" ? mode_of(req.path(), opts.path) : std::nullopt;
+    if (mode) {
+      co_await post(req, res, *mode);
+      trimmer.after(req.body.size());
+    } else {
+      co_await route_other(req, res);
     }
-    if (!res.answered()) {
-      auto reply = bare(404);
-      co_await res.send(std::move(reply));
-    }
+    if (!res.answered()) co_await send_error(res, false);
   } catch (const std::exception& e) {
     spdlog::error("HTTP handler failed: {}", e.what());
     failed = true;
   }
-  if (failed && !res.answered()) {
-    auto reply = json_error(500, jsonrpc::kInternalError, "Internal error");
+  if (failed && !res.answered()) co_await send_error(res, true);
+}
+
+Task<void> HttpServer::Impl::route_other(http::Request& req, http::Responder& res) {
+  std::string_view path = req.path();
+  if (auto meta = req.method == "GET" ? admission.metadata(path) : std::nullopt) {
+    co_await res.send(std::move(*meta));
+  } else if (auto mode = mode_of(path, opts.path)) {
+    if (req.method == "GET") co_await get(req, res, *mode);
+    else if (req.method == "DELETE") co_await del(req, res, *mode);
+  } else if (auto it = gets.find(path); it != gets.end() && (req.method == "GET" || req.method == "HEAD")) {
+    std::optional<http::Response> refused;
+    if (token_gets.contains(path)) refused = co_await admission.admit_operator(req);
+    auto reply = refused ? std::move(*refused) : simple(it->second());
+    co_await res.send(std::move(reply));
+  } else if (auto route = routes.find(path); route != routes.end()) {
+    auto reply = co_await route->second(req);
     co_await res.send(std::move(reply));
   }
+}
+
+Task<void> HttpServer::Impl::send_error(http::Responder& res, bool failed) {
+  auto reply = failed ? json_error(500, jsonrpc::kInternalError, "Internal error") : bare(404);
+  co_await res.send(std::move(reply));
 }
 
 // --- Sessions --------------------------------------------------------------

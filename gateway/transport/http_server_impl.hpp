@@ -93,6 +93,11 @@ struct HttpServer::Impl {
   Task<void> handle(http::Request& req, http::Responder& res);
   /// To the MCP endpoint's methods or the other endpoints; a 500 when one throws.
   Task<void> route(http::Request& req, http::Responder& res);
+  /// route() for all but an MCP POST.
+  Task<void> route_other(http::Request& req, http::Responder& res);
+  /// The 500 after a handler threw (`failed`), else the 404 of a request
+  /// nothing answered.
+  Task<void> send_error(http::Responder& res, bool failed);
   /// Opens the session's server-to-client stream.
   Task<void> get(http::Request& req, http::Responder& res, const std::string& mode);
   /// Ends the session (on every replica, in a cluster).

@@ -209,6 +209,12 @@ class Link final : public std::enable_shared_from_this<Link> {
   /// stateless server, the transport's options from `opts`.
   Outgoing outgoing(std::string_view method, json::Document params, const CallOptions& opts,
                     std::vector<std::pair<std::string, std::string>> headers) const;
+  /// call_tool's request, and its Reply from the outcome `r`.
+  Outgoing tool_call(std::string_view tool, const json::Value* arguments, const json::Value* meta,
+                     const CallOptions& opts) const;
+  Reply tool_reply(const transport::Response& r, const CallOptions& opts) const;
+  /// request()'s Reply from the outcome `r` of `method`.
+  Reply request_reply(std::string_view method, const transport::Response& r, const CallOptions& opts) const;
   // The send filters (upstream/link_send.cpp), nested so that each reaches
   // the part of the link's state that is its concern.
   class InputFilter;

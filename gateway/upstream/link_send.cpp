@@ -103,11 +103,23 @@ class Link::TraceFilter final : public SendFilter {
 
  private:
   /// on_call with a trace; a coroutine only then, since it finishes the
-  /// span after the rest of the chain.
+  /// span after the rest of the chain. The span is on the heap: in the
+  /// frame it would make it too big for the allocator's fast path.
   Task<transport::Response> traced(Outgoing& out, SendNext next) {
-    mcp::SpanTimer span(out.opts.spans, *out.opts.trace, out.method, mcp::target_of(out.method, &out.params),
-                        mcp::Span::Kind::Client);
-    std::string child = span.context().header();
+    auto span = start_span(out);
+    transport::Response r = co_await next(out);
+    if (span->recording()) {
+      link_.describe_client_span(span->span(), out.method, out.params, r);
+      span->finish();
+    }
+    co_return r;
+  }
+
+  /// The request's span, its context in `out` (a header or `_meta`).
+  std::unique_ptr<mcp::SpanTimer> start_span(Outgoing& out) const {
+    auto span = std::make_unique<mcp::SpanTimer>(out.opts.spans, *out.opts.trace, out.method,
+                                                 mcp::target_of(out.method, &out.params), mcp::Span::Kind::Client);
+    std::string child = span->context().header();
     auto& a = out.params.GetAllocator();
     if (link_.cfg_.transport == config::Server::Transport::Http) {
       // A later input round replaces the earlier round's.
@@ -120,12 +132,7 @@ class Link::TraceFilter final : public SendFilter {
     } else {
       json::set(json::object_member(out.params, "_meta", a), mcp::kMetaTraceparent, json::str(child, a), a);
     }
-    transport::Response r = co_await next(out);
-    if (span.recording()) {
-      link_.describe_client_span(span.span(), out.method, out.params, r);
-      span.finish();
-    }
-    co_return r;
+    return span;
   }
 
   const Link& link_;
@@ -365,6 +372,15 @@ std::string Link::answering_session(const CallOptions& opts) const {
 
 Task<Reply> Link::call_tool(std::string_view tool, const json::Value* arguments, const json::Value* meta,
                             const CallOptions& opts) {
+  // The request made and its answer read outside the coroutine: their
+  // locals would make its frame too big for the allocator's fast path.
+  Outgoing out = tool_call(tool, arguments, meta, opts);
+  auto r = co_await SendNext(send_chain_.order)(out);
+  co_return tool_reply(r, opts);
+}
+
+Outgoing Link::tool_call(std::string_view tool, const json::Value* arguments, const json::Value* meta,
+                         const CallOptions& opts) const {
   json::Document p(rapidjson::kObjectType);
   auto& a = p.GetAllocator();
   p.AddMember("name", json::str(tool, a), a);
@@ -378,29 +394,35 @@ Task<Reply> Link::call_tool(std::string_view tool, const json::Value* arguments,
     for (const auto& t : l->tools.GetArray())
       if (json::get_string(t, "name") == tool) headers = mcp::param_headers(t, arguments);
   }
-  Outgoing out = outgoing("tools/call", std::move(p), opts, std::move(headers));
-  auto r = co_await SendNext(send_chain_.order)(out);
-  if (!r.message) co_return Reply{false, mcp::tool_error(r.detail), server_failed(r)};
-  if (const auto* e = r.message->error()) co_return Reply{true, json::clone(*e), server_failed(r)};
+  return outgoing("tools/call", std::move(p), opts, std::move(headers));
+}
+
+Reply Link::tool_reply(const transport::Response& r, const CallOptions& opts) const {
+  if (!r.message) return Reply{false, mcp::tool_error(r.detail), server_failed(r)};
+  if (const auto* e = r.message->error()) return Reply{true, json::clone(*e), server_failed(r)};
   const auto* res = r.message->result();
   if (!res || !res->IsObject())
-    co_return Reply{false, mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object")};
+    return Reply{false, mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object")};
   json::Document result = own_result(*res);
   // References to this server's resources leave it in the form clients
   // read them back by, whoever made the call (client, chain hop, plugin).
   if (cfg_.prefix) mcp::expose_result_refs(cfg_.name, result, result.GetAllocator());
-  co_return Reply{false, std::move(result), false, answering_session(opts)};
+  return Reply{false, std::move(result), false, answering_session(opts)};
 }
 
 Task<Reply> Link::request(std::string_view method, const json::Value& params, const CallOptions& opts) {
   Outgoing out = outgoing(method, json::clone(params), opts, {});
   auto r = co_await SendNext(send_chain_.order)(out);
-  if (!r.message) co_return Reply::error(jsonrpc::kInternalError, r.detail);
-  if (const auto* e = r.message->error()) co_return Reply{true, json::clone(*e)};
+  co_return request_reply(method, r, opts);
+}
+
+Reply Link::request_reply(std::string_view method, const transport::Response& r, const CallOptions& opts) const {
+  if (!r.message) return Reply::error(jsonrpc::kInternalError, r.detail);
+  if (const auto* e = r.message->error()) return Reply{true, json::clone(*e)};
   const auto* res = r.message->result();
   if (!res || !res->IsObject())
-    co_return Reply::error(jsonrpc::kInternalError,
-                           "mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object");
+    return Reply::error(jsonrpc::kInternalError,
+                        "mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object");
   json::Document result = own_result(*res);
   // A task's CallToolResult leaves like a tools/call's: on its own
   // (tasks/result, 2025-11-25) or inlined in the task (tasks/get, 2026-07-28).
@@ -408,7 +430,7 @@ Task<Reply> Link::request(std::string_view method, const json::Value& params, co
   if (json::Value* inlined = cfg_.prefix && method == "tasks/get" ? json::find(result, "result") : nullptr;
       inlined && inlined->IsObject())
     mcp::expose_result_refs(cfg_.name, *inlined, result.GetAllocator());
-  co_return Reply{false, std::move(result), false, answering_session(opts)};
+  return Reply{false, std::move(result), false, answering_session(opts)};
 }
 
 }  // namespace mcpgw::upstream
