@@ -38,6 +38,13 @@ std::string session_error_text(const std::string& body) {
 }  // namespace
 
 struct HttpConnection::PostAnswer {
+  // (A constructor, not aggregate initialization: make_unique with
+  // parentheses needs C++20's P0960, which the Clang of the thread-safety
+  // stage lacks.)
+  PostAnswer(HttpConnection& conn, std::optional<std::int64_t> request,
+             std::function<void(jsonrpc::Message&)> related, std::string in_session)
+      : c(conn), id(request), on_related(std::move(related)), session(std::move(in_session)) {}
+
   HttpConnection& c;
   const std::optional<std::int64_t> id;
   const std::function<void(jsonrpc::Message&)> on_related;
