@@ -205,10 +205,11 @@ class Link final : public std::enable_shared_from_this<Link> {
   /// (OpenTelemetry's MCP conventions).
   void describe_client_span(mcp::Span& span, std::string_view method, const json::Value& params,
                             const transport::Response& r) const;
-  /// One request for the send filters: `params` with the envelope of a
-  /// stateless server, the transport's options from `opts`.
+  /// One request for the send filters: `params` with the envelope when the
+  /// link speaks the stateless revision (`stateless`, read once per
+  /// request), the transport's options from `opts`.
   Outgoing outgoing(std::string_view method, json::Document params, const CallOptions& opts,
-                    std::vector<std::pair<std::string, std::string>> headers) const;
+                    std::vector<std::pair<std::string, std::string>> headers, bool stateless) const;
   /// call_tool's request, and its Reply from the outcome `r`.
   Outgoing tool_call(std::string_view tool, const json::Value* arguments, const json::Value* meta,
                      const CallOptions& opts) const;

@@ -61,7 +61,15 @@ class Link::InputFilter final : public SendFilter {
  public:
   explicit InputFilter(const Link& l) : link_(l) {}
 
+  /// Not a coroutine for a server of the session revisions, which never
+  /// answers input_required: most calls pay no frame for this filter.
   Task<transport::Response> on_call(Outgoing& out, SendNext next) override {
+    if (!out.stateless) return next(out);
+    return rounds(out, next);
+  }
+
+ private:
+  Task<transport::Response> rounds(Outgoing& out, SendNext next) {
     for (int round = 0;; ++round) {
       transport::Response r = co_await next(out);
       const json::Value* res = r.message ? r.message->result() : nullptr;
@@ -85,7 +93,6 @@ class Link::InputFilter final : public SendFilter {
     }
   }
 
- private:
   const Link& link_;
 };
 
@@ -309,9 +316,9 @@ Chain<SendFilter> Link::send_filters() {
 }
 
 Outgoing Link::outgoing(std::string_view method, json::Document params, const CallOptions& opts,
-                        std::vector<std::pair<std::string, std::string>> headers) const {
-  if (modern()) add_envelope(params, &opts);
-  Outgoing out{method, std::move(params), opts, {}, {}};
+                        std::vector<std::pair<std::string, std::string>> headers, bool stateless) const {
+  if (stateless) add_envelope(params, &opts);
+  Outgoing out{method, stateless, std::move(params), opts, {}, {}};
   out.wire.deadline = opts.deadline;
   out.wire.cancel = opts.cancel;
   out.wire.headers = std::move(headers);
@@ -386,15 +393,16 @@ Outgoing Link::tool_call(std::string_view tool, const json::Value* arguments, co
   p.AddMember("name", json::str(tool, a), a);
   if (arguments) p.AddMember("arguments", json::Value(*arguments, a), a);
   if (meta && meta->IsObject()) p.AddMember("_meta", json::Value(*meta, a), a);
+  const bool stateless = modern();
   // A stateless server hears of a task through the envelope (add_envelope).
-  if (opts.task && !modern()) p.AddMember("task", json::Value(*opts.task, a), a);
+  if (opts.task && !stateless) p.AddMember("task", json::Value(*opts.task, a), a);
   std::vector<std::pair<std::string, std::string>> headers;
-  if (modern()) {
+  if (stateless) {
     auto l = listing();
     for (const auto& t : l->tools.GetArray())
       if (json::get_string(t, "name") == tool) headers = mcp::param_headers(t, arguments);
   }
-  return outgoing("tools/call", std::move(p), opts, std::move(headers));
+  return outgoing("tools/call", std::move(p), opts, std::move(headers), stateless);
 }
 
 Reply Link::tool_reply(const transport::Response& r, const CallOptions& opts) const {
@@ -411,7 +419,7 @@ Reply Link::tool_reply(const transport::Response& r, const CallOptions& opts) co
 }
 
 Task<Reply> Link::request(std::string_view method, const json::Value& params, const CallOptions& opts) {
-  Outgoing out = outgoing(method, json::clone(params), opts, {});
+  Outgoing out = outgoing(method, json::clone(params), opts, {}, modern());
   auto r = co_await SendNext(send_chain_.order)(out);
   co_return request_reply(method, r, opts);
 }

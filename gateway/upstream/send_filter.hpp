@@ -25,6 +25,10 @@ namespace mcpgw::upstream {
 /// filter may change it before passing it on.
 struct Outgoing {
   std::string_view method;
+  /// The link spoke the stateless revision (2026-07-28) when the request
+  /// was made: its params carry the envelope, and only such a server
+  /// answers input_required.
+  bool stateless = false;
   /// The request's params, as they will be written.
   json::Document params;
   /// What the caller asked for the call.
