@@ -111,19 +111,18 @@ test(
   withDiagnostics(async () => {
     const a = await connectHttp(gw.url);
     const b = await connectHttp(gw.url);
-    const pid = pidFromResult(await a.callTool('toolbox:pid'));
-    // Same numeric id space: b's call id, cancelled from session a, must not cancel it.
-    const call = (() => {
-      const id = newId();
-      const pending = rpc(b.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'toolbox:sleep', arguments: { ms: 300 } } }, b.opts());
-      return { id, pending };
-    })();
-    await waitSleeping(pid);
+    // Same numeric id space: b's call id, cancelled from session a, must not
+    // cancel it. The cancel is sent once the call has reached the upstream
+    // (seen by the tap), so a cross-session cancel would find it in flight.
+    const call = startSleep(b, 'hbox:sleep', 1500);
+    const upstreamCall = await upstreamSleep(1500);
     assert.equal((await a.notify('notifications/cancelled', { requestId: call.id })).status, 202);
     assert.equal((await a.notify('notifications/cancelled', { requestId: 'no-such-request' })).status, 202);
     const res = await call.pending;
-    assert.deepEqual(res.message.result.content, [{ type: 'text', text: 'slept 300 ms' }]);
-    assert.equal(res.message.result.structuredContent.ms, 300);
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.message.result.content, [{ type: 'text', text: 'slept 1500 ms' }]);
+    assert.equal(res.message.result.structuredContent.ms, 1500);
+    assert.ok(!tap.seen.some((m) => m?.method === 'notifications/cancelled' && m.params?.requestId === upstreamCall.id));
     await Promise.all([a.close(), b.close()]);
   }),
 );
