@@ -201,10 +201,9 @@ class Link final : public std::enable_shared_from_this<Link> {
   std::string answering_session(const CallOptions& opts) const;
   Task<Result<json::Document>> list_pages(transport::Connection& c, const char* method, const char* key);
   Task<Result<std::shared_ptr<Listing>>> list_all(transport::Connection& c);
-  /// The attributes and outcome of the client span of one request
+  /// The attributes and outcome of the client span of request `out`
   /// (OpenTelemetry's MCP conventions).
-  void describe_client_span(mcp::Span& span, std::string_view method, const json::Value& params,
-                            const transport::Response& r) const;
+  void describe_client_span(mcp::Span& span, const Outgoing& out, const transport::Response& r) const;
   /// One request for the send filters: `params` with the envelope when the
   /// link speaks the stateless revision (`stateless`, read once per
   /// request), the transport's options from `opts`.

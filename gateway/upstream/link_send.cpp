@@ -116,7 +116,7 @@ class Link::TraceFilter final : public SendFilter {
     auto span = start_span(out);
     transport::Response r = co_await next(out);
     if (span->recording()) {
-      link_.describe_client_span(span->span(), out.method, out.params, r);
+      link_.describe_client_span(span->span(), out, r);
       span->finish();
     }
     co_return r;
@@ -326,12 +326,13 @@ Outgoing Link::outgoing(std::string_view method, json::Document params, const Ca
   return out;
 }
 
-void Link::describe_client_span(mcp::Span& span, std::string_view method, const json::Value& params,
-                                    const transport::Response& r) const {
-  mcp::describe_request(span, method, mcp::target_of(method, &params), &params);
+void Link::describe_client_span(mcp::Span& span, const Outgoing& out, const transport::Response& r) const {
+  mcp::describe_request(span, out.method, mcp::target_of(out.method, &out.params), &out.params);
   span.set("mcpgw.server", cfg_.name);
   span.set("network.transport", cfg_.transport == config::Server::Transport::Http ? "tcp" : "pipe");
-  if (modern()) span.set("mcp.protocol.version", mcp::kStatelessVersion);
+  // The revision the request was sent in, not the link's now (a reconnect
+  // may have changed it meanwhile).
+  if (out.stateless) span.set("mcp.protocol.version", mcp::kStatelessVersion);
   if (!r.message) {
     span.fail(failure_type(r.failure), r.detail);
     return;

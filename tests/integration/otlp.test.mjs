@@ -4,7 +4,8 @@
 // tree of spans of a nextTool chain (a server span per client request, a
 // client span per upstream request as its children), of a composite plugin
 // call (an internal span between them) and of failing upstreams (error.type
-// and status); names and attributes by the MCP semantic conventions; the
+// and status); names and attributes by the MCP semantic conventions (the
+// revision a client span names is the one its request went out in); the
 // trace id of the audit line; the traceparent the upstream gets is the
 // client span's; sampling; and an exporter that retries a collector
 // answering 503 and counts what a collector refuses (400) as dropped.
@@ -60,6 +61,8 @@ describe('spans of calls', () => {
           { name: 'toolbox', command: process.execPath, args: [STDIO_TAP, toolboxLog, '--', TOOLBOX, '--chain-tool', 'chain'] },
           bankStdio(),
           { name: 'rates', command: RATES },
+          // The toolbox again, spoken to in the stateless revision.
+          { name: 'modern', command: TOOLBOX, args: ['--era', '2026'], protocol: '2026-07-28' },
         ],
         plugins: [
           {
@@ -171,6 +174,23 @@ describe('spans of calls', () => {
       const [rpc] = collector.spans.filter((s) => s.traceId === cases[1].trace && s.kind === KIND.client);
       assert.equal(rpc.attributes['rpc.response.status_code'], '-32000');
       assert.equal(rpc.status.message, 'deliberate failure');
+    }),
+  );
+
+  test(
+    'a client span names the revision its request was sent in: 2026-07-28 to a stateless upstream, none to a session-era one',
+    withDiagnostics(async () => {
+      const c = await connectHttp(gw.url);
+      const cases = [
+        { tool: 'modern:echo', trace: '77777777777777777777777777777777', version: '2026-07-28' },
+        { tool: 'toolbox:echo', trace: '88888888888888888888888888888888', version: undefined },
+      ];
+      for (const k of cases) {
+        const r = await c.callTool(k.tool, { text: 'which revision' }, { headers: { traceparent: `00-${k.trace}-${PARENT}-01` } });
+        assert.equal(textOf(r), 'which revision');
+        const [client] = await collector.waitFor((s) => s.traceId === k.trace && s.kind === KIND.client, { what: `client span of ${k.tool}` });
+        assert.equal(client.attributes['mcp.protocol.version'], k.version, k.tool);
+      }
     }),
   );
 
