@@ -194,9 +194,9 @@ class Link final : public std::enable_shared_from_this<Link> {
   static transport::Response failed(const jsonrpc::Id& id, int code, const std::string& message);
   /// Why request outcome `r` has no answer, readably.
   std::string failure_text(const transport::Response& r) const;
-  /// A copy of a final result of the server, without the framing of its
-  /// revision.
-  json::Document own_result(const json::Value& result) const;
+  /// A copy of a final result of the server, without the framing of the
+  /// revision its request went out in (`stateless`).
+  static json::Document own_result(const json::Value& result, bool stateless);
   /// The session a request made with `opts` went in (Reply::session).
   std::string answering_session(const CallOptions& opts) const;
   Task<Result<json::Document>> list_pages(transport::Connection& c, const char* method, const char* key);
@@ -209,12 +209,12 @@ class Link final : public std::enable_shared_from_this<Link> {
   /// request), the transport's options from `opts`.
   Outgoing outgoing(std::string_view method, json::Document params, const CallOptions& opts,
                     std::vector<std::pair<std::string, std::string>> headers, bool stateless) const;
-  /// call_tool's request, and its Reply from the outcome `r`.
+  /// call_tool's request, and its Reply from the outcome `r` of `out`.
   Outgoing tool_call(std::string_view tool, const json::Value* arguments, const json::Value* meta,
                      const CallOptions& opts) const;
-  Reply tool_reply(const transport::Response& r, const CallOptions& opts) const;
-  /// request()'s Reply from the outcome `r` of `method`.
-  Reply request_reply(std::string_view method, const transport::Response& r, const CallOptions& opts) const;
+  Reply tool_reply(const transport::Response& r, const Outgoing& out) const;
+  /// request()'s Reply from the outcome `r` of `out`.
+  Reply request_reply(const transport::Response& r, const Outgoing& out) const;
   // The send filters (upstream/link_send.cpp), nested so that each reaches
   // the part of the link's state that is its concern.
   class InputFilter;

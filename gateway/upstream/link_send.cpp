@@ -343,11 +343,11 @@ void Link::describe_client_span(mcp::Span& span, const Outgoing& out, const tran
 }
 
 
-json::Document Link::own_result(const json::Value& result) const {
+json::Document Link::own_result(const json::Value& result, bool stateless) {
   json::Document out = json::clone(result);
   // A stateless server's "complete" is the revision's framing, not content:
   // the gateway frames its own answers for each client's revision.
-  if (modern() && json::get_string(out, "resultType") == "complete") out.RemoveMember("resultType");
+  if (stateless && json::get_string(out, "resultType") == "complete") out.RemoveMember("resultType");
   return out;
 }
 
@@ -384,7 +384,7 @@ Task<Reply> Link::call_tool(std::string_view tool, const json::Value* arguments,
   // locals would make its frame too big for the allocator's fast path.
   Outgoing out = tool_call(tool, arguments, meta, opts);
   auto r = co_await SendNext(send_chain_.order)(out);
-  co_return tool_reply(r, opts);
+  co_return tool_reply(r, out);
 }
 
 Outgoing Link::tool_call(std::string_view tool, const json::Value* arguments, const json::Value* meta,
@@ -406,40 +406,40 @@ Outgoing Link::tool_call(std::string_view tool, const json::Value* arguments, co
   return outgoing("tools/call", std::move(p), opts, std::move(headers), stateless);
 }
 
-Reply Link::tool_reply(const transport::Response& r, const CallOptions& opts) const {
+Reply Link::tool_reply(const transport::Response& r, const Outgoing& out) const {
   if (!r.message) return Reply{false, mcp::tool_error(r.detail), server_failed(r)};
   if (const auto* e = r.message->error()) return Reply{true, json::clone(*e), server_failed(r)};
   const auto* res = r.message->result();
   if (!res || !res->IsObject())
     return Reply{false, mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object")};
-  json::Document result = own_result(*res);
+  json::Document result = own_result(*res, out.stateless);
   // References to this server's resources leave it in the form clients
   // read them back by, whoever made the call (client, chain hop, plugin).
   if (cfg_.prefix) mcp::expose_result_refs(cfg_.name, result, result.GetAllocator());
-  return Reply{false, std::move(result), false, answering_session(opts)};
+  return Reply{false, std::move(result), false, answering_session(out.opts)};
 }
 
 Task<Reply> Link::request(std::string_view method, const json::Value& params, const CallOptions& opts) {
   Outgoing out = outgoing(method, json::clone(params), opts, {}, modern());
   auto r = co_await SendNext(send_chain_.order)(out);
-  co_return request_reply(method, r, opts);
+  co_return request_reply(r, out);
 }
 
-Reply Link::request_reply(std::string_view method, const transport::Response& r, const CallOptions& opts) const {
+Reply Link::request_reply(const transport::Response& r, const Outgoing& out) const {
   if (!r.message) return Reply::error(jsonrpc::kInternalError, r.detail);
   if (const auto* e = r.message->error()) return Reply{true, json::clone(*e)};
   const auto* res = r.message->result();
   if (!res || !res->IsObject())
     return Reply::error(jsonrpc::kInternalError,
                         "mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object");
-  json::Document result = own_result(*res);
+  json::Document result = own_result(*res, out.stateless);
   // A task's CallToolResult leaves like a tools/call's: on its own
   // (tasks/result, 2025-11-25) or inlined in the task (tasks/get, 2026-07-28).
-  if (cfg_.prefix && method == "tasks/result") mcp::expose_result_refs(cfg_.name, result, result.GetAllocator());
-  if (json::Value* inlined = cfg_.prefix && method == "tasks/get" ? json::find(result, "result") : nullptr;
+  if (cfg_.prefix && out.method == "tasks/result") mcp::expose_result_refs(cfg_.name, result, result.GetAllocator());
+  if (json::Value* inlined = cfg_.prefix && out.method == "tasks/get" ? json::find(result, "result") : nullptr;
       inlined && inlined->IsObject())
     mcp::expose_result_refs(cfg_.name, *inlined, result.GetAllocator());
-  return Reply{false, std::move(result), false, answering_session(opts)};
+  return Reply{false, std::move(result), false, answering_session(out.opts)};
 }
 
 }  // namespace mcpgw::upstream
