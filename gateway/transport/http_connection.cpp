@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 
 #include "mcp/era.hpp"
 #include "transport/sse.hpp"
@@ -31,16 +32,17 @@ constexpr auto kStreamSilence = 5min;
 /// The headers a request of the stateless revision repeats for
 /// intermediaries that route on them (version, method, addressed name),
 /// then the request's `extra` ones (any revision: e.g. traceparent).
-Headers routing_headers(std::string_view method, const json::Value* params, const Headers& extra) {
-  Headers routing;
+Headers routing_headers(std::string_view method, const json::Value* params, Headers extra) {
   const json::Value* meta = params ? json::find(*params, "_meta") : nullptr;
   auto version = meta ? json::get_string(*meta, mcp::kMetaVersion) : std::nullopt;
   if (!version) return extra;
+  Headers routing;
+  routing.reserve(3 + extra.size());
   routing.emplace_back("MCP-Protocol-Version", std::string(*version));
   routing.emplace_back("Mcp-Method", std::string(method));
   if (const char* key = mcp::named_param(method))
     if (auto name = json::get_string(*params, key)) routing.emplace_back("Mcp-Name", mcp::encode_header_value(*name));
-  routing.insert(routing.end(), extra.begin(), extra.end());
+  std::move(extra.begin(), extra.end(), std::back_inserter(routing));
   return routing;
 }
 
@@ -115,7 +117,7 @@ Headers HttpConnection::base_headers(const Headers& routing, const std::string& 
 void HttpConnection::async_request(std::string_view method, const json::Value* params, RequestOptions opts,
                                    ResponseHandler done) {
   std::int64_t id = next_id_.fetch_add(1);
-  Headers routing = routing_headers(method, params, opts.headers);
+  Headers routing = routing_headers(method, params, std::move(opts.headers));
   auto start = [self = shared_from_this(), id, body = jsonrpc::make_request(id, method, params),
                 opts = std::move(opts), routing = std::move(routing), done = std::move(done)]() mutable {
     auto strand = asio::make_strand(self->io_.executor());
@@ -149,7 +151,7 @@ Task<Response> HttpConnection::call(std::string_view method, const json::Value* 
   // Queued notifications go first: the request waits its turn in async_request.
   if (queued) return Connection::call(method, params, std::move(opts));
   std::int64_t id = next_id_.fetch_add(1);
-  Headers routing = routing_headers(method, params, opts.headers);
+  Headers routing = routing_headers(method, params, std::move(opts.headers));
   return exchange(id, jsonrpc::make_request(id, method, params), std::move(opts), std::move(routing));
 }
 
