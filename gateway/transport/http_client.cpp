@@ -257,21 +257,12 @@ Task<error_code> send_request(S& s, const std::string& head, const std::string& 
 }
 
 Task<error_code> read_head(tcp::socket& s, beast::flat_buffer& buffer, ResponseParser& p) {
-  // Right after the request went, its answer has not come: the first read
-  // goes through the reactor, which tries it at once only if the epoll
-  // reported the socket readable since the last read through it emptied
-  // the socket (never, on a kept-alive connection whose last answer it
-  // read). Waiting instead (async_wait) costs an epoll_ctl per exchange:
-  // Asio re-arms the descriptor for every wait.
-  if (buffer.size() == 0) {
-    const std::size_t size = beast::read_size(buffer, 65536);
-    if (size == 0) co_return http::error::buffer_overflow;
-    auto [ec, n] = co_await s.async_read_some(buffer.prepare(size), kAwait);
-    buffer.commit(n);
-    // As Beast's read_header says it: the parser has seen nothing yet.
-    if (ec == asio::error::eof) co_return http::error::end_of_stream;
-    if (ec) co_return ec;
-  }
+  // Right after the request went, its answer has not come: a read tried
+  // now finds nothing (a system call per exchange), so wait first, unless
+  // some of it is buffered already. (Asio re-arms the epoll for a wait, so
+  // an answer that came meanwhile is not missed.)
+  if (buffer.size() == 0)
+    if (auto [wec] = co_await s.async_wait(tcp::socket::wait_read, kAwait); wec) co_return wec;
   co_return co_await when_ready(s, tcp::socket::wait_read, [&](error_code& ec) { http::read_header(s, buffer, p, ec); });
 }
 template <typename S>
