@@ -1,6 +1,7 @@
 #include "transport/http_client.hpp"
 
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/connect.hpp>
@@ -400,6 +401,17 @@ Task<Result<std::unique_ptr<HttpClient::Stream>>> HttpClient::open(Abort& abort)
 
   auto s = std::make_unique<Stream>();
   if (!tls_) {
+    // Registered anew with the loop: the connect registered it for
+    // writability as well, which Asio never takes back, so each wait for
+    // an answer (an epoll_ctl that re-arms it) would first wake the loop
+    // for a socket merely writable. Fresh, it is registered for reading.
+    auto fd = sock.release(ignored);
+    if (ignored) co_return Error{"cannot connect to " + where + " (" + ignored.message() + ")"};
+    sock.assign(ep.protocol(), fd, ignored);
+    if (ignored) {
+      ::close(fd);
+      co_return Error{"cannot connect to " + where + " (" + ignored.message() + ")"};
+    }
     // Its transfers read and write when it is ready: an operation that
     // would block says so instead of waiting.
     sock.non_blocking(true, ignored);
