@@ -22,6 +22,7 @@
 #include "transport/message_head.hpp"
 #include "transport/message_parser.hpp"
 #include "util/ascii.hpp"
+#include "util/deadline.hpp"
 #include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport::http {
@@ -116,8 +117,8 @@ struct Listener::Impl : std::enable_shared_from_this<Impl> {
   template <typename Stream>
   Task<void> serve(Stream& stream, Conn& conn, bool deadline_running);
   template <typename Stream>
-  Task<bool> read_request(Stream& stream, beast::flat_buffer& buffer, Conn& conn, bool first, Request& req,
-                          bool& keep_alive);
+  Task<bool> read_request(Stream& stream, beast::flat_buffer& buffer, Conn& conn, bool first, Deadline& idle,
+                          Request& req, bool& keep_alive);
 
   void forget(std::uint64_t id) {
     util::MutexLock lk(mu);
@@ -360,15 +361,28 @@ bool read_buffered(Stream& stream, error_code& ec, Read read) {
 
 template <typename Stream>
 Task<bool> Listener::Impl::read_request(Stream& stream, beast::flat_buffer& buffer, Conn& conn, bool first,
-                                        Request& req, bool& keep_alive) {
+                                        Deadline& idle, Request& req, bool& keep_alive) {
   auto& tcp_layer = beast::get_lowest_layer(stream);
   error_code ec;
   if (buffer.size() == 0) {
     // Idle: the only state stop() may cut short.
     if (stopping.load()) co_return false;
     conn.idle = true;
-    if (!first) tcp_layer.expires_after(opts.idle_timeout);
-    std::size_t n = co_await stream.async_read_some(buffer.prepare(4096), with_ec(ec));
+    // A kept-alive plain connection waits on the loop's one timer
+    // (util/deadline) rather than the stream's: that is an Asio timer per
+    // read, whose cancel when the request comes costs a trip around the
+    // loop per request. The first request's deadline runs from accept, on
+    // the stream's timer; TLS reads through the stream.
+    const bool plain_keep_alive = !first && std::is_same_v<Stream, beast::tcp_stream>;
+    std::size_t n;
+    if (plain_keep_alive) {
+      idle.arm(Deadline::Clock::now() + opts.idle_timeout, [&tcp_layer] { tcp_layer.socket().cancel(); });
+      n = co_await tcp_layer.socket().async_read_some(buffer.prepare(4096), with_ec(ec));
+      idle.disarm();
+    } else {
+      if (!first) tcp_layer.expires_after(opts.idle_timeout);
+      n = co_await stream.async_read_some(buffer.prepare(4096), with_ec(ec));
+    }
     conn.idle = false;
     if (ec) co_return false;
     buffer.commit(n);
@@ -424,10 +438,11 @@ Task<void> Listener::Impl::serve(Stream& stream, Conn& conn, bool deadline_runni
   Finally forget_stream{[&conn] { conn.cancel = nullptr; }};
   if (!deadline_running) tcp_layer.expires_after(opts.header_timeout);
   beast::flat_buffer buffer;
+  Deadline idle(stream.get_executor());
   for (bool first = true;; first = false) {
     Request req;
     bool keep_alive = false;
-    if (!co_await read_request(stream, buffer, conn, first, req, keep_alive)) co_return;
+    if (!co_await read_request(stream, buffer, conn, first, idle, req, keep_alive)) co_return;
     tcp_layer.expires_never();
     ConnResponder<Stream> res(stream, buffer, opts, req.method == "HEAD", keep_alive && !stopping.load());
     bool failed = false;
