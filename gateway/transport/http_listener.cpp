@@ -376,7 +376,10 @@ Task<bool> Listener::Impl::read_request(Stream& stream, beast::flat_buffer& buff
     const bool plain_keep_alive = !first && std::is_same_v<Stream, beast::tcp_stream>;
     std::size_t n;
     if (plain_keep_alive) {
-      idle.arm(Deadline::Clock::now() + opts.idle_timeout, [&tcp_layer] { tcp_layer.socket().cancel(); });
+      idle.arm(Deadline::Clock::now() + opts.idle_timeout, [&tcp_layer] {
+        error_code ignored;  // a socket already closed has no read to end
+        tcp_layer.socket().cancel(ignored);
+      });
       n = co_await tcp_layer.socket().async_read_some(buffer.prepare(4096), with_ec(ec));
       idle.disarm();
     } else {
