@@ -368,24 +368,20 @@ Task<bool> Listener::Impl::read_request(Stream& stream, beast::flat_buffer& buff
     // Idle: the only state stop() may cut short.
     if (stopping.load()) co_return false;
     conn.idle = true;
-    // A kept-alive plain connection waits on the loop's one timer
-    // (util/deadline) rather than the stream's: that is an Asio timer per
-    // read, whose cancel when the request comes costs a trip around the
-    // loop per request. The first request's deadline runs from accept, on
-    // the stream's timer; TLS reads through the stream.
-    const bool plain_keep_alive = !first && std::is_same_v<Stream, beast::tcp_stream>;
-    std::size_t n;
-    if (plain_keep_alive) {
+    // Between requests a connection waits on the loop's one timer
+    // (util/deadline), the stream's own off: that is an Asio timer armed
+    // per read, whose cancel when the request comes costs a trip around
+    // the loop. The first request's deadline runs from accept, on the
+    // stream's timer (serve).
+    if (!first) {
+      tcp_layer.expires_never();
       idle.arm(Deadline::Clock::now() + opts.idle_timeout, [&tcp_layer] {
         error_code ignored;  // a socket already closed has no read to end
         tcp_layer.socket().cancel(ignored);
       });
-      n = co_await tcp_layer.socket().async_read_some(buffer.prepare(4096), with_ec(ec));
-      idle.disarm();
-    } else {
-      if (!first) tcp_layer.expires_after(opts.idle_timeout);
-      n = co_await stream.async_read_some(buffer.prepare(4096), with_ec(ec));
     }
+    std::size_t n = co_await stream.async_read_some(buffer.prepare(4096), with_ec(ec));
+    idle.disarm();
     conn.idle = false;
     if (ec) co_return false;
     buffer.commit(n);
