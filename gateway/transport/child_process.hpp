@@ -57,13 +57,17 @@ class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
   asio::posix::stream_descriptor& in() { return in_; }
   asio::posix::stream_descriptor& out() { return out_; }
   asio::posix::stream_descriptor& err() { return err_; }
+  /// Hands our ends of the child's stdin and stdout over: the caller owns
+  /// them from then on (and closes stdin to ask the child to end, which
+  /// stop() then leaves to it).
+  std::pair<int, int> release_stdio() { return {in_.release(), out_.release()}; }
 
   /// Runs `fn` with the exit status once the child has exited and been
   /// reaped, at once (in this thread) when it already has.
   void on_exit(ExitHandler fn);
   /// The exit status once reaped.
   std::optional<std::string> status() const;
-  /// Closes its stdin, TERMs the group and KILLs it after `grace` if the
+  /// Closes its stdin (unless released), TERMs the group and KILLs it after `grace` if the
   /// child is still there; returns at once (on_exit tells when it is over).
   /// Idempotent.
   void stop(std::chrono::milliseconds grace);

@@ -65,6 +65,14 @@ Io::~Io() { stop(); }
 
 int Io::current() const { return tl_io == this ? tl_worker : -1; }
 
+asio::io_context& Io::worker(unsigned i) { return workers_.at(i)->ctx; }
+
+int Io::index_of(const asio::io_context& ctx) const {
+  for (std::size_t i = 0; i < workers_.size(); ++i)
+    if (&workers_[i]->ctx == &ctx) return static_cast<int>(i);
+  return -1;
+}
+
 asio::io_context& Io::context() {
   int here = current();
   return here >= 0 ? workers_[static_cast<std::size_t>(here)]->ctx : next();

@@ -38,6 +38,10 @@ class Io {
   /// The next worker in turn, wherever the caller runs (where an accepted
   /// connection goes).
   asio::io_context& next();
+  /// Worker `i` (0 <= i < threads()).
+  asio::io_context& worker(unsigned i);
+  /// The number of the worker running `ctx`, or -1 when it is none of ours.
+  int index_of(const asio::io_context& ctx) const;
   /// Number of workers (one thread each).
   unsigned threads() const { return static_cast<unsigned>(workers_.size()); }
   /// Which worker the calling thread runs, or -1 off the loop.

@@ -12,7 +12,6 @@
 
 #include <charconv>
 
-#include "transport/line_buffer.hpp"
 
 namespace mcpgw::transport {
 namespace {
@@ -23,6 +22,11 @@ constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
 /// make us buffer without bound, while thousands of calls at once (a
 /// child slow to read, not stuck) all fit.
 constexpr std::size_t kMaxQueuedBytes = 16 << 20;
+/// Drains in a row whose requests all came from one other worker before the
+/// pipes move there: enough that two clients on different workers taking
+/// turns do not toss them back and forth, few enough that one client's
+/// calls stop crossing after its first handful.
+constexpr int kMoveAfter = 8;
 
 std::optional<std::int64_t> parse_int(std::string_view s) {
   std::int64_t v = 0;
@@ -52,55 +56,47 @@ std::optional<std::int64_t> id_in_tail(std::string_view tail) {
 
 Result<std::shared_ptr<StdioConnection>> StdioConnection::start(Io& io, std::string name, const ChildSpec& spec,
                                                                 ConnectionHandlers handlers, std::size_t max_line) {
-  Strand strand = asio::make_strand(io.executor());
+  asio::io_context& ctx = io.context();
+  Strand strand = asio::make_strand(ctx.get_executor());
   auto child = ChildProcess::spawn(strand, spec);
   if (!child) return Error{child.error()};
   // Private constructor, so make_shared cannot reach it.
-  std::shared_ptr<StdioConnection> c(
-      new StdioConnection(strand, std::move(name), std::move(*child), std::move(handlers), max_line));
+  std::shared_ptr<StdioConnection> c(new StdioConnection(io, strand, io.index_of(ctx), std::move(name),
+                                                         std::move(*child), std::move(handlers), max_line));
   c->begin();
   return c;
 }
 
-StdioConnection::StdioConnection(Strand strand, std::string name, std::shared_ptr<ChildProcess> child,
-                                 ConnectionHandlers h, std::size_t max_line)
-    : strand_(std::move(strand)),
+StdioConnection::StdioConnection(Io& io, Strand strand, int worker, std::string name,
+                                 std::shared_ptr<ChildProcess> child, ConnectionHandlers h, std::size_t max_line)
+    : io_(io),
       name_(std::move(name)),
       child_(std::move(child)),
       handlers_(std::move(h)),
-      max_line_(max_line) {}
+      max_line_(max_line),
+      worker_(worker),
+      home_(strand),
+      strand_(std::move(strand)),
+      here_(worker),
+      lines_(max_line) {
+  auto [in, out] = child_->release_stdio();
+  in_.emplace(strand_, in);
+  out_.emplace(strand_, out);
+}
 
 StdioConnection::~StdioConnection() {
   // The readers hold this object, so it goes only once both pipes closed;
-  // the child may still run (it closed them itself).
+  // the child may still run (it closed them itself). Its stdin closes
+  // first, so that it sees the end of its input before TERM.
+  boost::system::error_code ignored;
+  if (in_) in_->close(ignored);
   child_->stop(2000ms);
 }
 
 void StdioConnection::begin() {
-  auto self = shared_from_this();
-  asio::co_spawn(strand_, [self]() -> Task<void> {
-    SkippingLineBuffer lines(self->max_line_);
-    std::vector<char> buf(64 * 1024);
-    for (;;) {
-      auto [ec, n] = co_await self->child_->out().async_read_some(asio::buffer(buf), kAwait);
-      if (ec) {
-        self->stdout_ended(ec == asio::error::eof ? "closed its stdout" : "stdout read failed: " + ec.message());
-        co_return;
-      }
-      try {
-        lines.feed(
-            std::string_view(buf.data(), n), [&](std::string_view l) { self->on_line(l); },
-            [&](std::string_view head, std::string_view tail, std::size_t size) {
-              self->on_oversized(head, tail, size);
-            });
-      } catch (const std::exception& e) {
-        // Whatever a message made throw, the reader goes on: a lost reader
-        // would leave every later call to time out.
-        spdlog::error("upstream {}: handling its output failed: {}", self->name_, e.what());
-      }
-    }
-  }, asio::detached);
-  asio::co_spawn(strand_, [self]() -> Task<void> {
+  read_stdout();
+  // stderr stays where the child started: it is only logged.
+  asio::co_spawn(strand_, [self = shared_from_this()]() -> Task<void> {
     SkippingLineBuffer lines(self->max_line_);
     std::vector<char> buf(16 * 1024);
     for (;;) {
@@ -116,13 +112,48 @@ void StdioConnection::begin() {
   }, asio::detached);
 }
 
+void StdioConnection::read_stdout() {
+  asio::co_spawn(strand_, [self = shared_from_this()]() -> Task<void> {
+    std::vector<char> buf(64 * 1024);
+    for (;;) {
+      auto [ec, n] = co_await self->out_->async_read_some(asio::buffer(buf), kAwait);
+      if (!ec) {
+        try {
+          self->lines_.feed(
+              std::string_view(buf.data(), n), [&](std::string_view l) { self->on_line(l); },
+              [&](std::string_view head, std::string_view tail, std::size_t size) {
+                self->on_oversized(head, tail, size);
+              });
+        } catch (const std::exception& e) {
+          // Whatever a message made throw, the reader goes on: a lost reader
+          // would leave every later call to time out.
+          spdlog::error("upstream {}: handling its output failed: {}", self->name_, e.what());
+        }
+        if (!self->moving_to_) continue;
+      }
+      if (self->moving_to_ && (!ec || ec == asio::error::operation_aborted)) {
+        self->leave();
+        co_return;
+      }
+      if (self->moving_to_) self->stay();
+      self->stdout_ended(ec == asio::error::eof ? "closed its stdout" : "stdout read failed: " + ec.message());
+      co_return;
+    }
+  }, asio::detached);
+}
+
 void StdioConnection::async_request(std::string_view method, const json::Value* params, RequestOptions opts,
                                     ResponseHandler done) {
   std::int64_t id = next_id_.fetch_add(1);
-  Handed h{jsonrpc::make_request(id, method, params), id, std::move(opts), std::move(done)};
+  Handed h(Handed::Kind::Request);
+  h.line = jsonrpc::make_request(id, method, params);
+  h.id = id;
+  h.opts = std::move(opts);
+  h.done = std::move(done);
+  h.worker = io_.current();
   if (hand_off(h)) return;
-  // Failed on the strand, as an answer would be: never inside the caller's frame.
-  asio::post(strand_, [done = std::move(h.done)] {
+  // Failed through the loop, as an answer would be: never inside the caller's frame.
+  asio::post(io_.executor(), [done = std::move(h.done)] {
     done({std::nullopt, Failure::Transport, "is not reading its stdin (write queue full)"});
   });
 }
@@ -133,14 +164,15 @@ bool StdioConnection::notify(std::string_view method, const json::Value* params)
 
 bool StdioConnection::respond(std::string message) {
   if (closed_.load()) return false;
-  Handed h{std::move(message), std::nullopt, {}, {}};
+  Handed h(Handed::Kind::Line);
+  h.line = std::move(message);
   if (!hand_off(h))
     spdlog::warn("upstream {}: not reading its stdin (write queue full); dropping a message", name_);
   return true;
 }
 
 bool StdioConnection::hand_off(Handed& h) {
-  bool post;
+  std::optional<Strand> post;
   {
     util::MutexLock lk(hand_off_mu_);
     // The same bound as the queue for stdin: a child that stops reading
@@ -148,11 +180,11 @@ bool StdioConnection::hand_off(Handed& h) {
     if (handed_bytes_ + h.line.size() > kMaxQueuedBytes) return false;
     handed_bytes_ += h.line.size();
     handed_.push_back(std::move(h));
-    post = !std::exchange(drain_posted_, true);
+    if (!std::exchange(drain_posted_, true)) post = home_;
   }
-  // Calls from other workers that gather while the strand is busy cost one
+  // Calls from other workers that gather while the home is busy cost one
   // wake-up between them, not one each.
-  if (post) asio::post(strand_, [self = shared_from_this()] { self->drain(); });
+  if (post) asio::post(*post, [self = shared_from_this()] { self->drain(); });
   return true;
 }
 
@@ -163,12 +195,87 @@ void StdioConnection::drain() {
     handed_bytes_ = 0;
     drain_posted_ = false;
   }
+  if (auto w = move_target(draining_)) return move_to(*w);
   for (auto& h : draining_) {
-    if (h.done) start_request(std::move(h));
-    else enqueue(std::move(h.line));
+    switch (h.kind) {
+      case Handed::Kind::Request: start_request(std::move(h)); break;
+      case Handed::Kind::Line: enqueue(std::move(h.line)); break;
+      case Handed::Kind::Cancel: finish(h.id, {std::nullopt, Failure::Cancelled, "cancelled"}, true); break;
+      case Handed::Kind::Close: close_here(std::move(h.closed)); break;
+    }
   }
   draining_.clear();
   if (!writing_) write_next();
+}
+
+std::optional<int> StdioConnection::move_target(const std::vector<Handed>& batch) {
+  bool requests = false, closing = false;
+  for (const auto& h : batch) {
+    closing |= h.kind == Handed::Kind::Close;
+    if (h.kind != Handed::Kind::Request) continue;
+    if (!requests && h.worker >= 0 && h.worker != here_ && h.worker == streak_worker_) {
+      ++streak_;
+    } else if (h.worker < 0 || h.worker == here_ || (requests && h.worker != streak_worker_)) {
+      streak_worker_ = -1;
+      streak_ = 0;
+    } else if (!requests) {
+      streak_worker_ = h.worker;
+      streak_ = 1;
+    }
+    requests = true;
+  }
+  const bool idle = pending_.empty() && outbox_.empty() && !writing_;
+  if (closing || !idle || !reading_ || closed_.load() || streak_ < kMoveAfter) return std::nullopt;
+  return streak_worker_;
+}
+
+void StdioConnection::move_to(int w) {
+  Strand to = asio::make_strand(io_.worker(static_cast<unsigned>(w)).get_executor());
+  {
+    util::MutexLock lk(hand_off_mu_);
+    // Back in front of what was handed since: the new home's first drain
+    // takes them in order. Until then nothing posts a drain.
+    for (const auto& h : draining_) handed_bytes_ += h.line.size();
+    handed_.insert(handed_.begin(), std::make_move_iterator(draining_.begin()),
+                   std::make_move_iterator(draining_.end()));
+    drain_posted_ = true;
+    home_ = to;
+  }
+  draining_.clear();
+  worker_.store(w, std::memory_order_relaxed);
+  streak_worker_ = -1;
+  streak_ = 0;
+  moving_to_ = std::move(to);
+  boost::system::error_code ignored;
+  out_->cancel(ignored);
+}
+
+void StdioConnection::leave() {
+  const int in = in_->release(), out = out_->release();
+  in_.reset();
+  out_.reset();
+  Strand to = std::move(*moving_to_);
+  moving_to_.reset();
+  asio::post(to, [self = shared_from_this(), to, w = worker(), in, out] { self->arrive(to, w, in, out); });
+}
+
+void StdioConnection::arrive(Strand here, int worker, int in, int out) {
+  strand_ = std::move(here);
+  here_ = worker;
+  in_.emplace(strand_, in);
+  out_.emplace(strand_, out);
+  read_stdout();
+  drain();
+}
+
+void StdioConnection::stay() {
+  moving_to_.reset();
+  worker_.store(here_, std::memory_order_relaxed);
+  {
+    util::MutexLock lk(hand_off_mu_);
+    home_ = strand_;
+  }
+  asio::post(strand_, [self = shared_from_this()] { self->drain(); });
 }
 
 void StdioConnection::start_request(Handed h) {
@@ -176,7 +283,7 @@ void StdioConnection::start_request(Handed h) {
     h.done({std::nullopt, Failure::Closed, close_reason_.empty() ? "not running" : close_reason_});
     return;
   }
-  const std::int64_t id = *h.id;
+  const std::int64_t id = h.id;
   Pending& p = pending_.try_emplace(id, std::move(h.done), strand_).first->second;
   // Held by the deadline until the request ends (finish() erases it), so
   // the connection outlives every deadline it armed.
@@ -184,9 +291,13 @@ void StdioConnection::start_request(Handed h) {
     p.expiry.arm(h.opts.deadline, [self = shared_from_this(), id] {
       self->finish(id, {std::nullopt, Failure::Timeout, "timed out"}, true);
     });
+  // Through the hand-off, like everything from other threads: it reaches
+  // the home in order, wherever that is by then.
   if (h.opts.cancel)
     p.cancel = h.opts.cancel->on_cancel([self = shared_from_this(), id] {
-      asio::post(self->strand_, [self, id] { self->finish(id, {std::nullopt, Failure::Cancelled, "cancelled"}, true); });
+      Handed c(Handed::Kind::Cancel);
+      c.id = id;
+      self->hand_off(c);
     });
   enqueue(std::move(h.line), id);
 }
@@ -220,7 +331,7 @@ void StdioConnection::write_next() {
   batch.reserve(outbox_.size());
   for (const auto& [line, id] : outbox_) batch.emplace_back(asio::buffer(line));
   const std::size_t count = outbox_.size();
-  asio::async_write(child_->in(), batch,
+  asio::async_write(*in_, batch,
                     asio::bind_executor(strand_, [self = shared_from_this(), count](const boost::system::error_code& ec,
                                                                                     std::size_t) {
                       for (std::size_t i = 0; i < count; ++i) {
@@ -287,6 +398,7 @@ void StdioConnection::on_oversized(std::string_view head, std::string_view tail,
 }
 
 void StdioConnection::stdout_ended(const std::string& why) {
+  reading_ = false;
   // The exit status, when the child exits soon after, makes the reason clear.
   auto timer = std::make_shared<asio::steady_timer>(strand_, 500ms);
   auto reported = std::make_shared<bool>(false);
@@ -313,13 +425,20 @@ void StdioConnection::fail_all(const std::string& reason) {
 }
 
 void StdioConnection::async_close(std::function<void()> done) {
-  asio::post(strand_, [self = shared_from_this(), done = std::move(done)]() mutable {
-    self->closed_.store(true);
-    self->fail_all("connection closed");
-    self->child_->stop(2000ms);
-    self->child_->on_exit([done = std::move(done)](const std::string&) {
-      if (done) done();
-    });
+  Handed h(Handed::Kind::Close);
+  h.closed = std::move(done);
+  hand_off(h);
+}
+
+void StdioConnection::close_here(std::function<void()> done) {
+  closed_.store(true);
+  fail_all("connection closed");
+  // The end of its input first, then TERM.
+  boost::system::error_code ignored;
+  in_->close(ignored);
+  child_->stop(2000ms);
+  child_->on_exit([done = std::move(done)](const std::string&) {
+    if (done) done();
   });
 }
 

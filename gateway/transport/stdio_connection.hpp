@@ -1,10 +1,18 @@
 #pragma once
 // Upstream over a child's stdio: newline-delimited JSON-RPC on stdin/stdout,
-// stderr lines to our log under the server's name. Everything runs on one
-// strand of the I/O loop: reading both pipes, the write queue to stdin, the
-// table of requests in flight and their timers. Other threads reach it
-// through one bounded hand-off, which one wake-up of the strand drains
-// whole.
+// stderr lines to our log under the server's name. The pipes to the child
+// live on one worker at a time, their home: reading stdout, the write queue
+// to stdin and the table of requests in flight with their deadlines all run
+// there, on one strand. Every caller, on whatever thread, reaches it through
+// one bounded hand-off, which one wake-up of the home drains whole.
+//
+// The pipes follow their callers: when the requests of several drains in a
+// row come from one other worker and nothing is in flight, the home moves
+// there (stdout's read is cancelled, both pipes leave this worker's epoll
+// and join that one's). A client calling a stdio server from another
+// worker would otherwise cross to the home and back on every call, two
+// wake-ups of another thread that cost more than the rest of the call.
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/strand.hpp>
 
 #include <atomic>
@@ -12,10 +20,12 @@
 #include <vector>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "transport/child_process.hpp"
 #include "transport/connection.hpp"
 #include "transport/io.hpp"
+#include "transport/line_buffer.hpp"
 #include "util/deadline.hpp"
 #include "util/thread_annotations.hpp"
 
@@ -40,6 +50,8 @@ class StdioConnection final : public Connection, public std::enable_shared_from_
   void async_close(std::function<void()> done) override;
   bool alive() const override { return !closed_.load(); }
   pid_t pid() const { return child_->pid(); }
+  /// The worker the pipes are on now (Io's numbering).
+  int worker() const { return worker_.load(std::memory_order_relaxed); }
 
  private:
   /// A request waiting for its response. Its deadline is on the loop's
@@ -51,56 +63,90 @@ class StdioConnection final : public Connection, public std::enable_shared_from_
     Deadline expiry;
     CancelSignal::Subscription cancel;
   };
-  /// A message handed to the strand: a request (with `done`) or a line
-  /// with no answer to wait for (a notification, a response).
+  /// What a caller hands to the home: a request, a line with no answer to
+  /// wait for (a notification, a response), a request's cancellation, or
+  /// the close. In order: the home takes them as they were handed.
   struct Handed {
+    enum class Kind { Request, Line, Cancel, Close };
+    explicit Handed(Kind k) : kind(k) {}
+    Kind kind;
     std::string line;
-    std::optional<std::int64_t> id;
+    std::int64_t id = 0;  ///< Request, Cancel
     RequestOptions opts;
     ResponseHandler done;
+    std::function<void()> closed;  ///< Close
+    int worker = -1;               ///< the caller's worker (Request)
   };
   using Strand = asio::strand<asio::any_io_executor>;
-  StdioConnection(Strand strand, std::string name, std::shared_ptr<ChildProcess> child,
+  StdioConnection(Io& io, Strand strand, int worker, std::string name, std::shared_ptr<ChildProcess> child,
                   ConnectionHandlers h, std::size_t max_line);
   void begin();
-  /// Queues `h` for the strand from any thread; the first message queued
+  /// Queues `h` for the home from any thread; the first message queued
   /// since the last drain posts the drain. False, and `h` untouched, when
-  /// the hand-off is full.
+  /// the hand-off is full (never for a cancellation or the close).
   bool hand_off(Handed& h);
-  /// Takes everything handed off so far and sends it as one write. On the strand.
+  /// Takes everything handed off so far and sends it as one write, or
+  /// moves home first. On the home.
   void drain();
+  /// The worker the pipes should move to before `batch` is taken: set when
+  /// nothing is in flight and the requests of the last kMoveAfter drains
+  /// came from that worker. On the home.
+  std::optional<int> move_target(const std::vector<Handed>& batch);
+  /// Starts the move to worker `w`: the batch goes back to the hand-off,
+  /// which the new home drains first, and stdout's read is cancelled. On the home.
+  void move_to(int w);
+  /// The reader stopped for the move: the pipes leave this worker. On the old home.
+  void leave();
+  /// The pipes join this worker; reading and the hand-off go on here.
+  void arrive(Strand here, int worker, int in, int out);
+  /// stdout broke while moving: the move is off, the hand-off drains here.
+  void stay();
+  /// Reads stdout until it ends or the pipes move.
+  void read_stdout();
   /// Files request `h` in the table of requests in flight (its timer, its
-  /// cancellation) and queues its line. On the strand.
+  /// cancellation) and queues its line. On the home.
   void start_request(Handed h);
   /// Queues `line` for stdin; `id` is the request it carries, failed if
-  /// the write fails. On the strand; write() also starts the write.
+  /// the write fails. On the home; write() also starts the write.
   void enqueue(std::string line, std::optional<std::int64_t> id = std::nullopt);
   void write(std::string line, std::optional<std::int64_t> id = std::nullopt);
   void write_next();
   void on_line(std::string_view line);
   void on_oversized(std::string_view head, std::string_view tail, std::size_t size);
-  /// Ends request `id` with `r` (and tells the server, unless it answered). On the strand.
+  /// Ends request `id` with `r` (and tells the server, unless it answered). On the home.
   void finish(std::int64_t id, Response r, bool tell_server);
   void stdout_ended(const std::string& why);
   void fail_all(const std::string& reason);
+  void close_here(std::function<void()> done);
 
-  Strand strand_;
+  Io& io_;
   std::string name_;
   std::shared_ptr<ChildProcess> child_;
   ConnectionHandlers handlers_;
   std::size_t max_line_;
   std::atomic<std::int64_t> next_id_{1};
   std::atomic<bool> closed_{false};
+  std::atomic<int> worker_;  ///< the home's worker; changed on the home, by move_to()
   util::Mutex hand_off_mu_;
+  Strand home_ GUARDED_BY(hand_off_mu_);  ///< where drains are posted
   std::vector<Handed> handed_ GUARDED_BY(hand_off_mu_);
   std::size_t handed_bytes_ GUARDED_BY(hand_off_mu_) = 0;
+  /// A drain is posted, or a move is under way (whose arrival drains).
   bool drain_posted_ GUARDED_BY(hand_off_mu_) = false;
-  std::vector<Handed> draining_;       ///< on the strand: handed_'s storage, swapped in turn
-  // Touched on the strand only.
+  // Touched on the home only (a move hands them over through a post).
+  Strand strand_;  ///< the home
+  int here_;       ///< its worker
+  std::optional<asio::posix::stream_descriptor> in_, out_;
+  SkippingLineBuffer lines_;
+  std::vector<Handed> draining_;  ///< handed_'s storage, swapped in turn
   std::map<std::int64_t, Pending> pending_;
   std::deque<std::pair<std::string, std::optional<std::int64_t>>> outbox_;
   std::size_t queued_bytes_ = 0;  ///< in outbox_
   bool writing_ = false;
+  bool reading_ = true;              ///< stdout has not ended
+  std::optional<Strand> moving_to_;  ///< a move is under way
+  int streak_worker_ = -1;           ///< the other worker the last requests came from
+  int streak_ = 0;                   ///< drains in a row with requests from it
   std::string close_reason_;
 };
 

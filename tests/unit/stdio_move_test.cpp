@@ -1,0 +1,104 @@
+#include <doctest/doctest.h>
+
+#include <boost/asio/post.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "transport/stdio_connection.hpp"
+
+using namespace mcpgw;
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// A line server: sed answers each request with an empty result under its
+/// id and sends notifications back as they came.
+transport::ChildSpec sed_server() {
+  return {"sed", {"-u", "-E", R"(s/^\{"jsonrpc":"2.0","id":([0-9]+),.*$/{"jsonrpc":"2.0","id":\1,"result":{}}/)"}, {}, ""};
+}
+
+/// Requests `n` answers, one after another, each made on worker `w`'s
+/// thread (where a client's call would be made); notifies `note<i>` before
+/// request i when `note` is set. The number of answers that came.
+int calls_from(transport::Io& io, transport::StdioConnection& c, int w, int n, const std::string& note = "") {
+  int answered = 0;
+  for (int i = 0; i < n; ++i) {
+    auto promise = std::make_shared<std::promise<bool>>();
+    auto answer = promise->get_future();
+    asio::post(io.worker(static_cast<unsigned>(w)), [&, promise, i] {
+      if (!note.empty()) c.notify(note + std::to_string(i), nullptr);
+      transport::RequestOptions o;
+      o.deadline = std::chrono::steady_clock::now() + 20s;
+      c.async_request("ping", nullptr, o, [promise](transport::Response r) { promise->set_value(r.message.has_value()); });
+    });
+    if (answer.wait_for(30s) != std::future_status::ready) break;
+    answered += answer.get() ? 1 : 0;
+  }
+  return answered;
+}
+
+}  // namespace
+
+TEST_CASE("stdio connection: its pipes move to the worker calling it, and calls made meanwhile are answered in order") {
+  transport::Io io(2);
+  std::mutex mu;
+  std::condition_variable sent_back;
+  std::vector<std::string> notes;  // what the server sent back, in order
+  transport::ConnectionHandlers h;
+  h.on_message = [&](jsonrpc::Message& m) {
+    std::lock_guard lk(mu);
+    notes.emplace_back(m.method());
+    sent_back.notify_all();
+  };
+  auto started = transport::StdioConnection::start(io, "t", sed_server(), h);
+  REQUIRE(started.ok());
+  auto& c = **started;
+  const int home = c.worker();
+  const int other = 1 - home;
+  REQUIRE((home == 0 || home == 1));
+
+  // One client on the other worker: its calls stop crossing.
+  CHECK(calls_from(io, c, other, 20, "n/") == 20);
+  CHECK(c.worker() == other);
+  // A notification ahead of each call reached the server in order, moves included.
+  std::vector<std::string> expected;
+  for (int i = 0; i < 20; ++i) expected.push_back("n/" + std::to_string(i));
+  {
+    std::unique_lock lk(mu);
+    sent_back.wait_for(lk, 20s, [&] { return notes.size() >= expected.size(); });
+    CHECK(notes == expected);
+  }
+
+  // And back, when the calls come from the first worker again.
+  CHECK(calls_from(io, c, home, 20) == 20);
+  CHECK(c.worker() == home);
+
+  // Both workers at once, many calls in flight: every one is answered,
+  // however often the pipes move meanwhile.
+  std::vector<std::future<bool>> answers;
+  for (int i = 0; i < 400; ++i) {
+    auto promise = std::make_shared<std::promise<bool>>();
+    answers.push_back(promise->get_future());
+    asio::post(io.worker(static_cast<unsigned>(i / 50 % 2)), [&c, promise] {
+      transport::RequestOptions o;
+      o.deadline = std::chrono::steady_clock::now() + 20s;
+      c.async_request("ping", nullptr, o, [promise](transport::Response r) { promise->set_value(r.message.has_value()); });
+    });
+  }
+  int answered = 0;
+  for (auto& a : answers) answered += a.wait_for(30s) == std::future_status::ready && a.get() ? 1 : 0;
+  CHECK(answered == 400);
+
+  // Closing after moves ends the child.
+  auto over = std::make_shared<std::promise<void>>();
+  auto closed = over->get_future();
+  c.async_close([over] { over->set_value(); });
+  CHECK(closed.wait_for(20s) == std::future_status::ready);
+  CHECK(!c.alive());
+}
