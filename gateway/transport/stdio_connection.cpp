@@ -12,7 +12,6 @@
 
 #include <charconv>
 
-
 namespace mcpgw::transport {
 namespace {
 
@@ -82,6 +81,9 @@ StdioConnection::StdioConnection(Io& io, Strand strand, int worker, std::string 
   auto [in, out] = child_->release_stdio();
   in_.emplace(strand_, in);
   out_.emplace(strand_, out);
+  // Writes to stdin are tried at once and wait only when the pipe is full.
+  boost::system::error_code ignored;
+  in_->non_blocking(true, ignored);
 }
 
 StdioConnection::~StdioConnection() {
@@ -264,6 +266,8 @@ void StdioConnection::arrive(Strand here, int worker, int in, int out) {
   here_ = worker;
   in_.emplace(strand_, in);
   out_.emplace(strand_, out);
+  boost::system::error_code ignored;
+  in_->non_blocking(true, ignored);
   read_stdout();
   drain();
 }
@@ -326,24 +330,54 @@ void StdioConnection::write_next() {
   }
   writing_ = true;
   // Everything queued goes out in one write: thousands of calls at once
-  // drain in a few system calls instead of one loop turn each.
+  // drain in a few system calls instead of one loop turn each. It nearly
+  // always fits in the pipe and is written here, at once, with no
+  // completion to run through the loop; what does not fit waits for the
+  // child to read.
+  // (A descriptor that could not be made non-blocking is only written
+  // through the loop: a write here must never block it.)
+  if (in_->non_blocking()) {
+    boost::system::error_code ec;
+    const std::size_t n = asio::write(*in_, queued(), ec);
+    if (ec != asio::error::would_block) {
+      sent(n, ec);
+      write_next();
+      return;
+    }
+    sent(n, {});
+  }
+  asio::async_write(*in_, queued(),
+                    asio::bind_executor(strand_, [self = shared_from_this()](const boost::system::error_code& ec,
+                                                                             std::size_t n) {
+                      self->sent(n, ec);
+                      self->write_next();
+                    }));
+}
+
+std::vector<asio::const_buffer> StdioConnection::queued() const {
   std::vector<asio::const_buffer> batch;
   batch.reserve(outbox_.size());
   for (const auto& [line, id] : outbox_) batch.emplace_back(asio::buffer(line));
-  const std::size_t count = outbox_.size();
-  asio::async_write(*in_, batch,
-                    asio::bind_executor(strand_, [self = shared_from_this(), count](const boost::system::error_code& ec,
-                                                                                    std::size_t) {
-                      for (std::size_t i = 0; i < count; ++i) {
-                        auto id = self->outbox_.front().second;
-                        self->queued_bytes_ -= self->outbox_.front().first.size();
-                        self->outbox_.pop_front();
-                        if (ec && id)
-                          self->finish(*id, {std::nullopt, Failure::Closed, "cannot write to its stdin: " + ec.message()},
-                                       false);
-                      }
-                      self->write_next();
-                    }));
+  return batch;
+}
+
+void StdioConnection::sent(std::size_t n, const boost::system::error_code& ec) {
+  while (n > 0 && !outbox_.empty()) {
+    std::string& line = outbox_.front().first;
+    const std::size_t part = std::min(n, line.size());
+    queued_bytes_ -= part;
+    n -= part;
+    if (part < line.size()) line.erase(0, part);
+    else outbox_.pop_front();
+  }
+  if (!ec) return;
+  // The pipe broke: nothing queued will reach the child.
+  while (!outbox_.empty()) {
+    auto id = outbox_.front().second;
+    queued_bytes_ -= outbox_.front().first.size();
+    outbox_.pop_front();
+    if (id) finish(*id, {std::nullopt, Failure::Closed, "cannot write to its stdin: " + ec.message()}, false);
+  }
 }
 
 void StdioConnection::finish(std::int64_t id, Response r, bool tell_server) {

@@ -110,7 +110,14 @@ class StdioConnection final : public Connection, public std::enable_shared_from_
   /// the write fails. On the home; write() also starts the write.
   void enqueue(std::string line, std::optional<std::int64_t> id = std::nullopt);
   void write(std::string line, std::optional<std::int64_t> id = std::nullopt);
+  /// Writes what is queued for stdin, at once where the pipe takes it, else
+  /// when the child has read enough. On the home.
   void write_next();
+  /// The queued lines as one batch of buffers.
+  std::vector<asio::const_buffer> queued() const;
+  /// Takes the first `n` bytes written off the queue; on `ec` (the pipe
+  /// broke) fails every request still queued.
+  void sent(std::size_t n, const boost::system::error_code& ec);
   void on_line(std::string_view line);
   void on_oversized(std::string_view head, std::string_view tail, std::size_t size);
   /// Ends request `id` with `r` (and tells the server, unless it answered). On the home.

@@ -1,12 +1,15 @@
 #include <doctest/doctest.h>
+#include <signal.h>
 
 #include <boost/asio/post.hpp>
 
 #include <chrono>
 #include <condition_variable>
+#include <fstream>
 #include <future>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "transport/stdio_connection.hpp"
@@ -41,6 +44,15 @@ int calls_from(transport::Io& io, transport::StdioConnection& c, int w, int n, c
     answered += answer.get() ? 1 : 0;
   }
   return answered;
+}
+
+/// True once process `pid` is stopped (state T in /proc).
+bool stopped(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  auto end = line.rfind(')');
+  return end != std::string::npos && line.size() > end + 2 && line[end + 2] == 'T';
 }
 
 }  // namespace
@@ -101,4 +113,44 @@ TEST_CASE("stdio connection: its pipes move to the worker calling it, and calls 
   c.async_close([over] { over->set_value(); });
   CHECK(closed.wait_for(20s) == std::future_status::ready);
   CHECK(!c.alive());
+}
+
+TEST_CASE("stdio connection: a message larger than the pipe is written as the child reads it, and the next one follows") {
+  transport::Io io(1);
+  std::mutex mu;
+  std::condition_variable came;
+  std::vector<std::pair<std::string, std::size_t>> back;  // method, size of params.text
+  transport::ConnectionHandlers h;
+  h.on_message = [&](jsonrpc::Message& m) {
+    std::lock_guard lk(mu);
+    const json::Value* text = m.params() ? json::find(*m.params(), "text") : nullptr;
+    back.emplace_back(std::string(m.method()), text && text->IsString() ? text->GetStringLength() : 0);
+    came.notify_all();
+  };
+  // The child stops itself before it reads anything, so the pipe fills
+  // and the write has to wait; then it sends every line back.
+  auto started = transport::StdioConnection::start(io, "t", {"sh", {"-c", "kill -STOP $$; exec cat"}, {}, ""}, h);
+  REQUIRE(started.ok());
+  auto& c = **started;
+  auto until = std::chrono::steady_clock::now() + 20s;
+  while (!stopped(c.pid()) && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+  REQUIRE(stopped(c.pid()));
+  // 1 MiB: a pipe holds 64 KiB.
+  const std::string text(1 << 20, 'x');
+  json::Document params(rapidjson::kObjectType);
+  params.AddMember("text", json::ref(text), params.GetAllocator());
+  CHECK(c.notify("big", &params));
+  CHECK(c.notify("after", nullptr));
+  kill(c.pid(), SIGCONT);
+  {
+    std::unique_lock lk(mu);
+    came.wait_for(lk, 20s, [&] { return back.size() >= 2; });
+    REQUIRE(back.size() == 2);
+    CHECK(back[0] == std::pair<std::string, std::size_t>("big", text.size()));
+    CHECK(back[1].first == "after");
+  }
+  auto over = std::make_shared<std::promise<void>>();
+  auto closed = over->get_future();
+  c.async_close([over] { over->set_value(); });
+  CHECK(closed.wait_for(20s) == std::future_status::ready);
 }
