@@ -1,7 +1,9 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/use_future.hpp>
 
 #include <chrono>
 #include <condition_variable>
@@ -152,5 +154,79 @@ TEST_CASE("stdio connection: a message larger than the pipe is written as the ch
   auto over = std::make_shared<std::promise<void>>();
   auto closed = over->get_future();
   c.async_close([over] { over->set_value(); });
+  CHECK(closed.wait_for(20s) == std::future_status::ready);
+}
+
+TEST_CASE("stdio connection: calls from a coroutine on the pipes' own worker are answered, and fail once the child is gone") {
+  transport::Io io(1);
+  auto gone = std::make_shared<std::promise<void>>();
+  auto gone_future = gone->get_future();
+  transport::ConnectionHandlers h;
+  h.on_close = [gone](const std::string&) { gone->set_value(); };
+  auto started = transport::StdioConnection::start(io, "t", sed_server(), h);
+  REQUIRE(started.ok());
+  std::shared_ptr<transport::StdioConnection> c = *started;
+  // A coroutine on the worker the pipes are on, as a client's request is:
+  // its requests are written from inside its own call.
+  auto calls = [c](int n) -> Task<std::vector<transport::Response>> {
+    std::vector<transport::Response> out;
+    for (int i = 0; i < n; ++i) {
+      transport::RequestOptions o;
+      o.deadline = std::chrono::steady_clock::now() + 20s;
+      out.push_back(co_await c->call("ping", nullptr, o));
+    }
+    co_return out;
+  };
+  auto answered = asio::co_spawn(io.worker(0), calls(20), asio::use_future);
+  REQUIRE(answered.wait_for(30s) == std::future_status::ready);
+  for (const auto& r : answered.get()) CHECK(r.message.has_value());
+
+  kill(c->pid(), SIGKILL);
+  REQUIRE(gone_future.wait_for(20s) == std::future_status::ready);
+  auto refused = asio::co_spawn(io.worker(0), calls(2), asio::use_future);
+  REQUIRE(refused.wait_for(30s) == std::future_status::ready);
+  for (const auto& r : refused.get()) CHECK(r.failure == transport::Failure::Closed);
+  // Even refused at once, a request is never completed inside the
+  // async_request that made it.
+  auto after = std::make_shared<std::promise<bool>>();
+  auto completed_after_return = after->get_future();
+  asio::post(io.worker(0), [c, after] {
+    auto returned = std::make_shared<bool>(false);
+    transport::RequestOptions o;
+    o.deadline = std::chrono::steady_clock::now() + 20s;
+    c->async_request("ping", nullptr, o, [after, returned](transport::Response) { after->set_value(*returned); });
+    *returned = true;
+  });
+  REQUIRE(completed_after_return.wait_for(30s) == std::future_status::ready);
+  CHECK(completed_after_return.get());
+
+  auto over = std::make_shared<std::promise<void>>();
+  auto closed = over->get_future();
+  c->async_close([over] { over->set_value(); });
+  CHECK(closed.wait_for(20s) == std::future_status::ready);
+}
+
+TEST_CASE("stdio connection: a request cancelled on the pipes' own worker ends, cancelled") {
+  transport::Io io(1);
+  auto started = transport::StdioConnection::start(io, "t", {"sh", {"-c", "cat >/dev/null"}, {}, ""}, {});
+  REQUIRE(started.ok());
+  std::shared_ptr<transport::StdioConnection> c = *started;
+  CancelSignal cancel;
+  auto promise = std::make_shared<std::promise<transport::Failure>>();
+  auto failure = promise->get_future();
+  asio::post(io.worker(0), [c, &cancel, promise] {
+    transport::RequestOptions o;
+    o.deadline = std::chrono::steady_clock::now() + 60s;
+    o.cancel = &cancel;
+    c->async_request("ping", nullptr, o, [promise](transport::Response r) { promise->set_value(r.failure); });
+  });
+  // Cancelled from the same worker, as a client's notifications/cancelled
+  // read there is: the request is in flight by then (the posts run in order).
+  asio::post(io.worker(0), [&cancel] { cancel.cancel(); });
+  REQUIRE(failure.wait_for(30s) == std::future_status::ready);
+  CHECK(failure.get() == transport::Failure::Cancelled);
+  auto over = std::make_shared<std::promise<void>>();
+  auto closed = over->get_future();
+  c->async_close([over] { over->set_value(); });
   CHECK(closed.wait_for(20s) == std::future_status::ready);
 }
