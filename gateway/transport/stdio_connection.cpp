@@ -169,14 +169,14 @@ bool StdioConnection::respond(std::string message) {
   if (closed_.load()) return false;
   Handed h(Handed::Kind::Line);
   h.line = std::move(message);
-  if (!hand_off(h))
-    spdlog::warn("upstream {}: not reading its stdin (write queue full); dropping a message", name_);
+  hand_off(h);
   return true;
 }
 
 bool StdioConnection::hand_off(Handed& h) {
   std::optional<Strand> post;
   bool now = false;
+  std::optional<std::pair<std::size_t, std::size_t>> full;  // messages, bytes handed off
   {
     util::MutexLock lk(hand_off_mu_);
     // A request made on the home's own thread, from outside its handlers (a
@@ -193,11 +193,21 @@ bool StdioConnection::hand_off(Handed& h) {
     } else {
       // The same bound as the queue for stdin: a child that stops reading
       // must not make callers on other threads buffer without bound either.
-      if (handed_bytes_ + h.line.size() > kMaxQueuedBytes) return false;
-      handed_bytes_ += h.line.size();
-      handed_.push_back(std::move(h));
-      if (!std::exchange(drain_posted_, true)) post = home_;
+      if (handed_bytes_ + h.line.size() > kMaxQueuedBytes) {
+        full = {handed_.size(), handed_bytes_};
+      } else {
+        handed_bytes_ += h.line.size();
+        handed_.push_back(std::move(h));
+        if (!std::exchange(drain_posted_, true)) post = home_;
+      }
     }
+  }
+  if (full) {
+    // Logged as the queue for stdin logs it: whichever bound a child that
+    // stopped reading meets first, the operator sees the same line.
+    spdlog::warn("upstream {}: {} messages ({} bytes) wait for its stdin already; dropping one", name_, full->first,
+                 full->second);
+    return false;
   }
   if (now) {
     asio::dispatch(*post, [self = shared_from_this(), h = std::move(h)]() mutable { self->start_now(std::move(h)); });
