@@ -6,7 +6,6 @@
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -175,31 +174,17 @@ bool StdioConnection::respond(std::string message) {
 
 bool StdioConnection::hand_off(Handed& h) {
   std::optional<Strand> post;
-  bool now = false;
   std::optional<std::pair<std::size_t, std::size_t>> full;  // messages, bytes handed off
   {
     util::MutexLock lk(hand_off_mu_);
-    // A request made on the home's own thread, from outside its handlers (a
-    // client's request read there), with nothing else waiting, goes to the
-    // pipe now: posting it would cost a trip around the loop. Only a
-    // request: its caller holds no lock, where a cancellation is handed off
-    // under its signal's lock (which finishing a request takes again) and a
-    // line may come from a handler holding its own.
-    if (h.kind == Handed::Kind::Request && !drain_posted_ && handed_.empty() &&
-        io_.current() == worker_.load(std::memory_order_relaxed) && !home_.running_in_this_thread()) {
-      drain_posted_ = true;  // what others hand off meanwhile waits behind it
-      post = home_;
-      now = true;
+    // The same bound as the queue for stdin: a child that stops reading
+    // must not make callers on other threads buffer without bound either.
+    if (handed_bytes_ + h.line.size() > kMaxQueuedBytes) {
+      full = {handed_.size(), handed_bytes_};
     } else {
-      // The same bound as the queue for stdin: a child that stops reading
-      // must not make callers on other threads buffer without bound either.
-      if (handed_bytes_ + h.line.size() > kMaxQueuedBytes) {
-        full = {handed_.size(), handed_bytes_};
-      } else {
-        handed_bytes_ += h.line.size();
-        handed_.push_back(std::move(h));
-        if (!std::exchange(drain_posted_, true)) post = home_;
-      }
+      handed_bytes_ += h.line.size();
+      handed_.push_back(std::move(h));
+      if (!std::exchange(drain_posted_, true)) post = home_;
     }
   }
   if (full) {
@@ -209,31 +194,10 @@ bool StdioConnection::hand_off(Handed& h) {
                  full->second);
     return false;
   }
-  if (now) {
-    asio::dispatch(*post, [self = shared_from_this(), h = std::move(h)]() mutable { self->start_now(std::move(h)); });
-    return true;
-  }
   // Calls from other workers that gather while the home is busy cost one
   // wake-up between them, not one each.
   if (post) asio::post(*post, [self = shared_from_this()] { self->drain(); });
   return true;
-}
-
-void StdioConnection::start_now(Handed h) {
-  // A call from the home's own worker ends another worker's streak.
-  streak_worker_ = -1;
-  streak_ = 0;
-  in_caller_ = true;
-  start_request(std::move(h));
-  if (!writing_) write_next();
-  in_caller_ = false;
-  bool more;
-  {
-    util::MutexLock lk(hand_off_mu_);
-    more = !handed_.empty();
-    drain_posted_ = more;
-  }
-  if (more) asio::post(strand_, [self = shared_from_this()] { self->drain(); });
 }
 
 void StdioConnection::drain() {
@@ -330,7 +294,7 @@ void StdioConnection::stay() {
 
 void StdioConnection::start_request(Handed h) {
   if (closed_.load()) {
-    complete(std::move(h.done), {std::nullopt, Failure::Closed, close_reason_.empty() ? "not running" : close_reason_});
+    h.done({std::nullopt, Failure::Closed, close_reason_.empty() ? "not running" : close_reason_});
     return;
   }
   const std::int64_t id = h.id;
@@ -439,15 +403,7 @@ void StdioConnection::finish(std::int64_t id, Response r, bool tell_server) {
                 n.GetAllocator());
     write(jsonrpc::make_notification("notifications/cancelled", &n));
   }
-  complete(std::move(done), std::move(r));
-}
-
-void StdioConnection::complete(ResponseHandler done, Response r) {
-  if (!in_caller_) {
-    done(std::move(r));
-    return;
-  }
-  asio::post(strand_, [done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
+  done(std::move(r));
 }
 
 void StdioConnection::on_line(std::string_view line) {

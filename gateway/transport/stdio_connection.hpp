@@ -83,12 +83,8 @@ class StdioConnection final : public Connection, public std::enable_shared_from_
   void begin();
   /// Queues `h` for the home from any thread; the first message queued
   /// since the last drain posts the drain. False, and `h` untouched, when
-  /// the hand-off is full (never for a cancellation or the close). A request
-  /// made on the home's own thread with nothing queued is started at once.
+  /// the hand-off is full (never for a cancellation or the close).
   bool hand_off(Handed& h);
-  /// Files and writes a request made on the home's own thread, with
-  /// nothing handed off before it. On the home.
-  void start_now(Handed h);
   /// Takes everything handed off so far and sends it as one write, or
   /// moves home first. On the home.
   void drain();
@@ -126,9 +122,6 @@ class StdioConnection final : public Connection, public std::enable_shared_from_
   void on_oversized(std::string_view head, std::string_view tail, std::size_t size);
   /// Ends request `id` with `r` (and tells the server, unless it answered). On the home.
   void finish(std::int64_t id, Response r, bool tell_server);
-  /// Runs `done` with `r`: at once, or through the loop while start_now()
-  /// runs inside its caller's request (its answer must not resume it there).
-  void complete(ResponseHandler done, Response r);
   void stdout_ended(const std::string& why);
   void fail_all(const std::string& reason);
   void close_here(std::function<void()> done);
@@ -157,7 +150,6 @@ class StdioConnection final : public Connection, public std::enable_shared_from_
   std::deque<std::pair<std::string, std::optional<std::int64_t>>> outbox_;
   std::size_t queued_bytes_ = 0;  ///< in outbox_
   bool writing_ = false;
-  bool in_caller_ = false;           ///< start_now() runs inside its caller's async_request
   bool reading_ = true;              ///< stdout has not ended
   std::optional<Strand> moving_to_;  ///< a move is under way
   int streak_worker_ = -1;           ///< the other worker the last requests came from
