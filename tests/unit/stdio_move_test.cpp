@@ -166,8 +166,7 @@ TEST_CASE("stdio connection: calls from a coroutine on the pipes' own worker are
   auto started = transport::StdioConnection::start(io, "t", sed_server(), h);
   REQUIRE(started.ok());
   std::shared_ptr<transport::StdioConnection> c = *started;
-  // A coroutine on the worker the pipes are on, as a client's request is:
-  // its requests are written from inside its own call.
+  // A coroutine on the worker the pipes are on, as a client's request is.
   auto calls = [c](int n) -> Task<std::vector<transport::Response>> {
     std::vector<transport::Response> out;
     for (int i = 0; i < n; ++i) {
