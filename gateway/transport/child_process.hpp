@@ -67,9 +67,9 @@ class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
   void on_exit(ExitHandler fn);
   /// The exit status once reaped.
   std::optional<std::string> status() const;
-  /// Closes its stdin (unless released), TERMs the group and KILLs it after `grace` if the
-  /// child is still there; returns at once (on_exit tells when it is over).
-  /// Idempotent.
+  /// Closes its stdin (unless released), TERMs the group and KILLs it
+  /// after `grace` if the child is still there; returns at once (on_exit
+  /// tells when it is over). Idempotent.
   void stop(std::chrono::milliseconds grace);
 
  private:

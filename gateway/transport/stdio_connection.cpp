@@ -79,6 +79,10 @@ StdioConnection::StdioConnection(Io& io, Strand strand, int worker, std::string 
       here_(worker),
       lines_(max_line) {
   auto [in, out] = child_->release_stdio();
+  adopt(in, out);
+}
+
+void StdioConnection::adopt(int in, int out) {
   in_.emplace(strand_, in);
   out_.emplace(strand_, out);
   // Writes to stdin are tried at once and wait only when the pipe is full.
@@ -221,20 +225,18 @@ void StdioConnection::drain() {
 }
 
 std::optional<int> StdioConnection::move_target(const std::vector<Handed>& batch) {
-  bool requests = false, closing = false;
+  // The one other worker every request of this batch came from, or -1
+  // (some came from here, from off the loop, or from several workers).
+  std::optional<int> from;
+  bool closing = false;
   for (const auto& h : batch) {
     closing |= h.kind == Handed::Kind::Close;
     if (h.kind != Handed::Kind::Request) continue;
-    if (!requests && h.worker >= 0 && h.worker != here_ && h.worker == streak_worker_) {
-      ++streak_;
-    } else if (h.worker < 0 || h.worker == here_ || (requests && h.worker != streak_worker_)) {
-      streak_worker_ = -1;
-      streak_ = 0;
-    } else if (!requests) {
-      streak_worker_ = h.worker;
-      streak_ = 1;
-    }
-    requests = true;
+    from = (h.worker == here_ || (from && *from != h.worker)) ? -1 : h.worker;
+  }
+  if (from) {
+    streak_ = *from < 0 ? 0 : *from == streak_worker_ ? streak_ + 1 : 1;
+    streak_worker_ = *from;
   }
   const bool idle = pending_.empty() && outbox_.empty() && !writing_;
   if (closing || !idle || !reading_ || closed_.load() || streak_ < kMoveAfter) return std::nullopt;
@@ -274,10 +276,7 @@ void StdioConnection::leave() {
 void StdioConnection::arrive(Strand here, int worker, int in, int out) {
   strand_ = std::move(here);
   here_ = worker;
-  in_.emplace(strand_, in);
-  out_.emplace(strand_, out);
-  boost::system::error_code ignored;
-  in_->non_blocking(true, ignored);
+  adopt(in, out);
   read_stdout();
   drain();
 }

@@ -97,6 +97,8 @@ class StdioConnection final : public Connection, public std::enable_shared_from_
   void move_to(int w);
   /// The reader stopped for the move: the pipes leave this worker. On the old home.
   void leave();
+  /// Takes the pipes' descriptors onto the home (stdin non-blocking).
+  void adopt(int in, int out);
   /// The pipes join this worker; reading and the hand-off go on here.
   void arrive(Strand here, int worker, int in, int out);
   /// stdout broke while moving: the move is off, the hand-off drains here.
@@ -152,8 +154,8 @@ class StdioConnection final : public Connection, public std::enable_shared_from_
   bool writing_ = false;
   bool reading_ = true;              ///< stdout has not ended
   std::optional<Strand> moving_to_;  ///< a move is under way
-  int streak_worker_ = -1;           ///< the other worker the last requests came from
-  int streak_ = 0;                   ///< drains in a row with requests from it
+  int streak_worker_ = -1;           ///< the other worker the last drains' requests came from, or -1
+  int streak_ = 0;                   ///< drains in a row whose requests all came from it
   std::string close_reason_;
 };
 

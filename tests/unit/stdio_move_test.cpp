@@ -48,6 +48,15 @@ int calls_from(transport::Io& io, transport::StdioConnection& c, int w, int n, c
   return answered;
 }
 
+/// Closes `c` and waits until it is over (the child reaped); false if it
+/// did not end within 20 s.
+bool closed(transport::Connection& c) {
+  auto over = std::make_shared<std::promise<void>>();
+  auto done = over->get_future();
+  c.async_close([over] { over->set_value(); });
+  return done.wait_for(20s) == std::future_status::ready;
+}
+
 /// True once process `pid` is stopped (state T in /proc).
 bool stopped(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
@@ -110,10 +119,7 @@ TEST_CASE("stdio connection: its pipes move to the worker calling it, and calls 
   CHECK(answered == 400);
 
   // Closing after moves ends the child.
-  auto over = std::make_shared<std::promise<void>>();
-  auto closed = over->get_future();
-  c.async_close([over] { over->set_value(); });
-  CHECK(closed.wait_for(20s) == std::future_status::ready);
+  CHECK(closed(c));
   CHECK(!c.alive());
 }
 
@@ -151,10 +157,7 @@ TEST_CASE("stdio connection: a message larger than the pipe is written as the ch
     CHECK(back[0] == std::pair<std::string, std::size_t>("big", text.size()));
     CHECK(back[1].first == "after");
   }
-  auto over = std::make_shared<std::promise<void>>();
-  auto closed = over->get_future();
-  c.async_close([over] { over->set_value(); });
-  CHECK(closed.wait_for(20s) == std::future_status::ready);
+  CHECK(closed(c));
 }
 
 TEST_CASE("stdio connection: calls from a coroutine on the pipes' own worker are answered, and fail once the child is gone") {
@@ -199,10 +202,7 @@ TEST_CASE("stdio connection: calls from a coroutine on the pipes' own worker are
   REQUIRE(completed_after_return.wait_for(30s) == std::future_status::ready);
   CHECK(completed_after_return.get());
 
-  auto over = std::make_shared<std::promise<void>>();
-  auto closed = over->get_future();
-  c->async_close([over] { over->set_value(); });
-  CHECK(closed.wait_for(20s) == std::future_status::ready);
+  CHECK(closed(*c));
 }
 
 TEST_CASE("stdio connection: a request cancelled on the pipes' own worker ends, cancelled") {
@@ -224,8 +224,5 @@ TEST_CASE("stdio connection: a request cancelled on the pipes' own worker ends, 
   asio::post(io.worker(0), [&cancel] { cancel.cancel(); });
   REQUIRE(failure.wait_for(30s) == std::future_status::ready);
   CHECK(failure.get() == transport::Failure::Cancelled);
-  auto over = std::make_shared<std::promise<void>>();
-  auto closed = over->get_future();
-  c->async_close([over] { over->set_value(); });
-  CHECK(closed.wait_for(20s) == std::future_status::ready);
+  CHECK(closed(*c));
 }
