@@ -320,7 +320,10 @@ Task<void> transfer(S& stream, beast::flat_buffer& buffer, const Url& url,
 
 }  // namespace
 
-HttpClient::HttpClient(Io& io, Url url) : io_(io), url_(std::move(url)), idle_(io.threads()) {}
+HttpClient::HttpClient(Io& io, Url url) : io_(io), url_(std::move(url)) {
+  idle_.reserve(io.threads());
+  for (unsigned i = 0; i < io.threads(); ++i) idle_.push_back(std::make_unique<Idle>());
+}
 
 HttpClient::~HttpClient() = default;
 
@@ -346,33 +349,51 @@ Result<std::shared_ptr<HttpClient>> HttpClient::create(Io& io, Url url, const Tl
   return c;
 }
 
-std::vector<std::unique_ptr<HttpClient::Stream>>& HttpClient::idle_here() {
+/// A lock per worker, not one for the client: a worker takes and gives
+/// back only its own connections, so two workers never wait for each other
+/// (one lock for all made them, at eight connections, a quarter of a futex
+/// per call). The lock is for clear(), which comes from any thread.
+struct HttpClient::Idle {
+  util::Mutex mu;
+  std::vector<std::unique_ptr<Stream>> streams GUARDED_BY(mu);
+};
+
+HttpClient::Idle& HttpClient::idle_here() {
   // Called on a worker (exchanges run on the loop); a worker's connections
   // are its own, so the calls it runs never wait on another thread's socket.
   auto worker = static_cast<std::size_t>(std::max(0, io_.current()));
-  return idle_[worker];
+  return *idle_[worker];
 }
 
 std::unique_ptr<HttpClient::Stream> HttpClient::take_idle() {
-  util::MutexLock lk(mu_);
-  auto& idle = idle_here();
-  while (!idle.empty()) {
-    auto s = std::move(idle.back());
-    idle.pop_back();
+  Idle& idle = idle_here();
+  for (;;) {
+    std::unique_ptr<Stream> s;
+    {
+      util::MutexLock lk(idle.mu);
+      if (idle.streams.empty()) return nullptr;
+      s = std::move(idle.streams.back());
+      idle.streams.pop_back();
+    }
+    // Checked, and closed when dead, outside the lock: both are system calls.
     if (s->idle_and_open()) return s;
   }
-  return nullptr;
 }
 
 void HttpClient::give_back(std::unique_ptr<Stream> s) {
-  util::MutexLock lk(mu_);
-  auto& idle = idle_here();
-  if (idle.size() < kMaxIdle) idle.push_back(std::move(s));
+  Idle& idle = idle_here();
+  util::MutexLock lk(idle.mu);
+  if (idle.streams.size() < kMaxIdle) idle.streams.push_back(std::move(s));
 }
 
 void HttpClient::clear() {
-  util::MutexLock lk(mu_);
-  for (auto& idle : idle_) idle.clear();
+  for (auto& idle : idle_) {
+    std::vector<std::unique_ptr<Stream>> closing;
+    {
+      util::MutexLock lk(idle->mu);
+      closing.swap(idle->streams);
+    }
+  }
 }
 
 Task<Result<std::unique_ptr<HttpClient::Stream>>> HttpClient::open(Abort& abort) {

@@ -144,8 +144,9 @@ class HttpClient {
 
  private:
   HttpClient(Io& io, Url url);
+  struct Idle;  ///< one worker's idle connections; defined in the .cpp
   /// The idle connections of the calling thread's worker.
-  std::vector<std::unique_ptr<Stream>>& idle_here() REQUIRES(mu_);
+  Idle& idle_here();
   std::unique_ptr<Stream> take_idle();
   void give_back(std::unique_ptr<Stream> s);
   Task<Result<std::unique_ptr<Stream>>> open(Abort& abort);
@@ -154,8 +155,7 @@ class HttpClient {
   Url url_;
   struct Tls;
   std::unique_ptr<Tls> tls_;  ///< null for http://
-  util::Mutex mu_;
-  std::vector<std::vector<std::unique_ptr<Stream>>> idle_ GUARDED_BY(mu_);  ///< per worker
+  std::vector<std::unique_ptr<Idle>> idle_;  ///< per worker
 };
 
 }  // namespace mcpgw::transport

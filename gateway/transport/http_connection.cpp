@@ -64,35 +64,59 @@ Result<std::shared_ptr<HttpConnection>> HttpConnection::create(Io& io, HttpTarge
       new HttpConnection(io, std::move(target), std::move(*client), std::move(handlers)));
 }
 
+struct HttpConnection::InFlight {
+  util::Mutex mu;
+  std::map<const Abort*, std::weak_ptr<Abort>> aborts GUARDED_BY(mu);
+};
+
 HttpConnection::HttpConnection(Io& io, HttpTarget target, std::shared_ptr<HttpClient> client,
                                ConnectionHandlers handlers)
-    : io_(io), target_(std::move(target)), client_(std::move(client)), handlers_(std::move(handlers)) {}
+    : io_(io), target_(std::move(target)), client_(std::move(client)), handlers_(std::move(handlers)) {
+  in_flight_.reserve(io.threads());
+  for (unsigned i = 0; i < io.threads(); ++i) in_flight_.push_back(std::make_unique<InFlight>());
+}
 
 void HttpConnection::set_protocol_version(std::string version) {
-  util::MutexLock lk(mu_);
+  util::WriterLock lk(session_mu_);
   protocol_version_ = std::move(version);
+}
+
+HttpConnection::InFlight& HttpConnection::in_flight_here() {
+  return *in_flight_[static_cast<std::size_t>(std::max(0, io_.current()))];
 }
 
 std::shared_ptr<Abort> HttpConnection::new_abort(asio::any_io_executor strand, Clock::time_point deadline,
                                                  CancelSignal* cancel) {
   auto abort = Abort::start(std::move(strand), deadline, cancel);
-  util::MutexLock lk(mu_);
+  InFlight& here = in_flight_here();
+  util::MutexLock lk(here.mu);
+  // close() sets closed_ before it takes each worker's lock: an exchange
+  // filed before that lock is fired, one after it sees closed_.
   if (closed_.load()) {
     abort->disarm();
     return nullptr;
   }
-  in_flight_.emplace(abort.get(), abort);
+  here.aborts.emplace(abort.get(), abort);
   return abort;
 }
 
 void HttpConnection::forget(const std::shared_ptr<Abort>& abort) {
   abort->disarm();
-  util::MutexLock lk(mu_);
-  in_flight_.erase(abort.get());
+  // Filed on the worker the exchange runs on, which is this one: a strand
+  // stays on its worker. The others are searched only if it was not.
+  InFlight& here = in_flight_here();
+  {
+    util::MutexLock lk(here.mu);
+    if (here.aborts.erase(abort.get())) return;
+  }
+  for (auto& other : in_flight_) {
+    util::MutexLock lk(other->mu);
+    if (other->aborts.erase(abort.get())) return;
+  }
 }
 
 std::string HttpConnection::session_id() const {
-  util::MutexLock lk(mu_);
+  util::ReaderLock lk(session_mu_);
   return session_id_;
 }
 
@@ -102,7 +126,7 @@ Headers HttpConnection::base_headers(const Headers& routing, const std::string& 
   bool stateless =
       std::any_of(routing.begin(), routing.end(), [](const auto& r) { return r.first == "MCP-Protocol-Version"; });
   {
-    util::MutexLock lk(mu_);
+    util::ReaderLock lk(session_mu_);
     if (!stateless) {
       const std::string& sid = session.empty() ? session_id_ : session;
       if (!sid.empty()) h.emplace_back("Mcp-Session-Id", sid);
@@ -143,13 +167,8 @@ void HttpConnection::async_request(std::string_view method, const json::Value* p
 /// Not a coroutine: the request's body and headers are made now, and the
 /// exchange is its only frame.
 Task<Response> HttpConnection::call(std::string_view method, const json::Value* params, RequestOptions opts) {
-  bool queued;
-  {
-    util::MutexLock lk(mu_);
-    queued = sending_;
-  }
   // Queued notifications go first: the request waits its turn in async_request.
-  if (queued) return Connection::call(method, params, std::move(opts));
+  if (sending_.load()) return Connection::call(method, params, std::move(opts));
   std::int64_t id = next_id_.fetch_add(1);
   Headers routing = routing_headers(method, params, std::move(opts.headers));
   return exchange(id, jsonrpc::make_request(id, method, params), std::move(opts), std::move(routing));
@@ -308,11 +327,7 @@ Task<void> HttpConnection::listen_loop() {
     }
     // The server is gone or forgot the session: the connection is dead, and
     // the upstream initializes a new one (it comes back by itself).
-    bool has_session = false;
-    {
-      util::MutexLock lk(mu_);
-      has_session = !session_id_.empty();
-    }
+    bool has_session = !session_id().empty();
     // (A 400 on a stream that worked is not taken as a lost session: the
     // next request tells.)
     std::string lost;
@@ -337,8 +352,6 @@ Task<void> HttpConnection::listen_loop() {
 }
 
 void HttpConnection::async_close(std::function<void()> done) {
-  std::vector<std::shared_ptr<Abort>> aborts;
-  std::string sid;
   {
     util::MutexLock lk(mu_);
     if (closed_.exchange(true)) {
@@ -347,10 +360,14 @@ void HttpConnection::async_close(std::function<void()> done) {
       return;
     }
     if (done) on_closed_.push_back(std::move(done));
-    for (auto& [raw, weak] : in_flight_)
-      if (auto a = weak.lock()) aborts.push_back(std::move(a));
     outbox_.clear();
-    sid = session_id_;
+  }
+  const std::string sid = session_id();
+  std::vector<std::shared_ptr<Abort>> aborts;
+  for (auto& here : in_flight_) {
+    util::MutexLock lk(here->mu);
+    for (auto& [raw, weak] : here->aborts)
+      if (auto a = weak.lock()) aborts.push_back(std::move(a));
   }
   for (auto& a : aborts) a->fire(Abort::Why::Closed);
   client_->clear();

@@ -99,12 +99,22 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
   ConnectionHandlers handlers_;
   std::atomic<std::int64_t> next_id_{1};
   std::atomic<bool> closed_{false};
+  /// Every request reads the session; a response that names another one
+  /// writes it. Shared: requests on two workers never wait on each other.
+  mutable util::SharedMutex session_mu_;
+  std::string session_id_ GUARDED_BY(session_mu_);
+  std::string protocol_version_ GUARDED_BY(session_mu_);
+  /// One worker's exchanges in flight, which close() fires. A lock per
+  /// worker, not one for the connection: at eight connections on two
+  /// workers, one lock taken by every request made them wait on each other.
+  struct InFlight;
+  std::vector<std::unique_ptr<InFlight>> in_flight_;  ///< per worker
+  InFlight& in_flight_here();
   mutable util::Mutex mu_;
-  std::string session_id_ GUARDED_BY(mu_);
-  std::string protocol_version_ GUARDED_BY(mu_);
-  std::map<const Abort*, std::weak_ptr<Abort>> in_flight_ GUARDED_BY(mu_);
   std::deque<std::string> outbox_ GUARDED_BY(mu_);
-  bool sending_ GUARDED_BY(mu_) = false;
+  /// The outbox is being sent. Written under mu_ with the outbox; call()
+  /// reads it alone (a request racing a notification may go either first).
+  std::atomic<bool> sending_{false};
   /// Requests waiting for the outbox to drain, so they follow what was queued before them.
   std::vector<std::function<void()>> after_outbox_ GUARDED_BY(mu_);
   bool close_over_ GUARDED_BY(mu_) = false;
