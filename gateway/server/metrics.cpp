@@ -79,8 +79,9 @@ struct Metrics::Impl {
 
   // Family::Add builds a label map and hashes it on every call, which shows
   // on the per-call path: the children it returns are stable, so they are
-  // looked up once per label set.
-  util::Mutex cache_mu;
+  // looked up once per label set. Shared: after its first calls, every
+  // worker only reads it.
+  util::SharedMutex cache_mu;
   std::unordered_map<std::string, prometheus::Counter*> messages_by_method GUARDED_BY(cache_mu);
   std::unordered_map<std::string, prometheus::Counter*> calls_by_labels GUARDED_BY(cache_mu);
   std::unordered_map<std::string, prometheus::Histogram*> latency_by_server GUARDED_BY(cache_mu);
@@ -92,7 +93,11 @@ struct Metrics::Impl {
   template <class T, class MakeLabels, class... Extra>
   T& child(std::unordered_map<std::string, T*> Impl::*by, const std::string& key, prometheus::Family<T>& family,
            MakeLabels labels, const Extra&... extra) EXCLUDES(cache_mu) {
-    util::MutexLock lk(cache_mu);
+    {
+      util::ReaderLock lk(cache_mu);
+      if (auto it = (this->*by).find(key); it != (this->*by).end()) return *it->second;
+    }
+    util::WriterLock lk(cache_mu);
     auto& c = (this->*by)[key];
     if (!c) c = &family.Add(labels(), extra...);
     return *c;

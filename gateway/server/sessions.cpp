@@ -14,7 +14,7 @@ std::shared_ptr<McpSession> McpSession::for_request(const std::shared_ptr<McpSes
   auto s = std::make_shared<McpSession>(parent->mode(), true);
   {
     // Not shared yet: the lock costs nothing and keeps the fields always under it.
-    util::MutexLock lk(s->mu_);
+    util::WriterLock lk(s->mu_);
     s->protocol_version_ = envelope.version;
     s->capabilities_.CopyFrom(envelope.capabilities, s->capabilities_.GetAllocator());
     s->client_name_ = envelope.client_name;
@@ -31,7 +31,7 @@ std::shared_ptr<McpSession> McpSession::for_request(const std::shared_ptr<McpSes
 }
 
 void McpSession::initialize(std::string version, const json::Value* capabilities, std::string client_name) {
-  util::MutexLock lk(mu_);
+  util::WriterLock lk(mu_);
   protocol_version_ = std::move(version);
   if (capabilities && capabilities->IsObject()) {
     capabilities_.CopyFrom(*capabilities, capabilities_.GetAllocator());
@@ -40,81 +40,81 @@ void McpSession::initialize(std::string version, const json::Value* capabilities
 }
 
 bool McpSession::negotiated() const {
-  util::MutexLock lk(mu_);
+  util::ReaderLock lk(mu_);
   return !protocol_version_.empty();
 }
 
 std::string McpSession::protocol_version() const {
-  util::MutexLock lk(mu_);
+  util::ReaderLock lk(mu_);
   return protocol_version_;
 }
 
 json::Document McpSession::capabilities() const {
-  util::MutexLock lk(mu_);
+  util::ReaderLock lk(mu_);
   return json::clone(capabilities_);
 }
 
 std::string McpSession::client_name() const {
-  util::MutexLock lk(mu_);
+  util::ReaderLock lk(mu_);
   return client_name_;
 }
 
 void McpSession::mark_initialized() {
-  util::MutexLock lk(mu_);
+  util::WriterLock lk(mu_);
   initialized_ = true;
 }
 
 bool McpSession::initialized() const {
-  util::MutexLock lk(mu_);
+  util::ReaderLock lk(mu_);
   return initialized_;
 }
 
 void McpSession::set_log_level(std::string level) {
-  util::MutexLock lk(mu_);
+  util::WriterLock lk(mu_);
   log_level_ = std::move(level);
   log_level_set_ = true;
 }
 
 std::string McpSession::log_level() const {
-  util::MutexLock lk(mu_);
+  util::ReaderLock lk(mu_);
   return log_level_;
 }
 
 std::pair<std::string, bool> McpSession::log_preference() const {
-  util::MutexLock lk(mu_);
+  util::ReaderLock lk(mu_);
   return {log_level_, log_level_set_};
 }
 
 void McpSession::track(const std::string& key, std::weak_ptr<transport::Exchange> ex) {
-  util::MutexLock lk(mu_);
+  util::MutexLock lk(inflight_mu_);
   inflight_[key] = std::move(ex);
 }
 
 void McpSession::untrack(const std::string& key) {
-  util::MutexLock lk(mu_);
+  util::MutexLock lk(inflight_mu_);
   inflight_.erase(key);
 }
 
 std::shared_ptr<transport::Exchange> McpSession::in_flight(const std::string& key) const {
-  util::MutexLock lk(mu_);
+  util::MutexLock lk(inflight_mu_);
   auto it = inflight_.find(key);
   return it == inflight_.end() ? nullptr : it->second.lock();
 }
 
 bool McpSession::await_answer(const std::string& id, std::weak_ptr<ClientCall> call, std::size_t max) {
-  util::MutexLock lk(mu_);
+  util::WriterLock lk(mu_);
   if (forwarded_.size() >= max) return false;
   forwarded_[id] = std::move(call);
   return true;
 }
 
 void McpSession::forget_answer(const std::string& id) {
-  util::MutexLock lk(mu_);
+  util::WriterLock lk(mu_);
   forwarded_.erase(id);
 }
 
 std::shared_ptr<ClientCall> McpSession::asker(const std::string& id) const {
-  util::MutexLock lk(mu_);
+  util::ReaderLock lk(mu_);
   auto it = forwarded_.find(id);
   return it == forwarded_.end() ? nullptr : it->second.lock();
 }
@@ -122,7 +122,7 @@ std::shared_ptr<ClientCall> McpSession::asker(const std::string& id) const {
 void McpSession::end() {
   std::vector<std::shared_ptr<transport::Exchange>> running;
   {
-    util::MutexLock lk(mu_);
+    util::MutexLock lk(inflight_mu_);
     for (auto& [id, ex] : inflight_)
       if (auto e = ex.lock()) running.push_back(std::move(e));
   }
@@ -130,7 +130,7 @@ void McpSession::end() {
   for (auto& e : running) e->cancel();
   std::vector<std::shared_ptr<ClientCall>> asked;
   {
-    util::MutexLock lk(mu_);
+    util::ReaderLock lk(mu_);
     for (auto& [id, c] : forwarded_)
       if (auto call = c.lock()) asked.push_back(std::move(call));
   }

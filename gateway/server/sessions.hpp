@@ -87,7 +87,9 @@ class McpSession final : public transport::Session, public std::enable_shared_fr
  private:
   const std::string mode_;
   const bool stateless_;
-  mutable util::Mutex mu_;
+  /// Shared: every request of the session reads it (several at once on
+  /// different workers); only initialize, tracking and forwarding write.
+  mutable util::SharedMutex mu_;
   std::string protocol_version_ GUARDED_BY(mu_);
   json::Document capabilities_ GUARDED_BY(mu_){rapidjson::kObjectType};
   std::string client_name_ GUARDED_BY(mu_);
@@ -95,7 +97,10 @@ class McpSession final : public transport::Session, public std::enable_shared_fr
   bool log_level_set_ GUARDED_BY(mu_) = false;
   bool initialized_ GUARDED_BY(mu_) = false;
   std::map<std::string, std::weak_ptr<ClientCall>> forwarded_ GUARDED_BY(mu_);
-  std::map<std::string, std::weak_ptr<transport::Exchange>> inflight_ GUARDED_BY(mu_);
+  /// Every request files itself here and leaves: a lock of its own, so
+  /// that it never holds up the readers of mu_.
+  mutable util::Mutex inflight_mu_;
+  std::map<std::string, std::weak_ptr<transport::Exchange>> inflight_ GUARDED_BY(inflight_mu_);
   std::atomic<bool> stream_here_{false};  ///< atomic: no lock
 };
 

@@ -108,12 +108,12 @@ std::optional<std::string> Admission::limit_call(const ClientContext& ctx, const
 }
 
 std::shared_ptr<const AccessState> Admission::state() const {
-  util::MutexLock lk(mu_);
+  util::ReaderLock lk(mu_);
   return state_;
 }
 
 void Admission::set_state(std::shared_ptr<const AccessState> s) {
-  util::MutexLock lk(mu_);
+  util::WriterLock lk(mu_);
   state_ = std::move(s);
 }
 

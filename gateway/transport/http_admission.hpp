@@ -168,7 +168,8 @@ class Admission {
   Handler& handler_;
   const Chain<RequestFilter> endpoint_chain_, operator_chain_;
   const Chain<LimitFilter> limit_chain_;
-  mutable util::Mutex mu_;
+  /// Read by every request, replaced on reload: shared.
+  mutable util::SharedMutex mu_;
   std::shared_ptr<const AccessState> state_ GUARDED_BY(mu_);
 };
 

@@ -213,11 +213,16 @@ class Link::ClientRoutingFilter final : public SendFilter {
       // A request about one of the server's tasks (tasks/result): what the
       // server sends tied to that task is this call's.
       auto task = out.method.rfind("tasks/", 0) == 0 ? json::get_string(out.params, "taskId") : std::nullopt;
+      // The entries are made before the lock and only linked in under it:
+      // the calls of every worker take it, twice per call.
+      auto by_seq = node(std::map<std::uint64_t, ActiveCall>{}, 0, active);
+      auto by_token = node(std::map<std::string, ActiveCall>{}, token_, active);
       {
         util::MutexLock lk(link_.calls_mu_);
-        seq_ = active.seq = ++link_.next_call_;
-        link_.calls_.emplace(seq_, active);
-        link_.by_token_.emplace(token_, active);
+        seq_ = active.seq = by_seq.mapped().seq = by_token.mapped().seq = ++link_.next_call_;
+        by_seq.key() = seq_;
+        link_.calls_.insert(std::move(by_seq));
+        link_.by_token_.insert(std::move(by_token));
         if (task) link_.by_task_[std::string(*task)] = active;
       }
       // What arrives on this request's own stream (Streamable HTTP) is
@@ -230,15 +235,24 @@ class Link::ClientRoutingFilter final : public SendFilter {
         link_.progress_.erase(token_);
       }
       if (!seq_) return;
+      // Unlinked under the lock, freed after it.
+      std::map<std::uint64_t, ActiveCall>::node_type by_seq;
+      std::map<std::string, ActiveCall>::node_type by_token;
       util::MutexLock lk(link_.calls_mu_);
-      link_.calls_.erase(seq_);
-      link_.by_token_.erase(token_);
+      by_seq = link_.calls_.extract(seq_);
+      by_token = link_.by_token_.extract(token_);
       std::erase_if(link_.by_task_, [seq = seq_](const auto& e) { return e.second.seq == seq; });
     }
     Registration(const Registration&) = delete;
     Registration& operator=(const Registration&) = delete;
 
    private:
+    /// A map node holding `key` and `value`, to insert into a map of its type.
+    template <class Map>
+    static typename Map::node_type node(Map one, typename Map::key_type key, const ActiveCall& value) {
+      return one.extract(one.emplace(std::move(key), value).first);
+    }
+
     Link& link_;
     std::string token_;
     std::uint64_t seq_ = 0;
