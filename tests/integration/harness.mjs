@@ -984,19 +984,20 @@ export async function startTap(targetUrl, { cut } = {}) {
 const CLOCK_NANOSLEEP = { x64: 230, arm64: 115 }[process.arch];
 
 /**
- * True when some thread of `pid` is blocked in clock_nanosleep (the example
- * upstreams' `sleep` tool): proof that a `sleep` call has reached that
- * upstream process, for stdio upstreams where no tap can sit in between.
- * The thread's syscall decides; its wait channel only where the syscall
- * cannot be read.
+ * How many threads of `pid` are blocked in clock_nanosleep (the example
+ * upstreams' `sleep` tool): proof that so many `sleep` calls have reached
+ * that upstream process, for stdio upstreams where no tap can sit in
+ * between. A thread's syscall decides; its wait channel only where the
+ * syscall cannot be read.
  */
-export function threadSleeping(pid) {
+export function threadsSleeping(pid) {
   let tids;
   try {
     tids = readdirSync(`/proc/${pid}/task`);
   } catch {
-    return false;
+    return 0;
   }
+  let n = 0;
   for (const tid of tids) {
     let nr;
     try {
@@ -1005,16 +1006,21 @@ export function threadSleeping(pid) {
       /* thread gone, or its syscall not readable */
     }
     if (nr !== undefined && !Number.isNaN(nr)) {
-      if (nr === CLOCK_NANOSLEEP) return true;
+      if (nr === CLOCK_NANOSLEEP) n++;
       continue;
     }
     try {
-      if (/nanosleep/.test(readFileSync(`/proc/${pid}/task/${tid}/wchan`, 'utf8'))) return true;
+      if (/nanosleep/.test(readFileSync(`/proc/${pid}/task/${tid}/wchan`, 'utf8'))) n++;
     } catch {
       /* thread gone or wchan hidden */
     }
   }
-  return false;
+  return n;
+}
+
+/** True when some thread of `pid` is in nanosleep (see threadsSleeping). */
+export function threadSleeping(pid) {
+  return threadsSleeping(pid) > 0;
 }
 
 /** Polls until a thread of `pid` is in nanosleep (see threadSleeping). */

@@ -18,6 +18,7 @@ import {
   startGateway,
   startUpstreamHttp,
   textOf,
+  threadsSleeping,
   toYaml,
   toolboxStdio,
   waitGone,
@@ -138,6 +139,48 @@ test(
     assert.notEqual(pidFromResult(await c.callTool('toolbox:pid')), second);
     await c.close();
     await gw.proc.stop();
+  }),
+);
+
+test(
+  'past shutdown_grace_ms, every call in flight on a replaced HTTP server ends, on whichever worker it runs',
+  withDiagnostics(async () => {
+    requireBinaries(TOOLBOX);
+    // Each worker files the exchanges it runs on its own: closing the
+    // replaced connection must fire those of both. Six clients, each on a
+    // connection of its own, are spread over the two workers.
+    const CALLS = 6;
+    const th = await startUpstreamHttp(TOOLBOX, [], { label: 'toolbox-http-cut' });
+    const config = (timeout, grace) => ({
+      welcome: { strategy: 'none' },
+      shutdown_grace_ms: grace,
+      servers: [httpServer('th', th.url, { timeout_ms: timeout })],
+    });
+    const gw = await startGateway(config(120000, 60000), { label: 'mcpgw-reload-cut-http', extraArgs: ['--threads', '2'] });
+    const clients = await Promise.all(Array.from({ length: CALLS }, () => connectHttp(gw.url)));
+    const calls = clients.map((c) => c.callTool('th:sleep', { ms: 120000 }));
+    await pollUntil(() => threadsSleeping(th.proc.pid) === CALLS, { timeoutMs: 30000, what: `${CALLS} calls sleeping in the upstream` });
+
+    writeFileSync(gw.configPath, toYaml({ ...config(110000, 1000), listen: { host: '127.0.0.1', path: '/mcp', port: 0 } }));
+    gw.proc.child.kill('SIGHUP');
+    await gw.proc.waitForLine('stderr', /reloaded .*: 0 upstreams kept, 1 started, 1 stopped/, 60000);
+    // The calls would otherwise run for two minutes: this only stops a hung test.
+    let hung;
+    const cut = await Promise.race([
+      Promise.all(calls),
+      new Promise((_, reject) => {
+        hung = setTimeout(() => reject(new Error('calls still running 60 s after the grace period')), 60000);
+      }),
+    ]).finally(() => clearTimeout(hung));
+    for (const r of cut) {
+      assert.equal(r.isError, true, JSON.stringify(r));
+      assert.match(textOf(r), /^mcpgw: upstream 'th' /);
+    }
+    // The new connection serves.
+    assert.match(textOf(await clients[0].callTool('th:sleep', { ms: 1 })), /slept 1 ms/);
+    await Promise.all(clients.map((c) => c.close()));
+    await gw.proc.stop();
+    await th.proc.stop();
   }),
 );
 
