@@ -351,8 +351,8 @@ Result<std::shared_ptr<HttpClient>> HttpClient::create(Io& io, Url url, const Tl
 
 /// A lock per worker, not one for the client: a worker takes and gives
 /// back only its own connections, so two workers never wait for each other
-/// (one lock for all made them, at eight connections, a quarter of a futex
-/// per call). The lock is for clear(), which comes from any thread.
+/// (one lock for all, held across the liveness check's system call, made
+/// them). The lock is for clear(), which comes from any thread.
 struct HttpClient::Idle {
   util::Mutex mu;
   std::vector<std::unique_ptr<Stream>> streams GUARDED_BY(mu);
@@ -388,11 +388,9 @@ void HttpClient::give_back(std::unique_ptr<Stream> s) {
 
 void HttpClient::clear() {
   for (auto& idle : idle_) {
-    std::vector<std::unique_ptr<Stream>> closing;
-    {
-      util::MutexLock lk(idle->mu);
-      closing.swap(idle->streams);
-    }
+    std::vector<std::unique_ptr<Stream>> closing;  // closed after the lock
+    util::MutexLock lk(idle->mu);
+    closing.swap(idle->streams);
   }
 }
 
