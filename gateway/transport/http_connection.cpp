@@ -115,6 +115,16 @@ void HttpConnection::forget(const std::shared_ptr<Abort>& abort) {
   }
 }
 
+void HttpConnection::remember_session(std::string sid) {
+  // Every response names the session: read shared, written only when it changed.
+  {
+    util::ReaderLock lk(session_mu_);
+    if (session_id_ == sid) return;
+  }
+  util::WriterLock lk(session_mu_);
+  session_id_ = std::move(sid);
+}
+
 std::string HttpConnection::session_id() const {
   util::ReaderLock lk(session_mu_);
   return session_id_;

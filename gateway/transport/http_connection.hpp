@@ -52,6 +52,8 @@ class HttpConnection final : public Connection, public std::enable_shared_from_t
   std::shared_ptr<Abort> new_abort(asio::any_io_executor strand, std::chrono::steady_clock::time_point deadline,
                                    CancelSignal* cancel);
   void forget(const std::shared_ptr<Abort>& abort);
+  /// Keeps `sid`, the session a response named, as the connection's own.
+  void remember_session(std::string sid);
   /// The headers of every request: the session's (`session`, else the
   /// connection's own; none when `routing` is a stateless request's own,
   /// naming its version), `routing` (with the request's extra headers),

@@ -91,11 +91,7 @@ struct HttpConnection::PostAnswer {
     sse = istarts_with(h.get("Content-Type"), "text/event-stream");
     // A request sent in another session (see RequestOptions) leaves the
     // connection's own alone.
-    // Every response names the session; it is written only when it changed.
-    if (std::string sid = h.get("Mcp-Session-Id"); !sid.empty() && session.empty() && sid != c.session_id()) {
-      util::WriterLock lk(c.session_mu_);
-      c.session_id_ = std::move(sid);
-    }
+    if (std::string sid = h.get("Mcp-Session-Id"); !sid.empty() && session.empty()) c.remember_session(std::move(sid));
     return true;
   };
   const HttpClient::OnData on_data = [this](std::string_view data) {

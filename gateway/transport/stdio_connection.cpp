@@ -192,10 +192,9 @@ bool StdioConnection::hand_off(Handed& h) {
     }
   }
   if (full) {
-    // Logged as the queue for stdin logs it: whichever bound a child that
-    // stopped reading meets first, the operator sees the same line.
-    spdlog::warn("upstream {}: {} messages ({} bytes) wait for its stdin already; dropping one", name_, full->first,
-                 full->second);
+    // Whichever bound a child that stopped reading meets first, the
+    // operator sees the same line.
+    warn_full(full->first, full->second);
     return false;
   }
   // Calls from other workers that gather while the home is busy cost one
@@ -322,14 +321,17 @@ void StdioConnection::write(std::string line, std::optional<std::int64_t> id) {
 
 void StdioConnection::enqueue(std::string line, std::optional<std::int64_t> id) {
   if (queued_bytes_ + line.size() + 1 > kMaxQueuedBytes) {
-    spdlog::warn("upstream {}: {} messages ({} bytes) wait for its stdin already; dropping one", name_,
-                 outbox_.size(), queued_bytes_);
+    warn_full(outbox_.size(), queued_bytes_);
     if (id) finish(*id, {std::nullopt, Failure::Transport, "is not reading its stdin (write queue full)"}, false);
     return;
   }
   line.push_back('\n');
   queued_bytes_ += line.size();
   outbox_.emplace_back(std::move(line), id);
+}
+
+void StdioConnection::warn_full(std::size_t messages, std::size_t bytes) const {
+  spdlog::warn("upstream {}: {} messages ({} bytes) wait for its stdin already; dropping one", name_, messages, bytes);
 }
 
 void StdioConnection::write_next() {

@@ -120,6 +120,8 @@ class StdioConnection final : public Connection, public std::enable_shared_from_
   /// Takes the first `n` bytes written off the queue; on `ec` (the pipe
   /// broke) fails every request still queued.
   void sent(std::size_t n, const boost::system::error_code& ec);
+  /// Logs that a message was dropped: `messages` (`bytes`) wait for stdin already.
+  void warn_full(std::size_t messages, std::size_t bytes) const;
   void on_line(std::string_view line);
   void on_oversized(std::string_view head, std::string_view tail, std::size_t size);
   /// Ends request `id` with `r` (and tells the server, unless it answered). On the home.

@@ -24,6 +24,7 @@ import {
   waitGone,
   waitSleeping,
   withDiagnostics,
+  withTimeout,
 } from './harness.mjs';
 import { startFault } from './fault.mjs';
 
@@ -165,13 +166,7 @@ test(
     gw.proc.child.kill('SIGHUP');
     await gw.proc.waitForLine('stderr', /reloaded .*: 0 upstreams kept, 1 started, 1 stopped/, 60000);
     // The calls would otherwise run for two minutes: this only stops a hung test.
-    let hung;
-    const cut = await Promise.race([
-      Promise.all(calls),
-      new Promise((_, reject) => {
-        hung = setTimeout(() => reject(new Error('calls still running 60 s after the grace period')), 60000);
-      }),
-    ]).finally(() => clearTimeout(hung));
+    const cut = await withTimeout(Promise.all(calls), 60000, 'the calls in flight to end after the grace period');
     for (const r of cut) {
       assert.equal(r.isError, true, JSON.stringify(r));
       assert.match(textOf(r), /^mcpgw: upstream 'th' /);

@@ -28,24 +28,35 @@ transport::ChildSpec sed_server() {
   return {"sed", {"-u", "-E", R"(s/^\{"jsonrpc":"2.0","id":([0-9]+),.*$/{"jsonrpc":"2.0","id":\1,"result":{}}/)"}, {}, ""};
 }
 
-/// Requests `n` answers, one after another, each made on worker `w`'s
-/// thread (where a client's call would be made); notifies `note<i>` before
-/// request i when `note` is set. The number of answers that came.
+/// A ping made on worker `w`'s thread (where a client's call would be
+/// made), after notification `note` when it is set; true once answered.
+std::future<bool> ping_from(transport::Io& io, transport::StdioConnection& c, int w, std::string note = "") {
+  auto promise = std::make_shared<std::promise<bool>>();
+  auto answer = promise->get_future();
+  asio::post(io.worker(static_cast<unsigned>(w)), [&c, promise, note = std::move(note)] {
+    if (!note.empty()) c.notify(note, nullptr);
+    transport::RequestOptions o;
+    o.deadline = std::chrono::steady_clock::now() + 20s;
+    c.async_request("ping", nullptr, o, [promise](transport::Response r) { promise->set_value(r.message.has_value()); });
+  });
+  return answer;
+}
+
+/// Whether `answer` came within 30 s, answered.
+bool answered(std::future<bool>& answer) {
+  return answer.wait_for(30s) == std::future_status::ready && answer.get();
+}
+
+/// Requests `n` answers from worker `w`, one after another; notifies
+/// `note<i>` before request i when `note` is set. The number answered.
 int calls_from(transport::Io& io, transport::StdioConnection& c, int w, int n, const std::string& note = "") {
-  int answered = 0;
+  int count = 0;
   for (int i = 0; i < n; ++i) {
-    auto promise = std::make_shared<std::promise<bool>>();
-    auto answer = promise->get_future();
-    asio::post(io.worker(static_cast<unsigned>(w)), [&, promise, i] {
-      if (!note.empty()) c.notify(note + std::to_string(i), nullptr);
-      transport::RequestOptions o;
-      o.deadline = std::chrono::steady_clock::now() + 20s;
-      c.async_request("ping", nullptr, o, [promise](transport::Response r) { promise->set_value(r.message.has_value()); });
-    });
-    if (answer.wait_for(30s) != std::future_status::ready) break;
-    answered += answer.get() ? 1 : 0;
+    auto answer = ping_from(io, c, w, note.empty() ? "" : note + std::to_string(i));
+    if (!answered(answer)) break;
+    ++count;
   }
-  return answered;
+  return count;
 }
 
 /// Closes `c` and waits until it is over (the child reaped); false if it
@@ -105,18 +116,10 @@ TEST_CASE("stdio connection: its pipes move to the worker calling it, and calls 
   // Both workers at once, many calls in flight: every one is answered,
   // however often the pipes move meanwhile.
   std::vector<std::future<bool>> answers;
-  for (int i = 0; i < 400; ++i) {
-    auto promise = std::make_shared<std::promise<bool>>();
-    answers.push_back(promise->get_future());
-    asio::post(io.worker(static_cast<unsigned>(i / 50 % 2)), [&c, promise] {
-      transport::RequestOptions o;
-      o.deadline = std::chrono::steady_clock::now() + 20s;
-      c.async_request("ping", nullptr, o, [promise](transport::Response r) { promise->set_value(r.message.has_value()); });
-    });
-  }
-  int answered = 0;
-  for (auto& a : answers) answered += a.wait_for(30s) == std::future_status::ready && a.get() ? 1 : 0;
-  CHECK(answered == 400);
+  for (int i = 0; i < 400; ++i) answers.push_back(ping_from(io, c, i / 50 % 2));
+  int count = 0;
+  for (auto& a : answers) count += answered(a) ? 1 : 0;
+  CHECK(count == 400);
 
   // Closing after moves ends the child.
   CHECK(closed(c));
