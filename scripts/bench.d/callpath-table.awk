@@ -26,7 +26,8 @@ function ratio(a, b) { return (a == "" || b == "" || b == 0) ? "-" : sprintf("%.
 $1 == "CALLPATH" {
   kv()
   row = f["kind"] SUBSEP f["build"] SUBSEP f["upstream"] SUBSEP f["c"] SUBSEP f["threads"]
-  if (f["kind"] != "direct") builds = seen(builds, f["build"])
+  if (f["kind"] == "peer") { peers = seen(peers, f["build"]); pthreads[f["build"]] = f["threads"] }
+  else if (f["kind"] != "direct") builds = seen(builds, f["build"])
   if (f["kind"] == "gateway") gwthreads[f["build"]] = f["threads"]
   if (f["kind"] != "threads") { upstreams = seen(upstreams, f["upstream"]); conc = seen(conc, f["c"]) }
   else { tcounts = seen(tcounts, f["threads"]); tconc = seen(tconc, f["c"]) }
@@ -53,7 +54,7 @@ function callrow(kind, b, u, c, t, dk,    r, gw, note) {
   if (!((r SUBSEP "rps") in count)) return
   gw = m(r, "gw_cpu_us") == "" ? "-" : sprintf("%.1f (%.1f+%.1f)", m(r, "gw_cpu_us"), m(r, "gw_user_us"), m(r, "gw_sys_us"))
   note = wrong[r] ? sprintf("  %d errors or wrong answers!", wrong[r]) : ""
-  printf "%-14s %3s %-8s %9.0f %7d %7d %6.1f  %-22s %8.1f %9s%s\n", u, c, (kind == "threads" ? b " t" t : b),
+  printf "%-14s %3s %-8s %9.0f %7d %7d %6.1f  %-22s %8.1f %9s%s\n", u, c, (kind == "threads" ? b " t" t : kind == "peer" ? b " t" t : b),
     m(r, "rps"), m(r, "p50_us"), m(r, "p99_us"), m(r, "p99_us") / (m(r, "p50_us") ? m(r, "p50_us") : 1), gw,
     m(r, "up_cpu_us"), dk == "" ? "-" : ratio(m(r, "rps"), m(dk, "rps")), note
 }
@@ -78,11 +79,12 @@ END {
   if (index(" " builds " ", " base ")) {  # the build compared against goes first
     sub(/(^| )base( |$)/, " ", builds); builds = "base " builds
   }
-  nb = split(builds, B, " "); nu = split(upstreams, U, " "); nc = split(conc, C, " "); nt = split(tcounts, T, " "); ntc = split(tconc, TC, " ")
+  np = split(peers, P, " "); nb = split(builds, B, " "); nu = split(upstreams, U, " "); nc = split(conc, C, " "); nt = split(tcounts, T, " "); ntc = split(tconc, TC, " ")
   print ""
   print "== callpath: one proxied tools/call echo (medians of the rounds)"
   print "gateway CPU per call = user+system of the mcpgw process over the run (/proc/PID/stat) / calls;"
   print "upstream CPU the same for the upstream process; rps/p50/p99 from wrk; vs direct = rps / direct rps"
+  if (np) print "nginx tN: nginx with N workers in front of the same upstream (its CPU in the gw column: master and workers)"
   printf "%-14s %3s %-8s %9s %7s %7s %6s  %-22s %8s %9s\n", "upstream", "c", "via", "rps", "p50 us", "p99 us",
     "p99/50", "gw CPU us (user+sys)", "up CPU", "vs direct"
   for (i = 1; i <= nu; i++)
@@ -90,6 +92,7 @@ END {
       dk = "direct" SUBSEP "direct" SUBSEP U[i] SUBSEP C[j] SUBSEP "-"
       callrow("direct", "direct", U[i], C[j], "-", "")
       if (!((dk SUBSEP "rps") in count)) dk = ""
+      for (p = 1; p <= np; p++) callrow("peer", P[p], U[i], C[j], pthreads[P[p]], dk)
       for (b = 1; b <= nb; b++) callrow("gateway", B[b], U[i], C[j], gwthreads[B[b]], dk)
     }
   ntools = split(tools, TL, " ")
@@ -100,7 +103,7 @@ END {
     printf "%-14s %3s %-8s %6s  %s\n", "upstream", "c", "via", "total", "by name"
     for (i = 1; i <= nu; i++)
       for (j = 1; j <= nc; j++)
-        for (b = 1; b <= nb; b++) syscallrow(TL[x], B[b], U[i], C[j])
+        for (b = 1; b <= np + nb; b++) syscallrow(TL[x], b <= np ? P[b] : B[b - np], U[i], C[j])
   }
   if (nt) {
     print ""
@@ -111,6 +114,20 @@ END {
       for (b = 1; b <= nb; b++)
         for (x = 1; x <= nt; x++)
           callrow("threads", B[b], "echo-http", TC[j], T[x], "threads" SUBSEP B[b] SUBSEP "echo-http" SUBSEP TC[j] SUBSEP 1)
+  }
+  if (np) {
+    print ""
+    printf "%s against %s in front of the same upstream, ratios of the medians (CPU: below 1 is better; rps: above 1):\n", B[nb], P[1]
+    printf "%-14s %3s %8s %8s %8s   %s\n", "upstream", "c", "CPU", "syscalls", "rps", "(p99/p50: mcpgw, nginx)"
+    for (i = 1; i <= nu; i++)
+      for (j = 1; j <= nc; j++) {
+        a = "peer" SUBSEP P[1] SUBSEP U[i] SUBSEP C[j] SUBSEP pthreads[P[1]]
+        z = "gateway" SUBSEP B[nb] SUBSEP U[i] SUBSEP C[j] SUBSEP gwthreads[B[nb]]
+        if (!((a SUBSEP "rps") in count)) continue
+        printf "%-14s %3s %8s %8s %8s   %s, %s\n", U[i], C[j], ratio(m(z, "gw_cpu_us"), m(a, "gw_cpu_us")),
+          ratio(m(TL[1] SUBSEP B[nb] SUBSEP U[i] SUBSEP C[j], "total"), m(TL[1] SUBSEP P[1] SUBSEP U[i] SUBSEP C[j], "total")),
+          ratio(m(z, "rps"), m(a, "rps")), ratio(m(z, "p99_us"), m(z, "p50_us")), ratio(m(a, "p99_us"), m(a, "p50_us"))
+      }
   }
   if (nb > 1) {
     print ""

