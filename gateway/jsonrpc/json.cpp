@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 
 #include <rapidjson/error/en.h>
 #include <rapidjson/memorystream.h>
@@ -104,7 +105,76 @@ class FiniteNumbers {
 /// The initial build stack of a parsed document, in bytes.
 constexpr std::size_t kBuildStack = 256;
 
+/// A thread's build stack, and whether a document holds it now.
+struct ScratchBlock {
+  void* block = nullptr;
+  std::size_t size = 0;
+  bool lent = false;
+  ScratchBlock() = default;
+  ScratchBlock(const ScratchBlock&) = delete;
+  ScratchBlock& operator=(const ScratchBlock&) = delete;
+  ~ScratchBlock() { std::free(block); }
+};
+
+ScratchBlock& scratch() {
+  thread_local ScratchBlock s;
+  return s;
+}
+
+/// A build stack grown past this (a huge message) is given back after use,
+/// not kept for the thread's next document.
+constexpr std::size_t kKeptStack = 64 * 1024;
+
+/// `v`, built on the thread's stack into `into`, whose allocator holds it.
+void build(Document& into, const Value& v) {
+  auto emit = [&](Document& d) { return v.Accept(d); };
+  into.Populate(emit);
+}
+
 }  // namespace
+
+void* ScratchStack::Realloc(void* p, std::size_t, std::size_t new_size) {
+  ScratchBlock& s = scratch();
+  if (p == nullptr && !s.lent) {
+    if (s.size < new_size) {
+      std::free(s.block);
+      s.size = 0;
+      s.block = std::malloc(new_size);
+      if (!s.block) return nullptr;
+      s.size = new_size;
+    }
+    s.lent = true;
+    return s.block;
+  }
+  if (p != nullptr && s.lent && p == s.block) {
+    if (new_size <= s.size) return p;
+    void* grown = std::realloc(p, new_size);
+    if (!grown) return nullptr;
+    s.block = grown;
+    s.size = new_size;
+    return grown;
+  }
+  return std::realloc(p, new_size);
+}
+
+void ScratchStack::Free(void* p) {
+  ScratchBlock& s = scratch();
+  if (p == nullptr || !s.lent || p != s.block) {
+    std::free(p);
+    return;
+  }
+  s.lent = false;
+  if (s.size > kKeptStack) {
+    std::free(s.block);
+    s.block = nullptr;
+    s.size = 0;
+  }
+}
+
+ScratchStack& ScratchStack::shared() {
+  static ScratchStack stateless;
+  return stateless;
+}
 
 Result<Document> parse(std::string_view text) {
   // A peer's stray bytes are repaired as they come in, so that every
@@ -120,7 +190,7 @@ Result<Document> parse(std::string_view text) {
                  ") at offset " + std::to_string(*at)};
   // The document's build stack starts small: most messages are a few
   // hundred bytes, and it is freed when the parse ends.
-  Document d(rapidjson::kNullType, nullptr, kBuildStack);
+  Document d(rapidjson::kNullType, nullptr, kBuildStack, &ScratchStack::shared());
   // Iterative parsing keeps the parser itself off the stack. Trailing
   // garbage is an error (no kParseStopWhenDoneFlag), as a strict peer treats it.
   // No kParseFullPrecisionFlag: in RapidJSON 1.1.0 that path misreads long
@@ -184,9 +254,21 @@ std::string write(const Value& v) {
 }
 
 Document clone(const Value& v) {
-  Document d;
-  d.CopyFrom(v, d.GetAllocator());
+  Document d(rapidjson::kNullType, nullptr, kBuildStack, &ScratchStack::shared());
+  if (v.IsObject() || v.IsArray()) build(d, v);
+  else static_cast<Value&>(d) = Value(v, d.GetAllocator());
   return d;
+}
+
+Value copy(const Value& v, Allocator& a) {
+  // RapidJSON's own deep copy builds through a document of its own too,
+  // with a stack it allocates and frees each time.
+  if (!v.IsObject() && !v.IsArray()) return Value(v, a);
+  Document d(&a, kBuildStack, &ScratchStack::shared());
+  build(d, v);
+  Value out;
+  out.Swap(d);
+  return out;
 }
 
 const Value* find(const Value& v, std::string_view key) {

@@ -6,6 +6,7 @@
 #include <rapidjson/writer.h>
 
 #include <cmath>
+#include <cstddef>
 
 #include <optional>
 #include <string>
@@ -41,8 +42,25 @@ class Pool : public rapidjson::MemoryPoolAllocator<> {
   }
 };
 
+/// The build stack of a document (where parse() and copy() assemble a
+/// value): one block per thread, kept from one document to the next.
+/// RapidJSON would allocate a stack, and an object for its allocator, for
+/// every parse and every deep copy, and free both at the end: a proxied
+/// call makes five. A stack holds anything only while parse() or copy()
+/// fills it, on the thread that called them; a second stack in use on the
+/// same thread meanwhile gets memory of its own.
+class ScratchStack {
+ public:
+  static constexpr bool kNeedFree = true;
+  void* Malloc(std::size_t size) { return Realloc(nullptr, 0, size); }
+  void* Realloc(void* p, std::size_t old_size, std::size_t new_size);
+  static void Free(void* p);
+  /// The one instance every document is given (the block is the thread's).
+  static ScratchStack& shared();
+};
+
 using Value = rapidjson::GenericValue<rapidjson::UTF8<>, Pool>;
-using Document = rapidjson::GenericDocument<rapidjson::UTF8<>, Pool>;
+using Document = rapidjson::GenericDocument<rapidjson::UTF8<>, Pool, ScratchStack>;
 using Allocator = Pool;
 /// Checks documents against a JSON Schema (draft-04 keywords).
 using SchemaDocument = rapidjson::GenericSchemaDocument<Value>;
@@ -101,6 +119,11 @@ std::string write(const Value& v);
 
 /// Deep copy of `v` into a new document.
 Document clone(const Value& v);
+
+/// Deep copy of `v` with its memory from `a` (a member or element of a
+/// document of `a`'s). Strings `v` refers to without owning them are
+/// referred to, not copied, as RapidJSON's copy does.
+Value copy(const Value& v, Allocator& a);
 
 /// Member `key` of object `v`, or nullptr when `v` is not an object or lacks it.
 const Value* find(const Value& v, std::string_view key);

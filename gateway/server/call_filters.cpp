@@ -29,7 +29,7 @@ std::shared_ptr<json::Document> upstream_meta(const json::Value* meta) {
   for (const auto& m : meta->GetObject()) {
     std::string_view key(m.name.GetString(), m.name.GetStringLength());
     if (key.rfind("io.modelcontextprotocol/", 0) == 0 || key == "progressToken" || key == kViewServerKey) continue;
-    out->AddMember(json::str(key, out->GetAllocator()), json::Value(m.value, out->GetAllocator()), out->GetAllocator());
+    out->AddMember(json::str(key, out->GetAllocator()), json::copy(m.value, out->GetAllocator()), out->GetAllocator());
   }
   return out->ObjectEmpty() ? nullptr : out;
 }
@@ -136,8 +136,7 @@ class WorkFilter final : public AdmitFilter {
     Request& r = call.r;
     const CalledTool& c = call.called;
     if (call.saga) return run_saga(sv, r, c);
-    auto arguments = std::make_shared<json::Document>();
-    if (c.args) arguments->CopyFrom(*c.args, arguments->GetAllocator());
+    auto arguments = std::make_shared<json::Document>(c.args ? json::clone(*c.args) : json::Document());
     auto meta = upstream_meta(json::find(*r.params(), "_meta"));
     std::string target = "tools/call " + c.name;
     if (!call.plan) return execute(sv, r, std::move(target), c.args, called_work(sv, r, c, arguments, std::move(meta)));

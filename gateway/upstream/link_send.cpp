@@ -85,9 +85,9 @@ class Link::InputFilter final : public SendFilter {
         co_return transport::Response{std::move(msg.messages.front()), transport::Failure::Transport, {}};
       }
       auto& a = out.params.GetAllocator();
-      json::set(out.params, "inputResponses", json::Value(answers->body, a), a);
+      json::set(out.params, "inputResponses", json::copy(answers->body, a), a);
       if (const json::Value* state = json::find(*res, "requestState"))
-        json::set(out.params, "requestState", json::Value(*state, a), a);
+        json::set(out.params, "requestState", json::copy(*state, a), a);
       else
         out.params.RemoveMember("requestState");
     }
@@ -406,11 +406,11 @@ Outgoing Link::tool_call(std::string_view tool, const json::Value* arguments, co
   json::Document p(rapidjson::kObjectType);
   auto& a = p.GetAllocator();
   p.AddMember("name", json::str(tool, a), a);
-  if (arguments) p.AddMember("arguments", json::Value(*arguments, a), a);
-  if (meta && meta->IsObject()) p.AddMember("_meta", json::Value(*meta, a), a);
+  if (arguments) p.AddMember("arguments", json::copy(*arguments, a), a);
+  if (meta && meta->IsObject()) p.AddMember("_meta", json::copy(*meta, a), a);
   const bool stateless = modern();
   // A stateless server hears of a task through the envelope (add_envelope).
-  if (opts.task && !stateless) p.AddMember("task", json::Value(*opts.task, a), a);
+  if (opts.task && !stateless) p.AddMember("task", json::copy(*opts.task, a), a);
   std::vector<std::pair<std::string, std::string>> headers;
   if (stateless) {
     auto l = listing();

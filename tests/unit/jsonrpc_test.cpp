@@ -173,6 +173,64 @@ TEST_CASE("json: helpers") {
   CHECK(!json::parse("{} trailing").ok());
 }
 
+TEST_CASE("json: deep copies and clones are whole and independent of their source") {
+  const std::string text = R"({"s":"a string longer than the inline size","n":[1,-2,3.5,true,null,{"k":[]}],"o":{"x":{}}})";
+  auto src = parse_ok(text);
+  json::Document target(rapidjson::kObjectType);
+  target.AddMember("copied", json::copy(src, target.GetAllocator()), target.GetAllocator());
+  json::Document cloned = json::clone(src);
+  json::Document scalar = json::clone(src["s"]);
+  // The source is changed and then freed: the copies keep their own text.
+  src["s"].SetString("changed", src.GetAllocator());
+  src = parse_ok("[]");
+  CHECK(json::write(target["copied"]) == text);
+  CHECK(json::write(cloned) == text);
+  CHECK(json::write(scalar) == R"("a string longer than the inline size")");
+  CHECK(json::write(json::copy(json::Value(7), target.GetAllocator())) == "7");
+  // A string the source only referred to is referred to by the copy too.
+  static const char kConst[] = "not owned";
+  json::Value holder(rapidjson::kArrayType);
+  holder.PushBack(json::Value(rapidjson::StringRef(kConst)), target.GetAllocator());
+  json::Value ref_copy = json::copy(holder, target.GetAllocator());
+  CHECK(ref_copy[0].GetString() == kConst);
+  // The deepest document parse() accepts copies too.
+  std::string deep = std::string(256, '[') + std::string(256, ']');
+  CHECK(json::write(json::clone(parse_ok(deep))) == deep);
+}
+
+TEST_CASE("json: a thread's build stack serves one document at a time, any size") {
+  json::ScratchStack& s = json::ScratchStack::shared();
+  void* first = s.Malloc(256);
+  REQUIRE(first != nullptr);
+  // Held: a second stack meanwhile is memory of its own, grown and freed apart.
+  void* second = s.Malloc(256);
+  REQUIRE(second != nullptr);
+  CHECK(second != first);
+  second = s.Realloc(second, 256, 4096);
+  REQUIRE(second != nullptr);
+  json::ScratchStack::Free(second);
+  first = s.Realloc(first, 256, 1024);
+  REQUIRE(first != nullptr);
+  static_cast<char*>(first)[1023] = 'x';
+  json::ScratchStack::Free(first);
+  // Given back: the next document gets the same block, already large enough.
+  void* again = s.Malloc(512);
+  CHECK(again == first);
+  json::ScratchStack::Free(again);
+  json::ScratchStack::Free(nullptr);
+  // A huge message grows the stack past what a thread keeps: it is given
+  // back, and the next document gets a stack again.
+  std::string wide = "[1";
+  for (int i = 0; i < 30000; ++i) wide += ",1";  // 480 KB of values on the stack
+  wide += "]";
+  auto big = parse_ok(wide);
+  CHECK(big[1].GetInt() == 1);
+  CHECK(json::write(json::clone(big)) == wide);
+  void* after = s.Malloc(64);
+  REQUIRE(after != nullptr);
+  json::ScratchStack::Free(after);
+}
+
 TEST_CASE("json: hostile nesting is refused, not recursed into") {
   std::string deep(200000, '[');
   auto d = json::parse(deep);
