@@ -54,7 +54,7 @@ function callrow(kind, b, u, c, t, dk,    r, gw, note) {
   if (!((r SUBSEP "rps") in count)) return
   gw = m(r, "gw_cpu_us") == "" ? "-" : sprintf("%.1f (%.1f+%.1f)", m(r, "gw_cpu_us"), m(r, "gw_user_us"), m(r, "gw_sys_us"))
   note = wrong[r] ? sprintf("  %d errors or wrong answers!", wrong[r]) : ""
-  printf "%-14s %3s %-8s %9.0f %7d %7d %6.1f  %-22s %8.1f %9s%s\n", u, c, (kind == "threads" ? b " t" t : kind == "peer" ? b " t" t : b),
+  printf "%-14s %3s %-8s %9.0f %7d %7d %6.1f  %-22s %8.1f %9s%s\n", u, c, (kind == "threads" || kind == "peer" ? b " t" t : b),
     m(r, "rps"), m(r, "p50_us"), m(r, "p99_us"), m(r, "p99_us") / (m(r, "p50_us") ? m(r, "p50_us") : 1), gw,
     m(r, "up_cpu_us"), dk == "" ? "-" : ratio(m(r, "rps"), m(dk, "rps")), note
 }
