@@ -68,10 +68,10 @@ class TaskStore {
       if (st.status == mcp::TaskStatus::InputRequired) {
         json::Value requests(rapidjson::kObjectType);
         for (const auto& [key, q] : t.questions)
-          if (!t.answers.count(key)) json::set(requests, key, json::Value(q, a), a);
+          if (!t.answers.count(key)) json::set(requests, key, json::copy(q, a), a);
         out.AddMember("inputRequests", requests, a);
       } else if (st.status == mcp::TaskStatus::Completed) {
-        out.AddMember("result", json::Value(result(t), a), a);
+        out.AddMember("result", json::copy(result(t), a), a);
       } else if (st.status == mcp::TaskStatus::Failed) {
         out.AddMember("error", json::Value(*json::parse(R"({"code":-32603,"message":"protocol_error_job crashed as designed"})"), a), a);
       }
@@ -188,7 +188,7 @@ json::Document question(std::string_view message, std::string_view schema) {
   json::Document q(rapidjson::kObjectType);
   auto& a = q.GetAllocator();
   q.AddMember("method", "elicitation/create", a);
-  q.AddMember("params", json::Value(elicitation_params(message, schema), a), a);
+  q.AddMember("params", json::copy(elicitation_params(message, schema), a), a);
   return q;
 }
 

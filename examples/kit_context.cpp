@@ -57,14 +57,14 @@ RpcError missing_capability(std::string_view capability, std::string_view method
 CallContext::CallContext(Send send, const json::Value* progress_token, detail::Session* session,
                          detail::Stateless* stateless)
     : send_(std::move(send)), session_(session), stateless_(stateless) {
-  if (progress_token) progress_token_.CopyFrom(*progress_token, progress_token_.GetAllocator());
+  if (progress_token) progress_token_ = json::clone(*progress_token);
 }
 
 void CallContext::progress(double progress, std::optional<double> total, std::string_view message) {
   if (!has_progress_token()) return;
   json::Document params(rapidjson::kObjectType);
   auto& a = params.GetAllocator();
-  params.AddMember("progressToken", json::Value(progress_token_, a), a);
+  params.AddMember("progressToken", json::copy(progress_token_, a), a);
   params.AddMember("progress", number(progress), a);
   if (total) params.AddMember("total", number(*total), a);
   if (!message.empty()) params.AddMember("message", json::str(message, a), a);
@@ -125,7 +125,7 @@ InputAnswers CallContext::ask(const std::vector<Ask>& asks) {
                                                                  std::string(q.method)});
         continue;
       }
-      json::set(call.used, q.key, json::Value(*given, call.used.GetAllocator()), call.used.GetAllocator());
+      json::set(call.used, q.key, json::copy(*given, call.used.GetAllocator()), call.used.GetAllocator());
       out.emplace(q.key, json::clone(*given));
       continue;
     }
@@ -171,7 +171,7 @@ InputAnswers CallContext::ask_session(const std::vector<Ask>& asks) {
     json::set(meta, kMetaInputBatch, json::Value(static_cast<unsigned>(asks.size())), a);
     // The call's progress token ties the request to the call (as the
     // official SDKs do), so a gateway in front knows whose client to ask.
-    if (!progress_token_.IsNull()) json::set(meta, "progressToken", json::Value(progress_token_, a), a);
+    if (!progress_token_.IsNull()) json::set(meta, "progressToken", json::copy(progress_token_, a), a);
     auto [request_id, answer] = session_->begin_request();
     if (!send_(jsonrpc::make_request(request_id, q.method, &params))) {
       session_->abandon(request_id);
@@ -201,7 +201,7 @@ InputAnswers CallContext::ask_session(const std::vector<Ask>& asks) {
 
 void set_json(json::Document& result, std::string_view key, std::string_view json_text) {
   json::Document value = parse_or_throw(std::string(json_text), key);
-  json::set(result, key, json::Value(value, result.GetAllocator()), result.GetAllocator());
+  json::set(result, key, json::copy(value, result.GetAllocator()), result.GetAllocator());
 }
 
 json::Document parse_json(std::string_view json_text) {

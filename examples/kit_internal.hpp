@@ -128,7 +128,7 @@ struct Session {
 
   void set_client_capabilities(const json::Value& caps) {
     util::MutexLock lock(mutex_);
-    capabilities_.CopyFrom(caps, capabilities_.GetAllocator());
+    capabilities_ = json::clone(caps);
   }
   bool client_supports(std::string_view name) {
     util::MutexLock lock(mutex_);
@@ -290,9 +290,8 @@ struct Server::Listener {
   /// Sends notification `method` with `params` (an object, or none), tagged
   /// with the stream's subscription id.
   void notify(std::string_view method, const json::Value* params) {
-    json::Document p(rapidjson::kObjectType);
+    json::Document p = params ? json::clone(*params) : json::Document(rapidjson::kObjectType);
     auto& a = p.GetAllocator();
-    if (params) p.CopyFrom(*params, a);
     json::Value meta(rapidjson::kObjectType);
     meta.AddMember(json::ref(mcp::kMetaSubscriptionId), id.value(a), a);
     json::set(p, "_meta", std::move(meta), a);

@@ -45,7 +45,7 @@ std::shared_ptr<const Server::Tool> Server::make_tool(ToolSpec spec) {
   for (const auto& [key, text] : fragments) {
     if (text->empty()) continue;
     json::Document frag = parse_or_throw(*text, spec.name + "." + key);
-    def.AddMember(json::ref(key), json::Value(frag, a), a);
+    def.AddMember(json::ref(key), json::copy(frag, a), a);
   }
   return std::make_shared<const Tool>(Tool{std::move(spec.name), std::move(def), std::move(spec.handler),
                                            std::move(spec.context_handler)});

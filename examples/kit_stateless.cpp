@@ -70,7 +70,7 @@ saga::Claims state_claims(const detail::Stateless& call) {
 /// the answers do not.
 Result<std::string> seal_state(const detail::Stateless& call) {
   saga::Claims c = state_claims(call);
-  c.state.CopyFrom(call.used, c.state.GetAllocator());
+  c.state = json::clone(call.used);
   return state_keys().seal(std::move(c));
 }
 
@@ -89,7 +89,7 @@ std::optional<RpcError> open_state(std::string_view state, detail::Stateless& ca
     return RpcError{jsonrpc::kInvalidParams, kForeignState};
   auto& a = call.answers.GetAllocator();
   for (const auto& m : answers.GetObject())
-    json::set(call.answers, std::string_view(m.name.GetString(), m.name.GetStringLength()), json::Value(m.value, a), a);
+    json::set(call.answers, std::string_view(m.name.GetString(), m.name.GetStringLength()), json::copy(m.value, a), a);
   return std::nullopt;
 }
 
@@ -105,7 +105,7 @@ std::optional<RpcError> load_answers(const json::Value& params, detail::Stateles
       return RpcError{jsonrpc::kInvalidParams, "inputResponses must be an object mapping input keys to results"};
     auto& a = call.answers.GetAllocator();
     for (const auto& m : responses->GetObject())
-      json::set(call.answers, std::string_view(m.name.GetString(), m.name.GetStringLength()), json::Value(m.value, a),
+      json::set(call.answers, std::string_view(m.name.GetString(), m.name.GetStringLength()), json::copy(m.value, a),
                 a);
   }
   return std::nullopt;
@@ -143,7 +143,7 @@ Outcome detail::input_required(const Stateless& call) {
   for (const auto& q : call.asked) {
     json::Value entry(rapidjson::kObjectType);
     entry.AddMember("method", json::str(q.method, a), a);
-    entry.AddMember("params", json::Value(q.params, a), a);
+    entry.AddMember("params", json::copy(q.params, a), a);
     json::set(requests, q.key, std::move(entry), a);
   }
   r.AddMember("inputRequests", requests, a);
@@ -184,7 +184,7 @@ std::variant<RpcError, std::shared_ptr<Server::Listener>> Server::listen(const j
     for (const auto& uri : uris->GetArray()) {
       if (!uri.IsString()) continue;
       listener->uris.emplace(uri.GetString(), uri.GetStringLength());
-      list.PushBack(json::Value(uri, a), a);
+      list.PushBack(json::copy(uri, a), a);
     }
     honoured.AddMember("resourceSubscriptions", list, a);
   }
@@ -272,7 +272,7 @@ std::optional<RpcError> Server::check_envelope(const jsonrpc::Message& msg, cons
                                                "warning, error, critical, alert, emergency"};
     call.log_level = static_cast<int>(it - kLogLevels.begin());
   }
-  call.capabilities.CopyFrom(*caps, call.capabilities.GetAllocator());
+  call.capabilities = json::clone(*caps);
   return std::nullopt;
 }
 

@@ -129,7 +129,7 @@ Outcome Server::handle(const jsonrpc::Message& msg, detail::Session* session, de
     json::Document r(rapidjson::kObjectType);
     auto& a = r.GetAllocator();
     json::Value array(rapidjson::kArrayType);
-    for (const auto& item : items) array.PushBack(json::Value(item.definition, a), a);
+    for (const auto& item : items) array.PushBack(json::copy(item.definition, a), a);
     r.AddMember(json::ref(key), array, a);
     return r;
   };
@@ -224,7 +224,7 @@ json::Value Server::capabilities(json::Allocator& a) const {
   if (logging_) caps.AddMember("logging", json::Value(rapidjson::kObjectType), a);
   if (!extensions_.empty()) {
     json::Value ext(rapidjson::kObjectType);
-    for (const auto& [id, settings] : extensions_) ext.AddMember(json::str(id, a), json::Value(*json::parse(settings), a), a);
+    for (const auto& [id, settings] : extensions_) ext.AddMember(json::str(id, a), json::copy(*json::parse(settings), a), a);
     caps.AddMember("extensions", ext, a);
   }
   return caps;
@@ -265,7 +265,7 @@ Outcome Server::list_tools(const json::Value* params) const {
   json::Document r(rapidjson::kObjectType);
   auto& a = r.GetAllocator();
   json::Value list(rapidjson::kArrayType);
-  for (std::size_t i = offset; i < end; ++i) list.PushBack(json::Value(tools_[i]->definition, a), a);
+  for (std::size_t i = offset; i < end; ++i) list.PushBack(json::copy(tools_[i]->definition, a), a);
   r.AddMember("tools", list, a);
   if (end < tools_.size()) r.AddMember("nextCursor", json::str(mcp::encode_cursor(end), a), a);
   return r;
@@ -276,7 +276,7 @@ Outcome Server::list_prompts() const {
   json::Document r(rapidjson::kObjectType);
   auto& a = r.GetAllocator();
   json::Value list(rapidjson::kArrayType);
-  for (const auto& p : prompts_) list.PushBack(json::Value(p->definition, a), a);
+  for (const auto& p : prompts_) list.PushBack(json::copy(p->definition, a), a);
   r.AddMember("prompts", list, a);
   return r;
 }

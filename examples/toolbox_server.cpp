@@ -213,7 +213,7 @@ void add_chain_tool(ex::Server& server, const std::string& name, const char* out
           json::Value nt(rapidjson::kObjectType);
           nt.AddMember(json::str(use_name ? "name" : "tool", a), json::str(*next, a), a);
           const json::Value* na = json::find(args, "next_arguments");
-          nt.AddMember("arguments", json::Value(na ? *na : args, a), a);
+          nt.AddMember("arguments", json::copy(na ? *na : args, a), a);
           json::Value meta(rapidjson::kObjectType);
           meta.AddMember("nextTool", nt, a);
           r.AddMember("_meta", meta, a);

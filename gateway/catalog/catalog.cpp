@@ -43,8 +43,7 @@ bool template_matches(std::string_view tmpl, std::string_view uri) {
 
 std::string patched(const json::Value& def, const char* key, const std::string& value,
                     const std::string* description = nullptr) {
-  json::Document d;
-  d.CopyFrom(def, d.GetAllocator());
+  json::Document d = json::clone(def);
   json::set(d, key, json::str(value, d.GetAllocator()), d.GetAllocator());
   if (description) json::set(d, "description", json::str(*description, d.GetAllocator()), d.GetAllocator());
   return json::write(d);
@@ -56,8 +55,7 @@ std::string patched(const json::Value& def, const char* key, const std::string& 
 /// `execution.taskSupport: "optional"` when the gateway runs it as a task.
 std::string tool_definition(const json::Value& def, const std::string& name, const std::string* description,
                             std::string_view ref_server, bool hops, bool gateway_task) {
-  json::Document d;
-  d.CopyFrom(def, d.GetAllocator());
+  json::Document d = json::clone(def);
   auto& a = d.GetAllocator();
   json::set(d, "name", json::str(name, a), a);
   if (description) json::set(d, "description", json::str(*description, a), a);
@@ -82,8 +80,7 @@ void add_skills(const std::shared_ptr<upstream::Upstream>& up, const upstream::L
   const bool prefix = up->config().prefix;
   for (const auto& k : listing.skills.GetArray()) {
     std::string uri(json::get_string(k, "uri").value_or(""));
-    json::Document entry;
-    entry.CopyFrom(k, entry.GetAllocator());
+    json::Document entry = json::clone(k);
     if (prefix) mcp::expose_skill_entry(up->name(), entry, entry.GetAllocator());
     std::string exposed(json::get_string(entry, "uri").value_or(""));
     if (snap.skill_index.count(exposed)) {
@@ -115,7 +112,7 @@ void add_extensions(const upstream::Listing& listing, json::Document& out) {
       for (const auto& setting : e.value.GetObject()) {
         std::string_view key(setting.name.GetString(), setting.name.GetStringLength());
         const json::Value* old = json::find(*have, key);
-        if (!old || (setting.value.IsTrue() && !old->IsTrue())) json::set(*have, key, json::Value(setting.value, a), a);
+        if (!old || (setting.value.IsTrue() && !old->IsTrue())) json::set(*have, key, json::copy(setting.value, a), a);
       }
     }
   if (json::find(out, mcp::kUiExtension)) return;

@@ -45,7 +45,7 @@ bool declare_hops(json::Value& schema, json::Allocator& a) {
   json::Value entry_props(rapidjson::kObjectType);
   json::Value str(rapidjson::kObjectType);
   str.AddMember("type", "string", a);
-  entry_props.AddMember("tool", json::Value(str, a), a);
+  entry_props.AddMember("tool", json::copy(str, a), a);
   entry_props.AddMember("text", str, a);
   entry.AddMember("properties", entry_props, a);
   json::Value hops(rapidjson::kObjectType);

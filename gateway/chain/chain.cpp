@@ -119,7 +119,7 @@ Task<json::Document> resolve(const Context& ctx, const catalog::ExposedTool& fir
   {
     Call c;
     c.tool = first.name;
-    if (arguments) c.arguments.CopyFrom(*arguments, c.arguments.GetAllocator());
+    if (arguments) c.arguments = json::clone(*arguments);
     c.is_error = is_error_result(first_result);
     c.result = std::move(first_result);
     c.ms = first_ms;
@@ -137,7 +137,7 @@ Task<json::Document> resolve(const Context& ctx, const catalog::ExposedTool& fir
     if (!name) name = json::get_string(*next, "name");
     refused.tool = name ? std::string(*name) : std::string("(no tool named)");
     if (const json::Value* a = json::find(*next, "arguments"); a && !a->IsNull())
-      refused.arguments.CopyFrom(*a, refused.arguments.GetAllocator());
+      refused.arguments = json::clone(*a);
     std::string target = refused.tool;
 
     if (ctx.cancel && ctx.cancel->cancelled()) {

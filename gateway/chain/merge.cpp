@@ -28,7 +28,7 @@ void append_content(const Call& c, json::Value& out, std::string& text, json::Al
   bool any_text = false;
   if (const json::Value* content = json::find(c.result, "content"); content && content->IsArray()) {
     for (const auto& item : content->GetArray()) {
-      out.PushBack(json::Value(item, a), a);
+      out.PushBack(json::copy(item, a), a);
       if (!is_text_item(item)) continue;
       any_text = true;
       if (!text.empty()) text += '\n';
@@ -55,10 +55,10 @@ json::Value text_entry(std::string_view tool, std::string_view text, json::Alloc
 json::Value trace_entry(const Call& c, bool is_error, json::Allocator& a) {
   json::Value e(rapidjson::kObjectType);
   e.AddMember("tool", json::str(c.tool, a), a);
-  e.AddMember("arguments", json::Value(c.arguments, a), a);
+  e.AddMember("arguments", json::copy(c.arguments, a), a);
   e.AddMember("isError", is_error, a);
   e.AddMember("ms", std::round(c.ms * 1000) / 1000, a);  // microsecond precision is plenty
-  if (const json::Value* s = structured_of(c)) e.AddMember("structuredContent", json::Value(*s, a), a);
+  if (const json::Value* s = structured_of(c)) e.AddMember("structuredContent", json::copy(*s, a), a);
   return e;
 }
 
@@ -138,7 +138,7 @@ json::Document merge(const std::vector<Call>& calls, const Refusal* refusal,
       out.AddMember("structuredContent", sc, a);
     }
   } else if (!show_all) {
-    if (const json::Value* s = structured_of(calls.back())) out.AddMember("structuredContent", json::Value(*s, a), a);
+    if (const json::Value* s = structured_of(calls.back())) out.AddMember("structuredContent", json::copy(*s, a), a);
   }
 
   bool any_error = refusal != nullptr;
@@ -146,7 +146,7 @@ json::Document merge(const std::vector<Call>& calls, const Refusal* refusal,
   if (any_error) out.AddMember("isError", true, a);
 
   json::Value meta(rapidjson::kObjectType);
-  if (const json::Value* m = json::find(calls.back().result, "_meta"); m && m->IsObject()) meta.CopyFrom(*m, a);
+  if (const json::Value* m = json::find(calls.back().result, "_meta"); m && m->IsObject()) meta = json::copy(*m, a);
   meta.RemoveMember("nextTool");
   json::Value trace(rapidjson::kArrayType);
   for (const auto& c : calls) trace.PushBack(trace_entry(c, c.is_error, a), a);

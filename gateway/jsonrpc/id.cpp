@@ -32,7 +32,7 @@ json::Value Id::value(json::Allocator& a) const {
   if (is_null()) return json::Value();
   auto doc = json::parse(text_);
   if (!doc) return json::Value();
-  return json::Value(*doc, a);
+  return json::copy(*doc, a);
 }
 
 }  // namespace mcpgw::jsonrpc

@@ -261,8 +261,6 @@ Document clone(const Value& v) {
 }
 
 Value copy(const Value& v, Allocator& a) {
-  // RapidJSON's own deep copy builds through a document of its own too,
-  // with a stack it allocates and frees each time.
   if (!v.IsObject() && !v.IsArray()) return Value(v, a);
   Document d(&a, kBuildStack, &ScratchStack::shared());
   build(d, v);

@@ -117,7 +117,9 @@ std::string written(Emit&& emit) {
 /// Compact serialisation of any value.
 std::string write(const Value& v);
 
-/// Deep copy of `v` into a new document.
+/// Deep copy of `v` into a new document. Every deep copy goes through
+/// clone() or copy(): RapidJSON's own (`CopyFrom`, the copy constructor
+/// with an allocator) builds through a stack it allocates each time.
 Document clone(const Value& v);
 
 /// Deep copy of `v` with its memory from `a` (a member or element of a

@@ -175,8 +175,7 @@ Parsed parse(std::string_view body, std::size_t max_batch) {
   }
   std::size_t index = 0;
   for (auto& item : doc->GetArray()) {
-    json::Document one;
-    one.CopyFrom(item, one.GetAllocator());
+    json::Document one = json::clone(item);
     classify(std::move(one), index++);
   }
   return out;

@@ -69,7 +69,7 @@ std::variant<Envelope, Refusal> read_envelope(const jsonrpc::Message& m,
   if (!is_stateless_version(v)) return unsupported_version(v);
   Envelope e;
   e.version = std::string(v);
-  e.capabilities.CopyFrom(*caps, e.capabilities.GetAllocator());
+  e.capabilities = json::clone(*caps);
   if (const json::Value* info = json::find(*meta, kMetaClientInfo); info && info->IsObject())
     e.client_name = std::string(json::get_string(*info, "name").value_or(""));
   if (const json::Value* level = json::find(*meta, kMetaLogLevel)) {

@@ -348,7 +348,7 @@ Task<upstream::Reply> Plugin::run_rounds(std::string_view tool, const json::Valu
     if (!asked) co_return upstream::Reply{false, mcp::tool_error(asked.error())};
     for (auto& m : asked->body.GetObject())
       json::set(answers, std::string_view(m.name.GetString(), m.name.GetStringLength()),
-                json::Value(m.value, answers.GetAllocator()), answers.GetAllocator());
+                json::copy(m.value, answers.GetAllocator()), answers.GetAllocator());
     const json::Value* s = json::find(r.body, "state");
     state = s ? json::write(*s) : "null";
   }

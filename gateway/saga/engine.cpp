@@ -28,7 +28,7 @@ void Inbox::preload(const json::Value& answers) {
   if (answers.IsObject())
     for (const auto& m : answers.GetObject())
       json::set(preloaded_, std::string_view(m.name.GetString(), m.name.GetStringLength()),
-                json::Value(m.value, preloaded_.GetAllocator()), preloaded_.GetAllocator());
+                json::copy(m.value, preloaded_.GetAllocator()), preloaded_.GetAllocator());
 }
 
 Task<upstream::Reply> Inbox::ask(std::string_view method, json::Document params, std::string key, std::size_t batch,
@@ -38,7 +38,7 @@ Task<upstream::Reply> Inbox::ask(std::string_view method, json::Document params,
   {
     util::MutexLock lk(mu_);
     if (const json::Value* known = json::find(preloaded_, key)) {
-      json::set(given_, key, json::Value(*known, given_.GetAllocator()), given_.GetAllocator());
+      json::set(given_, key, json::copy(*known, given_.GetAllocator()), given_.GetAllocator());
       co_return given(*known);
     }
     asked_.push_back(std::move(asked));
@@ -101,7 +101,7 @@ std::vector<std::string> Inbox::answer(const json::Value& answers) {
       missing.push_back(a.q.key);
       continue;
     }
-    json::set(given_, a.q.key, json::Value(*value, given_.GetAllocator()), given_.GetAllocator());
+    json::set(given_, a.q.key, json::copy(*value, given_.GetAllocator()), given_.GetAllocator());
     a.pending->answer = given(*value);
   }
   // Answered questions are no longer pending, even before their askers wake.

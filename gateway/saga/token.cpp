@@ -53,7 +53,7 @@ Result<std::string> Keyring::seal(Claims c) const {
   p.AddMember("a", json::str(c.args_digest, a), a);
   p.AddMember("i", json::str(random_hex(12), a), a);
   p.AddMember("e", now_s() + ttl_.count(), a);
-  p.AddMember("s", json::Value(c.state, a), a);
+  p.AddMember("s", json::copy(c.state, a), a);
   std::string token(kPrefix);
   token += base64url(json::write(p));
   std::string sig = base64url(mac(keys_.front(), token));
@@ -99,7 +99,7 @@ std::variant<Claims, Refusal> Keyring::open(std::string_view token, const Claims
   c.id = text("i");
   const json::Value* e = json::find(p, "e");
   c.expires = e && e->IsInt64() ? e->GetInt64() : 0;
-  if (const json::Value* s = json::find(p, "s")) c.state.CopyFrom(*s, c.state.GetAllocator());
+  if (const json::Value* s = json::find(p, "s")) c.state = json::clone(*s);
   if (c.kind != expect.kind) return refuse(W::WrongKind, "token is a " + c.kind + " token, not a " + expect.kind + " one");
   if (c.expires < now_s())
     return refuse(W::Expired, "token expired " + std::to_string(now_s() - c.expires) + " s ago (sagas.ttl_s is " +

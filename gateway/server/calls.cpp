@@ -45,13 +45,13 @@ Task<Answer> mrtr(Services& sv, Request& r, const std::string& target, const jso
       co_return Answer::error(jsonrpc::kInvalidParams, "Invalid requestState: " + refusal->message);
     const saga::Claims& c = std::get<saga::Claims>(opened);
     if (const json::Value* a = json::find(c.state, "answers"); a && a->IsObject())
-      answers.CopyFrom(*a, answers.GetAllocator());
+      answers = json::clone(*a);
     parked = sv.engine.take(c.state);
   }
   if (responses)
     for (const auto& e : responses->GetObject())
       json::set(answers, std::string_view(e.name.GetString(), e.name.GetStringLength()),
-                json::Value(e.value, answers.GetAllocator()), answers.GetAllocator());
+                json::copy(e.value, answers.GetAllocator()), answers.GetAllocator());
 
   auto started = std::chrono::steady_clock::now();
   auto outcome = co_await drive(sv, r, parked, answers, std::move(work), false);
@@ -68,7 +68,7 @@ Task<Answer> mrtr(Services& sv, Request& r, const std::string& target, const jso
   saga::Claims claims = std::move(expect);
   auto& ca = claims.state.GetAllocator();
   claims.state.AddMember("park", json::str(parked->id, ca), ca);
-  claims.state.AddMember("answers", json::Value(parked->inbox->answers(), ca), ca);
+  claims.state.AddMember("answers", json::copy(parked->inbox->answers(), ca), ca);
   auto sealed = keys->seal(std::move(claims));
   if (!sealed) {
     saga::Engine::abandon(*parked);
@@ -103,7 +103,7 @@ json::Value input_requests(const std::vector<saga::Question>& questions, json::A
   for (const auto& q : questions) {
     json::Value req(rapidjson::kObjectType);
     req.AddMember("method", json::str(q.method, a), a);
-    req.AddMember("params", json::Value(q.params, a), a);
+    req.AddMember("params", json::copy(q.params, a), a);
     requests.AddMember(json::str(q.key, a), req, a);
   }
   return requests;

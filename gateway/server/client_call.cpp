@@ -67,7 +67,7 @@ upstream::Reply capability_error(const std::string& client, std::string_view met
       mcp::kMissingClientCapability,
       "mcpgw: " + client + " did not declare the " + name + " capability, so it cannot take " + std::string(method));
   json::Value data(rapidjson::kObjectType);
-  data.AddMember("requiredCapabilities", json::Value(need, r.body.GetAllocator()), r.body.GetAllocator());
+  data.AddMember("requiredCapabilities", json::copy(need, r.body.GetAllocator()), r.body.GetAllocator());
   r.body.AddMember("data", data, r.body.GetAllocator());
   return r;
 }
@@ -100,7 +100,7 @@ upstream::Reply answered(const jsonrpc::Message& m) {
 void Progress::retarget(const json::Value* token) {
   util::MutexLock lk(mu_);
   token_.SetNull();
-  if (token) token_.CopyFrom(*token, token_.GetAllocator());
+  if (token) token_ = json::clone(*token);
 }
 
 void Progress::forward(json::Value& params) {
@@ -126,12 +126,11 @@ void Progress::step(const std::string& message) {
 }
 
 void Progress::send(const json::Value& params) {
-  json::Document n;
-  n.CopyFrom(params, n.GetAllocator());
+  json::Document n = json::clone(params);
   {
     util::MutexLock lk(mu_);
     if (token_.IsNull()) return;
-    json::set(n, "progressToken", json::Value(token_, n.GetAllocator()), n.GetAllocator());
+    json::set(n, "progressToken", json::copy(token_, n.GetAllocator()), n.GetAllocator());
   }
   client_.send_progress(jsonrpc::make_notification("notifications/progress", &n));
 }
@@ -163,7 +162,7 @@ Task<upstream::Reply> ClientCall::request(std::string_view method, const json::V
   std::size_t batch = 1;
   std::uint64_t order = 0;
   json::Document clean(rapidjson::kObjectType);
-  if (params) clean.CopyFrom(*params, clean.GetAllocator());
+  if (params) clean = json::clone(*params);
   if (json::Value* meta = json::find(clean, "_meta"); meta && meta->IsObject()) {
     if (const json::Value* b = json::find(*meta, kInputBatch); b && b->IsUint()) batch = std::clamp(b->GetUint(), 1u, 64u);
     meta->RemoveMember(std::string(kInputKey).c_str());
@@ -243,7 +242,7 @@ void ClientCall::from_client_task(std::string_view method, upstream::Reply& repl
       std::string gw = ours(json::get_string(t, "taskId").value_or(""));
       if (gw.empty()) continue;
       json::set(t, "taskId", json::str(gw, a), a);
-      kept.PushBack(json::Value(t, a), a);
+      kept.PushBack(json::copy(t, a), a);
     }
     *tasks = std::move(kept);
     return;
@@ -287,7 +286,7 @@ Task<upstream::Reply> ClientCall::stream_request(std::string_view method, json::
     req.AddMember("jsonrpc", "2.0", a);
     req.AddMember("id", json::str(id, a), a);
     req.AddMember("method", json::str(method, a), a);
-    if (has_params) req.AddMember("params", json::Value(params, a), a);
+    if (has_params) req.AddMember("params", json::copy(params, a), a);
     if (!ex_->send(json::write(req))) {
       pending_.erase(id);
       s_->forget_answer(id);

@@ -42,11 +42,11 @@ json::Value capabilities(Services& sv, json::Allocator& a, bool stateless) {
   auto snap = sv.catalog.snapshot();
   auto parsed = json::parse(snap->extensions);
   json::Value extensions(rapidjson::kObjectType);
-  if (parsed && parsed->IsObject()) extensions.CopyFrom(*parsed, a);
+  if (parsed && parsed->IsObject()) extensions = json::copy(*parsed, a);
   if (snap->tasks && stateless)
     json::set(extensions, mcp::kTasksExtension, json::Value(rapidjson::kObjectType), a);
   else if (snap->tasks)
-    out.AddMember("tasks", json::Value(*json::parse(kTasks2025), a), a);
+    out.AddMember("tasks", json::copy(*json::parse(kTasks2025), a), a);
   if (!extensions.ObjectEmpty()) out.AddMember("extensions", extensions, a);
   return out;
 }

@@ -24,7 +24,7 @@ Answer Answer::error(int code, std::string_view message, const json::Value* data
   auto& a = e.GetAllocator();
   e.AddMember("code", code, a);
   e.AddMember("message", json::str(message, a), a);
-  if (data) e.AddMember("data", json::Value(*data, a), a);
+  if (data) e.AddMember("data", json::copy(*data, a), a);
   return Answer(std::move(e), true);
 }
 

@@ -17,8 +17,7 @@ Task<Answer> get_prompt(Services& sv, Request& r) {
   if (!name) co_return Answer::invalid_params("name must be a string");
   auto route = sv.catalog.snapshot()->route_prompt(*name);
   if (!route) co_return Answer::invalid_params("unknown prompt: " + std::string(*name));
-  auto p = std::make_shared<json::Document>();
-  p->CopyFrom(*r.params(), p->GetAllocator());
+  auto p = std::make_shared<json::Document>(json::clone(*r.params()));
   json::set(*p, "name", json::str(route->upstream_key, p->GetAllocator()), p->GetAllocator());
   strip_client_state(*p);
   const json::Value* args = json::find(*r.params(), "arguments");
@@ -53,8 +52,7 @@ Task<Answer> complete(Services& sv, Request& r) {
     co_return Answer::invalid_params("unknown ref.type " + std::string(*type));
   }
   if (!route) co_return Answer::invalid_params("unknown " + std::string(*type == "ref/prompt" ? "prompt" : "resource"));
-  json::Document p;
-  p.CopyFrom(*r.params(), p.GetAllocator());
+  json::Document p = json::clone(*r.params());
   json::set(p["ref"], key, json::str(route->upstream_key, p.GetAllocator()), p.GetAllocator());
   upstream::Caller caller = caller_of(*r.session);
   upstream::Reply reply = co_await route->origin->request(

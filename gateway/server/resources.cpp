@@ -82,8 +82,7 @@ Task<Answer> read_resource(Services& sv, Request& r) {
     data.AddMember("uri", json::str(*uri, data.GetAllocator()), data.GetAllocator());
     co_return Answer::error(mcp::resource_not_found_code(r.context), snap->unroutable_reason(*uri), &data);
   }
-  auto p = std::make_shared<json::Document>();
-  p->CopyFrom(*r.params(), p->GetAllocator());
+  auto p = std::make_shared<json::Document>(json::clone(*r.params()));
   json::set(*p, "uri", json::str(route->upstream_key, p->GetAllocator()), p->GetAllocator());
   strip_client_state(*p);
   if (json::Value* meta = json::find(*p, "_meta"); meta && meta->IsObject()) meta->RemoveMember(kViewServerKey.data());

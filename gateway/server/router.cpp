@@ -134,8 +134,7 @@ void Router::resource_updated(const upstream::Upstream& origin, const jsonrpc::M
   auto uri = msg.params() ? json::get_string(*msg.params(), "uri") : std::nullopt;
   if (!uri) return;
   std::string exposed = catalog_.snapshot()->expose_uri(origin, *uri);
-  json::Document params;
-  params.CopyFrom(*msg.params(), params.GetAllocator());
+  json::Document params = json::clone(*msg.params());
   json::set(params, "uri", json::str(exposed, params.GetAllocator()), params.GetAllocator());
   subscriptions_.resource_updated(exposed, jsonrpc::make_notification("notifications/resources/updated", &params));
 }

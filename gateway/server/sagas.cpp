@@ -26,7 +26,7 @@ Answer saga_reply(Services& sv, Request& r, saga::Engine::Outcome outcome, std::
   // Every step so far, answered or not: each resume must carry them all.
   json::Value pending(rapidjson::kArrayType);
   json::Document earlier = parked->inbox->answers();
-  for (const auto& e : earlier.GetObject()) pending.PushBack(json::Value(e.name, ca), ca);
+  for (const auto& e : earlier.GetObject()) pending.PushBack(json::copy(e.name, ca), ca);
   for (auto& q : questions) {
     json::Value step(rapidjson::kObjectType);
     // The seed's step types, and roots for what it did not foresee.
@@ -35,13 +35,13 @@ Answer saga_reply(Services& sv, Request& r, saga::Engine::Outcome outcome, std::
                                                                    : "roots";
     step.AddMember("type", json::str(type, a), a);
     step.AddMember("stepId", json::str(q.key, a), a);
-    step.AddMember("params", json::Value(q.params, a), a);
+    step.AddMember("params", json::copy(q.params, a), a);
     steps.PushBack(step, a);
     pending.PushBack(json::str(q.key, ca), ca);
   }
   claims.state.AddMember("park", json::str(parked->id, ca), ca);
   claims.state.AddMember("tool", json::str(tool, ca), ca);
-  claims.state.AddMember("arguments", json::Value(arguments, ca), ca);
+  claims.state.AddMember("arguments", json::copy(arguments, ca), ca);
   claims.state.AddMember("steps", pending, ca);
   std::shared_ptr<const saga::Keyring> keys = sv.settings.keyring();
   auto sealed = keys->seal(std::move(claims));
@@ -72,8 +72,8 @@ std::variant<json::Document, std::string> completed_steps(const json::Value& ste
     if ((result && !result->IsObject()) || (error && !error->IsObject()))
       return "completed step " + std::string(*id) + ": result or error must be an object";
     json::Value answer(rapidjson::kObjectType);
-    if (result) answer.CopyFrom(*result, a);
-    else answer.AddMember("error", json::Value(*error, a), a);
+    if (result) answer = json::copy(*result, a);
+    else answer.AddMember("error", json::copy(*error, a), a);
     json::set(answers, *id, std::move(answer), a);
   }
   return answers;
@@ -101,7 +101,7 @@ Task<Answer> call_saga(Services& sv, Request& r) {
 
 Task<Answer> run_saga(Services& sv, Request& r, const CalledTool& c) {
   auto arguments = std::make_shared<json::Document>(rapidjson::kObjectType);
-  if (c.args) arguments->CopyFrom(*c.args, arguments->GetAllocator());
+  if (c.args) *arguments = json::clone(*c.args);
   std::shared_ptr<saga::Parked> parked;
   auto started = std::chrono::steady_clock::now();
   json::Value none(rapidjson::kObjectType);

@@ -16,7 +16,7 @@ std::shared_ptr<McpSession> McpSession::for_request(const std::shared_ptr<McpSes
     // Not shared yet: the lock costs nothing and keeps the fields always under it.
     util::WriterLock lk(s->mu_);
     s->protocol_version_ = envelope.version;
-    s->capabilities_.CopyFrom(envelope.capabilities, s->capabilities_.GetAllocator());
+    s->capabilities_ = json::clone(envelope.capabilities);
     s->client_name_ = envelope.client_name;
     s->log_level_ = envelope.log_level;
   }
@@ -34,7 +34,7 @@ void McpSession::initialize(std::string version, const json::Value* capabilities
   util::WriterLock lk(mu_);
   protocol_version_ = std::move(version);
   if (capabilities && capabilities->IsObject()) {
-    capabilities_.CopyFrom(*capabilities, capabilities_.GetAllocator());
+    capabilities_ = json::clone(*capabilities);
   }
   client_name_ = std::move(client_name);
 }

@@ -21,8 +21,7 @@ Task<Answer> routed(Services& sv, Request& r, std::string_view method,
   if (method == "resources/directory/read" && !route->origin->listing()->can_read_directories)
     co_return Answer::invalid_params("server " + route->origin->name() +
                                      " does not offer resources/directory/read (" + std::string(*uri) + ")");
-  auto p = std::make_shared<json::Document>();
-  p->CopyFrom(*r.params(), p->GetAllocator());
+  auto p = std::make_shared<json::Document>(json::clone(*r.params()));
   json::set(*p, "uri", json::str(route->upstream_key, p->GetAllocator()), p->GetAllocator());
   strip_client_state(*p);
   Work work = [route = *route, p, method = std::string(method), expose, caller = caller_of(*r.session)](

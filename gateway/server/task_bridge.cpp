@@ -96,8 +96,8 @@ Task<json::Document> ask_client_once(ClientCall& client, const json::Value* inpu
     mcp::set_related_task(params, id, params.GetAllocator());
     upstream::Reply got = co_await client.request(*method, &params, deadline, cancel);
     json::Value answer(rapidjson::kObjectType);
-    if (got.rpc_error) answer.AddMember("error", json::Value(got.body, a), a);
-    else answer.CopyFrom(got.body, a);
+    if (got.rpc_error) answer.AddMember("error", json::copy(got.body, a), a);
+    else answer = json::copy(got.body, a);
     json::set(answers, key, std::move(answer), a);
   }
   co_return answers;
@@ -137,7 +137,7 @@ Task<Answer> result_bridged(Services& sv, Request& r, const TaskTarget& t) {
           co_await ask_client_once(*client, json::find(now.body, "inputRequests"), asked, t.id, deadline, cancel);
       if (!answers.ObjectEmpty()) {
         json::Document extra(rapidjson::kObjectType);
-        json::set(extra, "inputResponses", json::Value(answers, extra.GetAllocator()), extra.GetAllocator());
+        json::set(extra, "inputResponses", json::copy(answers, extra.GetAllocator()), extra.GetAllocator());
         upstream::Reply ack = co_await ask_upstream(r, t, "tasks/update", std::move(extra));
         if (ack.rpc_error) co_return Answer::relay(std::move(ack));
         continue;

@@ -39,7 +39,7 @@ Answer limit_refusal(const std::string& principal, int max, std::int64_t retry_m
 /// on the one the gateway writes.
 void keep_meta(json::Document& out, const json::Value& from) {
   if (const json::Value* meta = json::find(from, "_meta"); meta && meta->IsObject())
-    json::set(out, "_meta", json::Value(*meta, out.GetAllocator()), out.GetAllocator());
+    json::set(out, "_meta", json::copy(*meta, out.GetAllocator()), out.GetAllocator());
 }
 
 /// The CreateTaskResult of `state` for the client of `r`.
@@ -117,7 +117,7 @@ std::variant<TaskPlan, PlanRefusal> plan_task(Services& sv, Request& r, const ca
     plan.ttl_ms = requested_ttl(task);
     if (up_modern || up_runs) {
       plan.kind = Kind::Upstream;
-      if (!up_modern) plan.task.CopyFrom(*task, plan.task.GetAllocator());
+      if (!up_modern) plan.task = json::clone(*task);
     } else if (tool.gateway_task) {
       plan.kind = Kind::Gateway;
     } else {
@@ -136,7 +136,7 @@ std::variant<TaskPlan, PlanRefusal> plan_task(Services& sv, Request& r, const ca
     } else if (up_runs && tool.task_support == mcp::TaskSupport::Required) {
       if (!declared) {
         json::Document data(rapidjson::kObjectType);
-        data.AddMember("requiredCapabilities", json::Value(mcp::tasks_extension_capability(), data.GetAllocator()),
+        data.AddMember("requiredCapabilities", json::copy(mcp::tasks_extension_capability(), data.GetAllocator()),
                        data.GetAllocator());
         return PlanRefusal{"task_capability",
                            Answer::error(mcp::kMissingClientCapability,

@@ -90,8 +90,8 @@ Task<Answer> gateway_result(Services& sv, Request& r, const TaskTarget& t) {
       mcp::set_related_task(q.params, t.id, q.params.GetAllocator());
       upstream::Reply reply = co_await client->request(q.method, &q.params, task_deadline(t), cancel);
       json::Value answer(rapidjson::kObjectType);
-      if (reply.rpc_error) answer.AddMember("error", json::Value(reply.body, answers.GetAllocator()), answers.GetAllocator());
-      else answer.CopyFrom(reply.body, answers.GetAllocator());
+      if (reply.rpc_error) answer.AddMember("error", json::copy(reply.body, answers.GetAllocator()), answers.GetAllocator());
+      else answer = json::copy(reply.body, answers.GetAllocator());
       json::set(answers, q.key, std::move(answer), answers.GetAllocator());
     }
     if (!questions.empty()) run.inbox()->answer(answers);
@@ -172,7 +172,7 @@ std::variant<TaskTarget, Answer> task_target(Services& sv, Request& r) {
   if (!id) return Answer::invalid_params("taskId must be a string");
   if (r.context.stateless && !mcp::declares_tasks_extension(r.session->capabilities())) {
     json::Document data(rapidjson::kObjectType);
-    data.AddMember("requiredCapabilities", json::Value(mcp::tasks_extension_capability(), data.GetAllocator()),
+    data.AddMember("requiredCapabilities", json::copy(mcp::tasks_extension_capability(), data.GetAllocator()),
                    data.GetAllocator());
     return Answer::error(mcp::kMissingClientCapability,
                          "Missing required client capability: " + std::string(r.message.method()) +
@@ -227,7 +227,7 @@ Clock::time_point task_deadline(const TaskTarget& t) {
 void add_outcome(json::Document& detailed, const upstream::Reply& outcome) {
   auto& a = detailed.GetAllocator();
   if (outcome.rpc_error) {
-    json::set(detailed, "error", json::Value(outcome.body, a), a);
+    json::set(detailed, "error", json::copy(outcome.body, a), a);
     return;
   }
   json::Value result(outcome.body, a);
@@ -261,7 +261,7 @@ Task<Answer> get_task(Services& sv, Request& r) {
     // Both ends speak 2026-07-28: the payload passes as it is.
     auto& a = out.GetAllocator();
     if (const json::Value* requests = json::find(reply.body, "inputRequests"))
-      json::set(out, "inputRequests", json::Value(*requests, a), a);
+      json::set(out, "inputRequests", json::copy(*requests, a), a);
     if (const json::Value* result = json::find(reply.body, "result"))
       add_outcome(out, upstream::Reply{false, json::clone(*result)});
     else if (const json::Value* error = json::find(reply.body, "error"))
@@ -319,7 +319,7 @@ Task<Answer> list_tasks(Services& sv, Request& r) {
     if (rec->ref.kind == Kind::Gateway && rec->run)
       tasks.PushBack(json::Value(state_document(run_state(*rec, false), false), a), a);
   std::vector<json::Document> listed = co_await upstream_listing(sv, r, records);
-  for (auto& d : listed) tasks.PushBack(json::Value(d, a), a);
+  for (auto& d : listed) tasks.PushBack(json::copy(d, a), a);
   out.AddMember("tasks", tasks, a);
   co_return Answer::result(std::move(out));
 }
@@ -392,7 +392,7 @@ Task<Answer> update_task(Services& sv, Request& r) {
   }
   if (!t.upstream->speaks_stateless()) co_return update_bridged(sv, t, given);
   json::Document extra(rapidjson::kObjectType);
-  json::set(extra, "inputResponses", json::Value(given, extra.GetAllocator()), extra.GetAllocator());
+  json::set(extra, "inputResponses", json::copy(given, extra.GetAllocator()), extra.GetAllocator());
   upstream::Reply reply = co_await ask_upstream(r, t, "tasks/update", std::move(extra));
   if (reply.rpc_error) co_return Answer::relay(std::move(reply));
   co_return task_ack();

@@ -104,7 +104,7 @@ Answer search_tools(const catalog::Snapshot& s, std::size_t mode, const json::Va
     // `_meta` as listed, so a host can render a found tool's view.
     for (std::string_view key : {"name", "title", "description", "inputSchema", "annotations", "_meta"})
       if (const json::Value* v = json::find(*def, key))
-        t.AddMember(json::str(key, a), json::Value(*v, a), a);
+        t.AddMember(json::str(key, a), json::copy(*v, a), a);
     text += "\n- " + s.tools[h.doc].name;
     if (auto d = json::get_string(*def, "description"); d && !d->empty()) text += ": " + std::string(*d);
     if (const json::Value* schema = json::find(*def, "inputSchema")) text += "\n  inputSchema: " + json::write(*schema);

@@ -70,7 +70,7 @@ Link::Link(config::Server cfg, transport::Io& io, Listener& listener, std::share
       client_protocol_(std::move(owner.protocol)),
       principal_(std::move(owner.principal)),
       on_listed_(std::move(on_listed)) {
-  if (client_extensions) client_extensions_.CopyFrom(*client_extensions, client_extensions_.GetAllocator());
+  if (client_extensions) client_extensions_ = json::clone(*client_extensions);
 }
 
 Task<bool> Link::wait_settled(std::chrono::steady_clock::time_point deadline) {
@@ -224,10 +224,10 @@ void Link::add_envelope(json::Document& p, const CallOptions* opts) const {
   if (opts && opts->client) {
     caps = opts->client->capabilities();
   } else if (json::Document own = own_capabilities(); json::find(own, "extensions")) {
-    caps.AddMember("extensions", json::Value(own["extensions"], caps.GetAllocator()), caps.GetAllocator());
+    caps.AddMember("extensions", json::copy(own["extensions"], caps.GetAllocator()), caps.GetAllocator());
   }
   declare_tasks(caps, opts && opts->task);
-  json::set(*meta, mcp::kMetaCapabilities, json::Value(caps, a), a);
+  json::set(*meta, mcp::kMetaCapabilities, json::copy(caps, a), a);
   json::Value info(rapidjson::kObjectType);
   info.AddMember("name", "mcpgw", a);
   info.AddMember("version", MCPGW_VERSION, a);

@@ -47,7 +47,7 @@ json::Document Link::own_capabilities() const {
   if (role_ == Role::Client) {
     caps->RemoveMember("extensions");
     if (client_extensions_.IsObject() && !client_extensions_.ObjectEmpty())
-      caps->AddMember("extensions", json::Value(client_extensions_, caps->GetAllocator()), caps->GetAllocator());
+      caps->AddMember("extensions", json::copy(client_extensions_, caps->GetAllocator()), caps->GetAllocator());
   }
   return std::move(*caps);
 }
@@ -112,7 +112,7 @@ Task<bool> Link::discover(transport::Connection& c) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     json::Document p(rapidjson::kObjectType);
     add_envelope(p, nullptr);
-    json::set(p["_meta"], mcp::kMetaCapabilities, json::Value(*json::parse(kClientCaps), p.GetAllocator()),
+    json::set(p["_meta"], mcp::kMetaCapabilities, json::copy(*json::parse(kClientCaps), p.GetAllocator()),
               p.GetAllocator());
     transport::RequestOptions o;
     // A server of the stateful revisions may ignore what it does not know
@@ -135,7 +135,7 @@ Task<bool> Link::discover(transport::Connection& c) {
     modern_ = true;
     protocol_ = mcp::kStatelessVersion;
     if (const auto* caps = json::find(*res, "capabilities"); caps && caps->IsObject())
-      server_caps_.CopyFrom(*caps, server_caps_.GetAllocator());
+      server_caps_ = json::clone(*caps);
     else
       server_caps_.SetObject();
     co_return true;
@@ -192,7 +192,7 @@ Task<Result<void>> Link::initialize(transport::Connection& c) {
   json::Document p(rapidjson::kObjectType);
   auto& a = p.GetAllocator();
   p.AddMember("protocolVersion", json::str(version, a), a);
-  p.AddMember("capabilities", json::Value(own_capabilities(), a), a);
+  p.AddMember("capabilities", json::copy(own_capabilities(), a), a);
   json::Value info(rapidjson::kObjectType);
   info.AddMember("name", "mcpgw", a);
   info.AddMember("version", MCPGW_VERSION, a);
@@ -216,7 +216,7 @@ Task<Result<void>> Link::initialize(transport::Connection& c) {
     util::MutexLock lk(mu_);
     protocol_ = *answered;
     if (const auto* caps = json::find(*res, "capabilities"); caps && caps->IsObject())
-      server_caps_.CopyFrom(*caps, server_caps_.GetAllocator());
+      server_caps_ = json::clone(*caps);
     else
       server_caps_.SetObject();
   }
@@ -261,7 +261,7 @@ Task<Result<json::Document>> Link::list_pages(transport::Connection& c, const ch
         spdlog::warn("upstream {}: skipping a second entry of {} with {} {}", cfg_.name, method, id_key, *id);
         continue;
       }
-      all.PushBack(json::Value(t, all.GetAllocator()), all.GetAllocator());
+      all.PushBack(json::copy(t, all.GetAllocator()), all.GetAllocator());
     }
     auto next = json::get_string(*res, "nextCursor");
     if (!next || next->empty()) co_return all;
@@ -277,7 +277,7 @@ Task<Result<std::shared_ptr<Listing>>> Link::list_all(transport::Connection& c) 
   json::Document caps;
   {
     util::MutexLock lk(mu_);
-    caps.CopyFrom(server_caps_, caps.GetAllocator());
+    caps = json::clone(server_caps_);
   }
   const auto* res_caps = json::find(caps, "resources");
   l->has_resources = res_caps != nullptr;
@@ -285,7 +285,7 @@ Task<Result<std::shared_ptr<Listing>>> Link::list_all(transport::Connection& c) 
   l->has_prompts = json::find(caps, "prompts") != nullptr;
   l->has_completions = json::find(caps, "completions") != nullptr;
   if (const auto* ext = json::find(caps, "extensions"); ext && ext->IsObject())
-    l->extensions.CopyFrom(*ext, l->extensions.GetAllocator());
+    l->extensions = json::clone(*ext);
   const auto* tasks = json::find(caps, "tasks");
   l->has_tasks = (tasks && tasks->IsObject()) || json::find(l->extensions, mcp::kTasksExtension);
   if (const auto* skills = json::find(l->extensions, mcp::kSkillsExtension); skills && skills->IsObject()) {
@@ -308,7 +308,7 @@ Task<Result<std::shared_ptr<Listing>>> Link::list_all(transport::Connection& c) 
                      json::get_string(t, "name").value_or("?"), why);
         continue;
       }
-      kept.PushBack(json::Value(t, kept.GetAllocator()), kept.GetAllocator());
+      kept.PushBack(json::copy(t, kept.GetAllocator()), kept.GetAllocator());
     }
     l->tools.Swap(kept);
   }

@@ -26,7 +26,7 @@ Task<Result<Reply>> ask_client(const json::Value& result, const CallOptions& opt
     if (!method) co_return Error{"mcpgw: " + who + " sent an input request without a method"};
     Ask ask{m.name.GetString(), std::string(*method), json::Document(rapidjson::kObjectType), {}};
     if (const json::Value* p = json::find(m.value, "params"); p && p->IsObject())
-      ask.params.CopyFrom(*p, ask.params.GetAllocator());
+      ask.params = json::clone(*p);
     // The questions go out together, under the asker's own keys.
     auto& a = ask.params.GetAllocator();
     json::Value& meta = json::object_member(ask.params, "_meta", a);
