@@ -478,6 +478,7 @@ Config read_config(const Value& root, const std::string& source) {
   }
   f.read("instructions", c.instructions);
   f.read("shutdown_grace_ms", c.shutdown_grace_ms, 0);
+  f.read("startup_wait_ms", c.startup_wait_ms, 0);
   return c;
 }
 

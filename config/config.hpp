@@ -326,6 +326,10 @@ struct Config {
   std::string instructions;
   /// How long SIGTERM waits for in-flight calls.
   int shutdown_grace_ms = 10000;
+  /// How long a request waits for servers still in their first connection
+  /// attempt (initialize, lists, calls), so that a client connecting right
+  /// after start sees what a later one sees; 0 = no waiting.
+  int startup_wait_ms = 10000;
 };
 
 /// Looks a variable up in the environment; nullopt when unset.

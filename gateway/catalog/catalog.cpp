@@ -431,7 +431,9 @@ std::shared_ptr<const Snapshot> build(const config::Config& cfg,
   for (const auto& up : upstreams) {
     const auto& sc = up->config();
     auto listing = up->listing();
-    if (!up->settled()) snap->pending.push_back({up, sc.prefix ? sc.name + cfg.naming.separator : ""});
+    if (!up->settled())
+      snap->pending.push_back({up, sc.prefix ? sc.name + cfg.naming.separator : "",
+                               up->started_at() + std::chrono::milliseconds(cfg.startup_wait_ms)});
     if (sc.prefix) snap->servers.emplace(sc.name, up);
     const config::Filters& filters = sc.filters ? *sc.filters : cfg.filters;
 
@@ -495,8 +497,12 @@ std::shared_ptr<const Snapshot> Catalog::snapshot() const {
 
 void Catalog::publish(std::shared_ptr<const Snapshot> s) {
   {
+    // After the swap: a request that reads `starting_until_` cleared takes
+    // a snapshot that has the server.
+    const auto until = s->pending.empty() ? 0 : s->starting_until().time_since_epoch().count();
     util::MutexLock lk(mu_);
     current_ = std::move(s);
+    starting_until_.store(until, std::memory_order_release);
   }
   published_.notify();
 }

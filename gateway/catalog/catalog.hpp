@@ -55,6 +55,9 @@ struct Route {
 struct Pending {
   std::shared_ptr<upstream::Upstream> server;
   std::string prefix;  ///< what its exposed names start with; "" = any name (prefix: false)
+  /// Until when requests wait for it (its start plus startup_wait_ms):
+  /// past that it is left out of answers until it connects.
+  std::chrono::steady_clock::time_point until;
 };
 
 /// A consistent view of the catalog; never changes once published.
@@ -84,6 +87,14 @@ struct Snapshot {
   const ExposedTool* find_tool(std::string_view name, std::size_t mode) const;
   /// The servers of `pending` that may list a tool or prompt exposed as `name`.
   std::vector<std::shared_ptr<upstream::Upstream>> pending_for(std::string_view name) const;
+  /// The latest `until` of `pending` (catalog/startup.cpp): before it, a
+  /// request that needs the whole catalog waits; the epoch when none.
+  std::chrono::steady_clock::time_point starting_until() const;
+  /// When a request for `name` stops waiting for the servers that may list
+  /// it: the latest `until` of pending_for(name).
+  std::chrono::steady_clock::time_point starting_until(std::string_view name) const;
+  /// The names of the servers of `pending`, comma-separated (for the log).
+  std::string pending_names() const;
   /// The upstream and upstream name of exposed prompt `name`.
   std::optional<Route> route_prompt(std::string_view name) const;
   /// The upstream and upstream URI of a resource URI a client sends: an
@@ -152,12 +163,23 @@ class Catalog {
   /// Waits until a snapshot newer than generation `seen` is published, or
   /// `deadline`, or `cancel` (may be null); false at the deadline. Run on a strand.
   Task<bool> wait_newer(std::uint64_t seen, std::chrono::steady_clock::time_point deadline, CancelSignal* cancel);
+  /// True while a server of the current snapshot is in its first connection
+  /// attempt within its start-up bound (catalog/startup.cpp). Cheap: one
+  /// atomic load (and a clock read while true), for every request.
+  bool starting() const;
+  /// The snapshot once no server is in its first attempt within its bound,
+  /// or at `deadline`, or on `cancel` (may be null): what a request that
+  /// needs the whole catalog (initialize, a list, a search) answers from.
+  Task<std::shared_ptr<const Snapshot>> started(std::chrono::steady_clock::time_point deadline, CancelSignal* cancel);
 
  private:
   mutable util::Mutex mu_;
   Event published_;  // has a lock of its own
   std::shared_ptr<const Snapshot> current_ GUARDED_BY(mu_) = std::make_shared<Snapshot>();
   std::atomic<std::uint64_t> generation_{0};  // atomic: no lock
+  /// The current snapshot's starting_until(), in clock ticks; 0 when it has
+  /// nothing pending. Atomic: read by every request without the lock.
+  std::atomic<std::chrono::steady_clock::rep> starting_until_{0};
 };
 
 }  // namespace mcpgw::catalog

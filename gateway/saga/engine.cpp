@@ -270,4 +270,15 @@ std::size_t Engine::parked_count() const {
   return parked_.size();
 }
 
+json::Value input_requests(const std::vector<Question>& questions, json::Allocator& a) {
+  json::Value requests(rapidjson::kObjectType);
+  for (const auto& q : questions) {
+    json::Value req(rapidjson::kObjectType);
+    req.AddMember("method", json::str(q.method, a), a);
+    req.AddMember("params", json::copy(q.params, a), a);
+    requests.AddMember(json::str(q.key, a), req, a);
+  }
+  return requests;
+}
+
 }  // namespace mcpgw::saga

@@ -171,4 +171,9 @@ class Engine {
   std::map<std::string, std::int64_t> resumed_ GUARDED_BY(mu_);
 };
 
+/// The `inputRequests` map (key -> {method, params}) of `questions`: how a
+/// client of the stateless revision is asked, in an input_required result
+/// or a task.
+json::Value input_requests(const std::vector<Question>& questions, json::Allocator& a);
+
 }  // namespace mcpgw::saga

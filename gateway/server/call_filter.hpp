@@ -28,6 +28,8 @@ namespace mcpgw::server {
 /// arguments and `_meta`, its caller, and the trace it goes on. The work
 /// owns it, so it outlives the request (a suspended call, a task).
 struct ToolCallContext {
+  /// Where a chain looks its hops up again when servers were starting up.
+  catalog::Catalog* catalog;
   Metrics* metrics;
   Audit* audit;
   mcp::SpanSink* spans;

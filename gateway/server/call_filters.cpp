@@ -10,7 +10,9 @@
 
 #include <cctype>
 #include <charconv>
+#include <tuple>
 
+#include "catalog/tool_search.hpp"
 #include "chain/chain.hpp"
 #include "mcp/era.hpp"
 #include "server/apps.hpp"
@@ -77,6 +79,12 @@ std::string param_header_mismatch(const catalog::ExposedTool& tool, const json::
 /// answer.
 Task<Answer> answered(Answer a) { co_return a; }
 
+/// The request calls search_tools (tool search's meta tool).
+bool searches(const Request& r) {
+  const json::Value* p = r.params();
+  return p && p->IsObject() && json::get_string(*p, "name") == catalog::kSearchTools;
+}
+
 /// The tool the request names, in the client's mode (resolve_called: params,
 /// search_tools answered here, a tool hidden or unknown, an upstream still
 /// connecting waited for); what ends the call here is the answer, audited
@@ -85,6 +93,8 @@ class ResolveFilter final : public AdmitFilter {
  public:
   Task<Answer> on_call(CallRequest& call, AdmitNext next) override {
     std::optional<Answer> ended;
+    // A search answers from the whole catalog: at start-up, once it is whole.
+    if (call.sv.catalog.starting() && searches(call.r)) co_await after_startup(call.sv, call.r);
     auto how = resolve_called(call.sv, call.r, call.called, ended);
     if (how == Resolution::Connecting)
       how = co_await resolve_called_after_connecting(call.sv, call.r, call.called, ended);
@@ -169,7 +179,15 @@ class ChainFilter final : public CallFilter {
       CallNext next;
       int n = 0;  ///< the hop under way
     } hops{run, next};
-    chain::Context ctx{*c.snap, c.mode, c.cfg->chain, nullptr, nullptr, nullptr, &run.cancel};
+    // A hop may name a tool of a server still in its first connection
+    // attempt: the chain is resolved in the catalog after start-up.
+    std::shared_ptr<const catalog::Snapshot> snap = c.snap;
+    std::size_t mode = c.mode;
+    if (c.catalog->starting()) {
+      auto later = co_await c.catalog->started(std::chrono::steady_clock::time_point::max(), &run.cancel);
+      if (auto m = later->mode_index(c.caller.mode)) std::tie(snap, mode) = std::make_pair(std::move(later), *m);
+    }
+    chain::Context ctx{*snap, mode, c.cfg->chain, nullptr, nullptr, nullptr, &run.cancel};
     ctx.call = [&hops](const catalog::ExposedTool& t, const json::Value* arguments) -> Task<upstream::Reply> {
       ServerCall step(hops.run, t, arguments, nullptr, hops.n);
       co_return co_await hops.next(step);

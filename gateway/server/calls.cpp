@@ -64,7 +64,7 @@ Task<Answer> mrtr(Services& sv, Request& r, const std::string& target, const jso
   json::Document result(rapidjson::kObjectType);
   auto& a = result.GetAllocator();
   result.AddMember("resultType", "input_required", a);
-  result.AddMember("inputRequests", input_requests(questions, a), a);
+  result.AddMember("inputRequests", saga::input_requests(questions, a), a);
   saga::Claims claims = std::move(expect);
   auto& ca = claims.state.GetAllocator();
   claims.state.AddMember("park", json::str(parked->id, ca), ca);
@@ -98,16 +98,6 @@ Task<Answer> execute(Services& sv, Request& r, std::string target, const json::V
   co_return Answer::relay(std::move(reply));
 }
 
-json::Value input_requests(const std::vector<saga::Question>& questions, json::Allocator& a) {
-  json::Value requests(rapidjson::kObjectType);
-  for (const auto& q : questions) {
-    json::Value req(rapidjson::kObjectType);
-    req.AddMember("method", json::str(q.method, a), a);
-    req.AddMember("params", json::copy(q.params, a), a);
-    requests.AddMember(json::str(q.key, a), req, a);
-  }
-  return requests;
-}
 
 void audit_round(Services& sv, Request& r, std::string_view event, std::string_view tool, const json::Value* args,
                  const saga::Engine::Outcome& outcome, double ms) {

@@ -35,10 +35,6 @@ Task<Answer> execute(Services& sv, Request& r, std::string target, const json::V
 Task<saga::Engine::Outcome> drive(Services& sv, Request& r, std::shared_ptr<saga::Parked>& parked,
                                   const json::Value& answers, Work work, bool sagas);
 
-/// The `inputRequests` map (key -> {method, params}) of `questions`: how a
-/// client of the stateless revision is asked, in an input_required result
-/// or a task.
-json::Value input_requests(const std::vector<saga::Question>& questions, json::Allocator& a);
 
 /// Writes the audit line of one round of a suspendable call for `r`
 /// (`event`: mrtr_round or saga_round) that ended with `outcome` after

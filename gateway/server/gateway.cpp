@@ -478,8 +478,10 @@ void Gateway::stop_upstreams() {
   });
 }
 
-void Gateway::retire(std::shared_ptr<upstream::Upstream> u) {
+void Gateway::retire(std::shared_ptr<upstream::Upstream> u, std::string_view why) {
   auto grace = std::chrono::milliseconds(config()->shutdown_grace_ms);
+  std::string reason = "was " + std::string(why) + " by a configuration reload, and this call was still running after shutdown_grace_ms (" +
+                       std::to_string(grace.count()) + " ms)";
   {
     util::MutexLock lk(state_mu_);
     std::erase_if(retiring_, [](const auto& w) { return w.expired(); });
@@ -489,9 +491,9 @@ void Gateway::retire(std::shared_ptr<upstream::Upstream> u) {
   // its children reaped): the gateway may be gone.
   asio::co_spawn(
       asio::make_strand(io_.executor()),
-      [u, grace]() -> Task<> {
+      [u, grace, reason = std::move(reason)]() -> Task<> {
         co_await u->drain(std::chrono::steady_clock::now() + grace);
-        co_await u->stop_async();
+        co_await u->stop_async(reason);
       },
       asio::detached);
 }
@@ -553,7 +555,7 @@ Result<void> Gateway::reload(const std::string& path) {
   for (auto& u : started) u->start();
   for (auto& [was, now] : replaced) now->start();
   // Calls already running on a removed upstream finish on their own snapshot.
-  for (auto& u : removed) retire(u);
+  for (auto& u : removed) retire(u, "removed");
   on_tools_changed("reload");
   if (!replaced.empty()) {
     for (auto& [was, now] : replaced) {
@@ -566,8 +568,9 @@ Result<void> Gateway::reload(const std::string& path) {
     }
     on_tools_changed("reload");
     for (auto& [was, now] : replaced) {
+      router_.upstream_replaced(was, now);
       if (!now->ready()) spdlog::warn("reload: upstream {} with its new settings: {}", now->name(), now->status());
-      retire(was);
+      retire(was, "replaced");
     }
   }
   // A replaced server counts as one started and one stopped.

@@ -86,9 +86,10 @@ class Gateway final : public upstream::Listener {
 
  private:
   void stop_upstreams();
-  /// Stops `u` (replaced or removed by a reload) once its calls in flight
-  /// have finished, or shutdown_grace_ms has passed; in the background.
-  void retire(std::shared_ptr<upstream::Upstream> u);
+  /// Stops `u` (`why`: "replaced" or "removed" by a reload) once its calls
+  /// in flight have finished, or shutdown_grace_ms has passed, when those
+  /// still running are told so; in the background.
+  void retire(std::shared_ptr<upstream::Upstream> u, std::string_view why);
   /// Loads `cfg`'s plugins, keeping the loaded ones whose entry is unchanged.
   void load_plugins(const config::Config& cfg);
   /// The keys of `cfg`'s sagas section (a per-process one when it has none).

@@ -156,17 +156,10 @@ int serve(config::Config cfg, const Cli& cli) {
   SignalThread signals(gw, cli.config_path, grace);
   gw.start_upstreams();
   auto invalid = [&](const std::string& why) { spdlog::error("{}: {}", cli.config_path, why); };
-  if (cli.stdio) {
-    // A stdio client lists the tools once, right after initialize, and has
-    // no readiness probe: it is served once every upstream has had its try.
-    if (auto checked = gw.await_upstreams(); !checked) {
-      invalid(checked.error());
-      return 2;
-    }
-    return gw.serve_stdio(cli.mode);
-  }
-  // HTTP serves from the first moment (/healthz, connected servers' calls);
-  // what needs every upstream's tools is checked once they have had their try.
+  // Both transports serve from the first moment (/healthz, connected
+  // servers' calls); initialize and the lists wait for the upstreams still
+  // in their first attempt, within startup_wait_ms. What needs every
+  // upstream's tools is checked once they have had their try.
   std::atomic<bool> refused{false};
   std::thread start_check([&] {
     if (auto checked = gw.await_upstreams(); !checked) {
@@ -175,7 +168,7 @@ int serve(config::Config cfg, const Cli& cli) {
       gw.stop();
     }
   });
-  int code = gw.serve_http();
+  int code = cli.stdio ? gw.serve_stdio(cli.mode) : gw.serve_http();
   start_check.join();
   return refused ? 2 : code;
 }

@@ -110,27 +110,28 @@ const json::Value* Request::progress_token() const { return server::progress_tok
 namespace {
 
 /// Every request method the gateway answers. initialize and server/discover
-/// wait: they call the welcome tool. resources/(un)subscribe wait: the
-/// first and last subscriber (un)subscribe upstream, as does a listen,
-/// which then waits until its client leaves.
+/// wait: they call the welcome tool; they and the lists answer from the
+/// whole catalog (`whole`). resources/(un)subscribe wait: the first and
+/// last subscriber (un)subscribe upstream, as does a listen, which then
+/// waits until its client leaves.
 constexpr std::array kMethods{
-    Method{"initialize", Runs::Async, nullptr, initialize},
-    Method{"server/discover", Runs::Async, nullptr, discover},
+    Method{"initialize", Runs::Async, nullptr, initialize, true, true},
+    Method{"server/discover", Runs::Async, nullptr, discover, true, true},
     Method{"ping", Runs::Inline, ping},
     Method{"logging/setLevel", Runs::Inline, set_log_level},
-    Method{"tools/list", Runs::Inline, list_tools},
+    Method{"tools/list", Runs::Inline, list_tools, nullptr, true, true},
     Method{"tools/call", Runs::Async, nullptr, call_tool},
     Method{"tools/callSaga", Runs::Async, nullptr, call_saga},
     Method{"tools/resumeSaga", Runs::Async, nullptr, resume_saga},
-    Method{"resources/list", Runs::Inline, list_resources},
-    Method{"resources/templates/list", Runs::Inline, list_resource_templates},
+    Method{"resources/list", Runs::Inline, list_resources, nullptr, true, true},
+    Method{"resources/templates/list", Runs::Inline, list_resource_templates, nullptr, true, true},
     Method{"resources/read", Runs::Async, nullptr, read_resource},
     Method{"resources/subscribe", Runs::Async, nullptr, subscribe},
     Method{"resources/unsubscribe", Runs::Async, nullptr, unsubscribe},
-    Method{"prompts/list", Runs::Inline, list_prompts},
+    Method{"prompts/list", Runs::Inline, list_prompts, nullptr, true, true},
     Method{"prompts/get", Runs::Async, nullptr, get_prompt},
     Method{"completion/complete", Runs::Async, nullptr, complete},
-    Method{"skills/list", Runs::Inline, list_skills},
+    Method{"skills/list", Runs::Inline, list_skills, nullptr, true, true},
     Method{"skills/get", Runs::Async, nullptr, get_skill},
     Method{"resources/directory/read", Runs::Async, nullptr, read_directory},
     Method{"subscriptions/listen", Runs::Async, nullptr, listen, false},
@@ -182,6 +183,11 @@ Answer page_of(Request& r, std::string_view key, std::size_t count,
   json::Document rest(rapidjson::kObjectType);
   if (end < count) rest.AddMember("nextCursor", json::str(mcp::encode_cursor(end), rest.GetAllocator()), rest.GetAllocator());
   return Answer::page(key, std::move(items), std::move(rest), std::move(keep));
+}
+
+Task<std::shared_ptr<const catalog::Snapshot>> after_startup(Services& sv, Request& r) {
+  co_return co_await sv.catalog.started(std::chrono::steady_clock::time_point::max(),
+                                        r.exchange ? &r.exchange->cancel_signal() : nullptr);
 }
 
 upstream::Caller caller_of(const McpSession& s) {

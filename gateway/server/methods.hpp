@@ -20,8 +20,8 @@
 #include "server/metrics.hpp"
 #include "server/sessions.hpp"
 #include "server/subscriptions.hpp"
-#include "server/task_registry.hpp"
-#include "server/task_share.hpp"
+#include "tasks/registry.hpp"
+#include "tasks/share.hpp"
 #include "transport/downstream.hpp"
 #include "util/thread_annotations.hpp"
 
@@ -108,8 +108,8 @@ struct Services {
   asio::any_io_executor io;
   /// The tasks created through this process (docs/protocol.md, "Tasks"), and what
   /// the replicas share of them.
-  TaskRegistry& tasks;
-  TaskShare& task_share;
+  mcpgw::tasks::TaskRegistry& tasks;
+  mcpgw::tasks::TaskShare& task_share;
   /// The configured upstream of that name, or null.
   std::function<std::shared_ptr<upstream::Upstream>(std::string_view)> upstream;
   /// The replicas' shared state; null for a process alone (no
@@ -163,6 +163,12 @@ struct Method {
   /// False for a request that lasts as long as its client listens
   /// (subscriptions/listen): it has no server span.
   bool span = true;
+  /// Answers from the whole catalog (initialize, server/discover, lists):
+  /// while servers are in their first connection attempt it waits for them,
+  /// up to startup_wait_ms, so that a client connecting at start-up gets
+  /// the same answer as a later one. Calls, reads and gets wait only for
+  /// the servers that may serve what they name.
+  bool whole = false;
 };
 
 /// The entry of request method `name`, or null (-32601). Which era has the
@@ -206,6 +212,12 @@ Task<Answer> update_task(Services& sv, Request& r);
 Answer page_of(Request& r, std::string_view key, std::size_t count,
                const std::function<std::string_view(std::size_t)>& defs, std::size_t page_size,
                std::shared_ptr<const void> keep);
+
+/// The catalog once the servers still in their first connection attempt
+/// have connected or had startup_wait_ms (or the client went away): where a
+/// read, get or completion whose target the current catalog cannot route
+/// at start-up looks again.
+Task<std::shared_ptr<const catalog::Snapshot>> after_startup(Services& sv, Request& r);
 
 /// The client a request's upstream calls are made for. A stateless HTTP
 /// request has no session to key a per-client upstream connection by: it

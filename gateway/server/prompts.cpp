@@ -16,6 +16,10 @@ Task<Answer> get_prompt(Services& sv, Request& r) {
   auto name = r.params() ? json::get_string(*r.params(), "name") : std::nullopt;
   if (!name) co_return Answer::invalid_params("name must be a string");
   auto route = sv.catalog.snapshot()->route_prompt(*name);
+  if (!route && sv.catalog.starting()) {
+    auto later = co_await after_startup(sv, r);
+    route = later->route_prompt(*name);
+  }
   if (!route) co_return Answer::invalid_params("unknown prompt: " + std::string(*name));
   auto p = std::make_shared<json::Document>(json::clone(*r.params()));
   json::set(*p, "name", json::str(route->upstream_key, p->GetAllocator()), p->GetAllocator());
@@ -36,20 +40,20 @@ Task<Answer> complete(Services& sv, Request& r) {
   const json::Value* ref = r.params() ? json::find(*r.params(), "ref") : nullptr;
   auto type = ref ? json::get_string(*ref, "type") : std::nullopt;
   if (!type) co_return Answer::invalid_params("ref.type must be a string");
-  auto snap = sv.catalog.snapshot();
-  std::optional<catalog::Route> route;
-  const char* key = nullptr;
-  if (*type == "ref/prompt") {
-    key = "name";
-    if (auto n = json::get_string(*ref, "name")) route = snap->route_prompt(*n);
-  } else if (*type == "ref/resource") {
-    key = "uri";
-    if (auto u = json::get_string(*ref, "uri")) {
-      route = snap->route_template(*u);
-      if (!route) route = snap->route_resource(*u);
-    }
-  } else {
+  if (*type != "ref/prompt" && *type != "ref/resource")
     co_return Answer::invalid_params("unknown ref.type " + std::string(*type));
+  const char* key = *type == "ref/prompt" ? "name" : "uri";
+  auto route_in = [&](const catalog::Snapshot& snap) -> std::optional<catalog::Route> {
+    auto target = json::get_string(*ref, key);
+    if (!target) return std::nullopt;
+    if (*type == "ref/prompt") return snap.route_prompt(*target);
+    auto route = snap.route_template(*target);
+    return route ? route : snap.route_resource(*target);
+  };
+  auto route = route_in(*sv.catalog.snapshot());
+  if (!route && sv.catalog.starting()) {
+    auto later = co_await after_startup(sv, r);
+    route = route_in(*later);
   }
   if (!route) co_return Answer::invalid_params("unknown " + std::string(*type == "ref/prompt" ? "prompt" : "resource"));
   json::Document p = json::clone(*r.params());

@@ -18,15 +18,19 @@ Answer entries_page(Services& sv, Request& r, std::string_view key,
 }
 
 /// The route of `params.uri` and its exposed form, or the error to answer.
-std::variant<std::pair<catalog::Route, std::string>, Answer> subscription_target(Services& sv, Request& r) {
+Task<std::variant<std::pair<catalog::Route, std::string>, Answer>> subscription_target(Services& sv, Request& r) {
   auto uri = r.params() ? json::get_string(*r.params(), "uri") : std::nullopt;
-  if (!uri) return Answer::invalid_params("uri must be a string");
+  if (!uri) co_return Answer::invalid_params("uri must be a string");
   auto snap = sv.catalog.snapshot();
   auto route = snap->route_resource(*uri);
-  if (!route) return Answer::error(mcp::resource_not_found_code(r.context), "Resource not found: " + std::string(*uri));
+  if (!route && sv.catalog.starting()) {
+    snap = co_await after_startup(sv, r);
+    route = snap->route_resource(*uri);
+  }
+  if (!route) co_return Answer::error(mcp::resource_not_found_code(r.context), "Resource not found: " + std::string(*uri));
   // Whatever form the client used, updates arrive under the exposed URI.
   std::string exposed = snap->expose_uri(*route->origin, route->upstream_key);
-  return std::make_pair(std::move(*route), std::move(exposed));
+  co_return std::make_pair(std::move(*route), std::move(exposed));
 }
 
 /// The session's subscriptions are the cluster's (cluster.redis): the
@@ -47,7 +51,7 @@ Task<std::optional<Answer>> share_subscription(Services& sv, Request& r, std::st
 /// resources/subscribe (`on`) or resources/unsubscribe: in place upstream
 /// (where this replica holds the session's stream) when it resumes.
 Task<Answer> set_subscription(Services& sv, Request& r, bool on) {
-  auto target = subscription_target(sv, r);
+  auto target = co_await subscription_target(sv, r);
   if (auto* refused = std::get_if<Answer>(&target)) co_return std::move(*refused);
   auto& [route, exposed] = std::get<std::pair<catalog::Route, std::string>>(target);
   if (auto refused = co_await share_subscription(sv, r, exposed, on)) co_return std::move(*refused);
@@ -69,6 +73,8 @@ Task<Answer> read_resource(Services& sv, Request& r) {
   auto uri = r.params() ? json::get_string(*r.params(), "uri") : std::nullopt;
   if (!uri) co_return Answer::invalid_params("uri must be a string");
   auto snap = sv.catalog.snapshot();
+  if (!view_server(*snap, r.params()) && !snap->route_resource(*uri) && sv.catalog.starting())
+    snap = co_await after_startup(sv, r);
   std::optional<catalog::Route> route;
   if (auto view = view_server(*snap, r.params())) {
     auto routed = route_view_resource(*snap, *uri, *view);

@@ -139,6 +139,11 @@ void Router::resource_updated(const upstream::Upstream& origin, const jsonrpc::M
   subscriptions_.resource_updated(exposed, jsonrpc::make_notification("notifications/resources/updated", &params));
 }
 
+void Router::upstream_replaced(std::shared_ptr<upstream::Upstream> was, std::shared_ptr<upstream::Upstream> now) {
+  spawn("moving the subscriptions of " + now->name(),
+        [this, was, now]() -> Task<> { co_await subscriptions_.moved(*was, now); });
+}
+
 void Router::task_status(const std::string& server, const jsonrpc::Message& msg) {
   auto st = msg.params() ? mcp::read_task(*msg.params()) : std::nullopt;
   auto record = st ? tasks_.by_upstream(server, st->task_id) : nullptr;
@@ -181,7 +186,9 @@ void Router::request(const std::shared_ptr<McpSession>& parent, jsonrpc::Message
   auto s = ctx->stateless ? McpSession::for_request(parent, ctx->envelope) : parent;
   // A listen lasts as long as its client listens: no span of its own.
   auto span = method->span ? start_server_span(services_.spans, msg, *s, *ctx) : nullptr;
-  if (method->runs == Runs::Inline) {
+  // While servers start, an answer from the whole catalog waits for them.
+  const bool after_startup = method->whole && catalog_.starting();
+  if (method->runs == Runs::Inline && !after_startup) {
     Request r{s, msg, ex, *ctx};
     Answer answer = method->answer(services_, r);
     end_server_span(span, answer);
@@ -190,7 +197,7 @@ void Router::request(const std::shared_ptr<McpSession>& parent, jsonrpc::Message
   }
   // The coroutine outlives this call, so it owns what it reads.
   auto m = std::make_shared<jsonrpc::Message>(std::move(msg));
-  run_async(parent, s, *method, std::move(m), std::move(ex), std::move(ctx), std::move(span));
+  run_async(parent, s, *method, std::move(m), std::move(ex), std::move(ctx), std::move(span), after_startup);
 }
 
 std::string Router::finish(Answer answer, const jsonrpc::Message& m, const mcp::RequestContext& ctx) {
@@ -205,7 +212,7 @@ std::string Router::finish(Answer answer, const jsonrpc::Message& m, const mcp::
 void Router::run_async(const std::shared_ptr<McpSession>& parent, const std::shared_ptr<McpSession>& s,
                        const Method& method, std::shared_ptr<jsonrpc::Message> m,
                        std::shared_ptr<transport::Exchange> ex, std::shared_ptr<mcp::RequestContext> ctx,
-                       std::shared_ptr<mcp::SpanTimer> span) {
+                       std::shared_ptr<mcp::SpanTimer> span, bool after_startup) {
   std::string key(m->id().json());
   parent->track(key, ex);
   // Counted in flight from here; counted out and untracked however the
@@ -240,14 +247,28 @@ void Router::run_async(const std::shared_ptr<McpSession>& parent, const std::sha
   if (!strand) strand = asio::make_strand(io_);
   asio::co_spawn(
       strand,
-      [this, &method, s, m, ex, ctx, span, done]() -> Task<> {
+      [this, &method, s, m, ex, ctx, span, done, after_startup]() -> Task<> {
         Request r{s, *m, ex, *ctx};
-        Answer answer = co_await method.task(services_, r);
-        end_server_span(span, answer);
-        int error = answer.error_code();
-        std::string written = finish(std::move(answer), *m, *ctx);
-        done->untrack();
-        ex->reply(std::move(written), error);
+        if (after_startup) {
+          spdlog::debug("{} waits for the upstreams in their first connection attempt ({})", m->method(),
+                        catalog_.snapshot()->pending_names());
+          // Bounded by startup_wait_ms, and by the client going away.
+          co_await catalog_.started(std::chrono::steady_clock::time_point::max(), &ex->cancel_signal());
+        }
+        auto respond = [&](Answer answer) {
+          end_server_span(span, answer);
+          int error = answer.error_code();
+          std::string written = finish(std::move(answer), *m, *ctx);
+          done->untrack();
+          ex->reply(std::move(written), error);
+        };
+        // Two statements, not a conditional with co_await in it: GCC 12
+        // destroys such a conditional's result twice.
+        if (method.runs == Runs::Inline) {
+          respond(method.answer(services_, r));
+          co_return;
+        }
+        respond(co_await method.task(services_, r));
       },
       [m, ex, done](std::exception_ptr e) {
         if (!e) return;

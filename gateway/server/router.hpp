@@ -62,6 +62,9 @@ class Router final : public transport::Handler {
   /// Forwards an upstream's notifications/resources/updated to the sessions
   /// subscribed to that resource.
   void resource_updated(const upstream::Upstream& origin, const jsonrpc::Message& msg);
+  /// A reload replaced server `was` with `now`: the resource subscriptions
+  /// held on it move to `now` (in the background).
+  void upstream_replaced(std::shared_ptr<upstream::Upstream> was, std::shared_ptr<upstream::Upstream> now);
   /// Forwards an upstream's notifications/tasks/status to the session that
   /// created the task here, under the gateway's id.
   void task_status(const std::string& server, const jsonrpc::Message& msg);
@@ -84,11 +87,14 @@ class Router final : public transport::Handler {
   /// the era codec, through the method table.
   void request(const std::shared_ptr<McpSession>& parent, jsonrpc::Message msg,
                std::shared_ptr<transport::Exchange> ex);
-  /// Answers request `m` of `s` through `method`'s coroutine; the request
-  /// is in `parent`'s requests in flight meanwhile (notifications/cancelled).
+  /// Answers request `m` of `s` through `method` in a coroutine (an inline
+  /// method too, when it answers `after_startup`: once the servers in their
+  /// first attempt have connected or had startup_wait_ms); the request is in
+  /// `parent`'s requests in flight meanwhile (notifications/cancelled).
   void run_async(const std::shared_ptr<McpSession>& parent, const std::shared_ptr<McpSession>& s,
                  const Method& method, std::shared_ptr<jsonrpc::Message> m, std::shared_ptr<transport::Exchange> ex,
-                 std::shared_ptr<mcp::RequestContext> ctx, std::shared_ptr<mcp::SpanTimer> span);
+                 std::shared_ptr<mcp::RequestContext> ctx, std::shared_ptr<mcp::SpanTimer> span,
+                 bool after_startup);
   /// The answer of `m`, in the form its era wants, serialised.
   std::string finish(Answer answer, const jsonrpc::Message& m, const mcp::RequestContext& ctx);
   /// Runs `work` (`what`, for the log) as a coroutine on a strand of the
@@ -139,8 +145,8 @@ class Router final : public transport::Handler {
   saga::Engine engine_;
   std::atomic<std::uint64_t> forwarded_ids_{1};
   Audit audit_;
-  TaskRegistry tasks_;
-  TaskShare task_share_{tasks_};
+  tasks::TaskRegistry tasks_;
+  tasks::TaskShare task_share_{tasks_};
   Services services_;
 };
 

@@ -15,8 +15,11 @@ Task<Answer> routed(Services& sv, Request& r, std::string_view method,
                     void (*expose)(std::string_view server, json::Value& result, json::Allocator& a)) {
   auto uri = r.params() ? json::get_string(*r.params(), "uri") : std::nullopt;
   if (!uri) co_return Answer::invalid_params("uri must be a string");
-  auto snap = sv.catalog.snapshot();
-  auto route = snap->route_skill(*uri);
+  auto route = sv.catalog.snapshot()->route_skill(*uri);
+  if (!route && sv.catalog.starting()) {
+    auto later = co_await after_startup(sv, r);
+    route = later->route_skill(*uri);
+  }
   if (!route) co_return Answer::invalid_params("no server serves the skill " + std::string(*uri));
   if (method == "resources/directory/read" && !route->origin->listing()->can_read_directories)
     co_return Answer::invalid_params("server " + route->origin->name() +

@@ -91,8 +91,25 @@ Task<> Subscriptions::replace(std::shared_ptr<McpSession> s, std::vector<std::st
       if (auto route = snap->route_resource(uri)) co_await subscribe(s, std::move(*route), uri);
 }
 
+Task<> Subscriptions::moved(const upstream::Upstream& was, std::shared_ptr<upstream::Upstream> now) {
+  std::vector<std::string> uris;
+  {
+    util::MutexLock lk(mu_);
+    for (const auto& [key, e] : upstream_)
+      if (key.first == was.name() && e.subscribers > 0) uris.push_back(key.second);
+  }
+  if (!uris.empty())
+    spdlog::info("upstream {}: {} resource subscriptions moved to its new connection", now->name(), uris.size());
+  for (auto& uri : uris) {
+    // A named route, not a temporary in the co_await: GCC 12 destroys such
+    // a temporary twice.
+    catalog::Route route{now, std::move(uri)};
+    co_await count(std::move(route), 0);
+  }
+}
+
 Task<> Subscriptions::count(catalog::Route r, int delta) {
-  const RemoteKey key{r.origin.get(), r.upstream_key};
+  const RemoteKey key{r.origin->name(), r.upstream_key};
   if (delta != 0) {
     util::MutexLock lk(mu_);
     upstream_[key].subscribers += delta;
@@ -111,7 +128,8 @@ Task<> Subscriptions::count(catalog::Route r, int delta) {
       if (it == upstream_.end()) co_return;
       Remote& e = it->second;
       on = e.subscribers > 0;
-      if (!e.sending && e.subscribed == on) {
+      // A subscription held on a server a reload replaced is made again.
+      if (!e.sending && e.subscribed == on && (!on || e.where == r.origin.get())) {
         if (!on) upstream_.erase(it);
         co_return;
       }
@@ -141,6 +159,7 @@ Task<> Subscriptions::count(catalog::Route r, int delta) {
       Remote& e = upstream_[key];
       e.sending = false;
       e.subscribed = on;
+      e.where = r.origin.get();
     }
     sent_.notify();
   }

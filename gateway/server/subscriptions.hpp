@@ -59,6 +59,11 @@ class Subscriptions {
   Task<> listen(std::shared_ptr<McpSession> s, jsonrpc::Id id, ListenFilter filter,
                 std::shared_ptr<transport::Exchange> ex);
 
+  /// A reload replaced server `was` with `now`: the upstream subscriptions
+  /// held on `was` are made on `now` (the clients subscribed stay so, and
+  /// hear of updates from the new server). Resumes once they are sent.
+  Task<> moved(const upstream::Upstream& was, std::shared_ptr<upstream::Upstream> now);
+
   /// Tells the listens that take them of a list change (`what`: tools,
   /// resources or prompts).
   void list_changed(std::string_view what);
@@ -88,8 +93,13 @@ class Subscriptions {
     int subscribers = 0;
     bool subscribed = false;  ///< as last sent upstream
     bool sending = false;     ///< a coroutine is (un)subscribing it upstream
+    /// The server it was last sent to: a reload may replace the server of
+    /// a name, which must then be subscribed anew. Compared, never followed.
+    const upstream::Upstream* where = nullptr;
   };
-  using RemoteKey = std::pair<const upstream::Upstream*, std::string>;
+  /// A server's name (the same across a reload that replaces it) and the
+  /// upstream URI.
+  using RemoteKey = std::pair<std::string, std::string>;
 
   catalog::Catalog& catalog_;
   /// A request to an upstream ended (count() waiting for one sent by

@@ -20,9 +20,9 @@ constexpr std::int64_t kMaxPollMs = 2000;
 /// The tasks/result that carries the questions of `t`'s task (a 2025-11-25
 /// upstream's) to the client of `r`, which polls: started with the first
 /// tasks/get that finds the task waiting for input, kept with the task.
-std::shared_ptr<TaskRun> question_pump(Services& sv, Request& r, const TaskTarget& t) {
-  return sv.tasks.run_of(*t.local, [&]() -> std::shared_ptr<TaskRun> {
-    auto run = std::make_shared<TaskRun>();
+std::shared_ptr<tasks::TaskRun> question_pump(Services& sv, Request& r, const TaskTarget& t) {
+  return sv.tasks.run_of(*t.local, [&]() -> std::shared_ptr<tasks::TaskRun> {
+    auto run = std::make_shared<tasks::TaskRun>();
     auto client = std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, run->inbox(), client_limits(sv));
     client->detach();
     client->serve_task(t.id);
@@ -47,7 +47,7 @@ Task<Answer> get_bridged(Services& sv, Request& r, const TaskTarget& t) {
                             "mcpgw: upstream '" + t.ref.server + "' answered tasks/get with something that is not a task");
   mcp::TaskState state = *read;
   state.task_id = t.id;
-  std::shared_ptr<TaskRun> pump = t.local ? sv.tasks.run_of(*t.local) : nullptr;
+  std::shared_ptr<tasks::TaskRun> pump = t.local ? sv.tasks.run_of(*t.local) : nullptr;
   if (state.status == mcp::TaskStatus::InputRequired && t.local) pump = question_pump(sv, r, t);
   std::vector<saga::Question> pending = pump && !pump->finished() ? pump->inbox()->pending() : std::vector<saga::Question>{};
   std::optional<upstream::Reply> outcome;
@@ -70,10 +70,10 @@ Task<Answer> get_bridged(Services& sv, Request& r, const TaskTarget& t) {
     state.status_message = t.local ? "fetching the server's question"
                                    : "waiting for input; the gateway process that created the task relays its questions";
   }
-  json::Document out = state_document(state, true);
-  if (outcome) add_outcome(out, *outcome);
+  json::Document out = tasks::state_document(state, true);
+  if (outcome) tasks::add_outcome(out, *outcome);
   if (state.status == mcp::TaskStatus::InputRequired)
-    json::set(out, "inputRequests", input_requests(pending, out.GetAllocator()), out.GetAllocator());
+    json::set(out, "inputRequests", saga::input_requests(pending, out.GetAllocator()), out.GetAllocator());
   co_return Answer::result(std::move(out));
 }
 
@@ -144,7 +144,7 @@ Task<Answer> result_bridged(Services& sv, Request& r, const TaskTarget& t) {
       }
     }
     Event tick;
-    auto pause = std::chrono::milliseconds(std::clamp<std::int64_t>(st->poll_ms.value_or(kPollMs), kMinPollMs, kMaxPollMs));
+    auto pause = std::chrono::milliseconds(std::clamp<std::int64_t>(st->poll_ms.value_or(tasks::kPollMs), kMinPollMs, kMaxPollMs));
     co_await tick.wait(tick.generation(), std::min(deadline, Clock::now() + pause), &cancel);
   }
   co_return Answer::error(jsonrpc::kInternalError,

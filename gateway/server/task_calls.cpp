@@ -51,23 +51,23 @@ json::Document create_result(Request& r, const mcp::TaskState& state) {
 Task<Answer> start_gateway_task(Services& sv, Request& r, TaskPlan& plan, std::optional<upstream::Reply> done,
                                 Work work) {
   auto cfg = sv.settings.config();
-  auto run = std::make_shared<TaskRun>(cfg->tasks.max_result_bytes);
+  auto run = std::make_shared<tasks::TaskRun>(cfg->tasks.max_result_bytes);
   cluster::TaskRef ref;
   ref.kind = cluster::TaskRef::Kind::Gateway;
   ref.principal = r.session->context().principal;
   ref.upstream_id = random_hex(16);
-  ref.created_ms = unix_ms();
+  ref.created_ms = tasks::unix_ms();
   ref.expires_ms = ref.created_ms + plan.ttl_ms;
   auto added = sv.tasks.add(std::move(plan.slot), std::move(ref), r.context.stateless ? "" : r.session->id(), run);
   if (!added) co_return Answer::error(jsonrpc::kInternalError, "mcpgw: cannot create the task: " + added.error());
-  std::shared_ptr<TaskRecord> record = *added;
-  std::weak_ptr<TaskRecord> weak = record;
+  std::shared_ptr<tasks::TaskRecord> record = *added;
+  std::weak_ptr<tasks::TaskRecord> weak = record;
   // Every change: its time, the creating session told, the replicas too.
   run->watch([&sv, weak] {
     auto rec = weak.lock();
     if (!rec) return;
-    rec->updated_ms = unix_ms();
-    notify_status(sv, *rec, run_state(*rec, false));
+    rec->updated_ms = tasks::unix_ms();
+    notify_status(sv, *rec, tasks::run_state(*rec, false));
     sv.task_share.put(*rec);
   });
   // The client is asked through the task (its inbox), never on the stream
@@ -96,7 +96,7 @@ Task<Answer> start_gateway_task(Services& sv, Request& r, TaskPlan& plan, std::o
   }
   spdlog::info("task {} created by principal={} session={}: the gateway runs it", record->id.substr(0, 16),
                record->ref.principal.empty() ? "-" : record->ref.principal, r.session->id().substr(0, 8));
-  co_return Answer::result(create_result(r, run_state(*record, r.context.stateless)));
+  co_return Answer::result(create_result(r, tasks::run_state(*record, r.context.stateless)));
 }
 
 }  // namespace
@@ -156,7 +156,7 @@ std::variant<TaskPlan, PlanRefusal> plan_task(Services& sv, Request& r, const ca
   auto slot = sv.tasks.reserve(principal, max);
   if (auto* retry = std::get_if<std::int64_t>(&slot))
     return PlanRefusal{"task_limit", limit_refusal(principal, max, *retry)};
-  plan.slot = std::move(std::get<TaskRegistry::Slot>(slot));
+  plan.slot = std::move(std::get<tasks::TaskRegistry::Slot>(slot));
   return plan;
 }
 
@@ -178,7 +178,7 @@ Task<Answer> run_as_task(Services& sv, Request& r, TaskPlan plan, const catalog:
   ref.server = tool.origin->name();
   ref.upstream_id = created->task_id;
   ref.upstream_session = answer.upstream_session();
-  ref.created_ms = unix_ms();
+  ref.created_ms = tasks::unix_ms();
   if (created->ttl_ms) ref.expires_ms = ref.created_ms + *created->ttl_ms;
   auto added = sv.tasks.add(std::move(plan.slot), std::move(ref), r.context.stateless ? "" : r.session->id(), nullptr);
   if (!added) co_return Answer::error(jsonrpc::kInternalError, "mcpgw: cannot name the upstream's task: " + added.error());
@@ -193,48 +193,18 @@ Task<Answer> run_as_task(Services& sv, Request& r, TaskPlan plan, const catalog:
   co_return Answer::result(std::move(out));
 }
 
-mcp::TaskState run_state(const TaskRecord& rec, bool modern) {
-  const TaskRun& run = *rec.run;
-  mcp::TaskState t;
-  t.task_id = rec.id;
-  t.created_at = iso8601(rec.ref.created_ms);
-  t.last_updated_at = iso8601(rec.updated_ms.load());
-  t.ttl_ms = rec.ref.expires_ms - rec.ref.created_ms;
-  t.poll_ms = kPollMs;
-  if (run.cancelled()) {
-    t.status = mcp::TaskStatus::Cancelled;
-    t.status_message = "cancelled by the client";
-  } else if (run.finished()) {
-    upstream::Reply r = run.result();
-    const json::Value* is_error = r.rpc_error ? nullptr : json::find(r.body, "isError");
-    bool tool_error = is_error && is_error->IsTrue();
-    t.status = r.rpc_error || (tool_error && !modern) ? mcp::TaskStatus::Failed : mcp::TaskStatus::Completed;
-    if (r.rpc_error) t.status_message = std::string(json::get_string(r.body, "message").value_or(""));
-  } else if (!run.inbox()->pending().empty()) {
-    t.status = mcp::TaskStatus::InputRequired;
-    t.status_message = "waiting for the client's input";
-  }
-  return t;
-}
 
-json::Document state_document(const mcp::TaskState& t, bool modern) {
-  if (modern) return mcp::task_2026(t, false);
-  json::Document d;
-  json::Value v = mcp::task_object_2025(t, d.GetAllocator());
-  static_cast<json::Value&>(d) = v;
-  return d;
-}
 
-void notify_status(Services& sv, const TaskRecord& rec, const mcp::TaskState& state) {
+void notify_status(Services& sv, const tasks::TaskRecord& rec, const mcp::TaskState& state) {
   if (rec.session.empty()) return;
   auto s = sv.sessions.find(rec.session);
   if (!s) return;
-  json::Document params = state_document(state, false);
+  json::Document params = tasks::state_document(state, false);
   s->notify(jsonrpc::make_notification("notifications/tasks/status", &params));
 }
 
-Answer refusal(TaskRefusal why) {
-  return Answer::error(jsonrpc::kInvalidParams, why == TaskRefusal::Expired ? "Failed to retrieve task: Task has expired"
+Answer refusal(tasks::TaskRefusal why) {
+  return Answer::error(jsonrpc::kInvalidParams, why == tasks::TaskRefusal::Expired ? "Failed to retrieve task: Task has expired"
                                                                              : "Failed to retrieve task: Task not found");
 }
 

@@ -67,7 +67,7 @@ std::variant<const json::Value*, Answer> input_responses(const Request& r) {
 
 /// The final outcome of a task the gateway runs, as tasks/result returns it
 /// to a 2025-11-25 client: what the call returned, tied to the task.
-Answer outcome_2025(const TaskRecord& rec) {
+Answer outcome_2025(const tasks::TaskRecord& rec) {
   if (rec.run->cancelled()) return Answer::error(jsonrpc::kInternalError, "mcpgw: the task was cancelled");
   upstream::Reply r = rec.run->result();
   if (r.rpc_error) return Answer::relay(std::move(r));
@@ -79,7 +79,7 @@ Answer outcome_2025(const TaskRecord& rec) {
 /// client on this request's stream (tied to the task) as they come, then
 /// returns its outcome.
 Task<Answer> gateway_result(Services& sv, Request& r, const TaskTarget& t) {
-  TaskRun& run = *t.local->run;
+  tasks::TaskRun& run = *t.local->run;
   RequestClient client(sv, r);
   CancelSignal& cancel = r.exchange->cancel_signal();
   std::function<bool()> finished = [&run] { return run.finished() || run.cancelled(); };
@@ -112,9 +112,9 @@ Task<Answer> remote_result(Services& sv, Request& r, const TaskTarget& t) {
   std::set<std::string> asked;
   while (!cancel.cancelled() && Clock::now() < deadline) {
     auto shared = co_await sv.task_share.get(t.id);
-    if (!shared) co_return refusal(TaskRefusal::NotFound);
+    if (!shared) co_return refusal(tasks::TaskRefusal::NotFound);
     auto st = mcp::read_task(*shared);
-    if (!st) co_return refusal(TaskRefusal::NotFound);
+    if (!st) co_return refusal(tasks::TaskRefusal::NotFound);
     if (mcp::is_terminal(st->status)) co_return outcome_of(*shared, st->status, t.id);
     json::Document answers =
         co_await ask_client_once(*client, json::find(*shared, "inputRequests"), asked, t.id, deadline, cancel);
@@ -131,9 +131,9 @@ Task<Answer> remote_result(Services& sv, Request& r, const TaskTarget& t) {
 /// tasks/list per upstream session of the session revisions, a tasks/get
 /// each for the stateless ones.
 Task<std::vector<json::Document>> upstream_listing(Services& sv, Request& r,
-                                                   const std::vector<std::shared_ptr<TaskRecord>>& records) {
+                                                   const std::vector<std::shared_ptr<tasks::TaskRecord>>& records) {
   std::vector<json::Document> out;
-  std::map<std::pair<std::string, std::string>, std::vector<std::shared_ptr<TaskRecord>>> groups;
+  std::map<std::pair<std::string, std::string>, std::vector<std::shared_ptr<tasks::TaskRecord>>> groups;
   for (const auto& rec : records)
     if (rec->ref.kind == Kind::Upstream) groups[{rec->ref.server, rec->ref.upstream_session}].push_back(rec);
   for (const auto& [where, recs] : groups) {
@@ -158,7 +158,7 @@ Task<std::vector<json::Document>> upstream_listing(Services& sv, Request& r,
         if (!st) continue;  // gone upstream: not the principal's any more
         it = listed.emplace(rec->ref.upstream_id, *st).first;
       }
-      out.push_back(state_document(as_gateways(it->second, t, got.body, false), false));
+      out.push_back(tasks::state_document(as_gateways(it->second, t, got.body, false), false));
     }
   }
   co_return out;
@@ -180,16 +180,16 @@ std::variant<TaskTarget, Answer> task_target(Services& sv, Request& r) {
                          &data);
   }
   auto opened = sv.tasks.open(*id, r.session->context().principal);
-  if (auto* why = std::get_if<TaskRefusal>(&opened)) return refusal(*why);
-  auto& o = std::get<TaskRegistry::Opened>(opened);
+  if (auto* why = std::get_if<tasks::TaskRefusal>(&opened)) return refusal(*why);
+  auto& o = std::get<tasks::TaskRegistry::Opened>(opened);
   TaskTarget t{std::string(*id), std::move(o.ref), std::move(o.local), nullptr};
   if (t.ref.kind == Kind::Gateway) {
     // Its state lives where it runs, and in Redis for the other replicas.
     if ((t.local && t.local->run) || sv.task_share.on()) return t;
-    return refusal(TaskRefusal::NotFound);
+    return refusal(tasks::TaskRefusal::NotFound);
   }
   t.upstream = sv.upstream(t.ref.server);
-  if (!t.upstream) return refusal(TaskRefusal::NotFound);
+  if (!t.upstream) return refusal(tasks::TaskRefusal::NotFound);
   return t;
 }
 
@@ -220,24 +220,10 @@ Task<upstream::Reply> ask_upstream(Request& r, const TaskTarget& t, std::string_
 }
 
 Clock::time_point task_deadline(const TaskTarget& t) {
-  std::int64_t left = t.ref.expires_ms ? t.ref.expires_ms - unix_ms() : 24LL * 3600 * 1000;
+  std::int64_t left = t.ref.expires_ms ? t.ref.expires_ms - tasks::unix_ms() : 24LL * 3600 * 1000;
   return Clock::now() + std::chrono::milliseconds(std::max<std::int64_t>(left, 1));
 }
 
-void add_outcome(json::Document& detailed, const upstream::Reply& outcome) {
-  auto& a = detailed.GetAllocator();
-  if (outcome.rpc_error) {
-    json::set(detailed, "error", json::copy(outcome.body, a), a);
-    return;
-  }
-  json::Value result(outcome.body, a);
-  // The task's id is at the top of tasks/get already (SEP-2663).
-  if (json::Value* meta = json::find(result, "_meta"); meta && meta->IsObject()) {
-    meta->RemoveMember(std::string(mcp::kMetaRelatedTask).c_str());
-    if (meta->ObjectEmpty()) result.RemoveMember("_meta");
-  }
-  json::set(detailed, "result", std::move(result), a);
-}
 
 Answer task_ack() { return Answer::empty(); }
 
@@ -247,25 +233,25 @@ Task<Answer> get_task(Services& sv, Request& r) {
   const TaskTarget& t = std::get<TaskTarget>(target);
   const bool modern = r.context.stateless;
   if (t.ref.kind == Kind::Gateway) {
-    if (t.local) co_return Answer::result(modern ? shared_state(*t.local) : state_document(run_state(*t.local, false), false));
+    if (t.local) co_return Answer::result(modern ? tasks::shared_state(*t.local) : tasks::state_document(tasks::run_state(*t.local, false), false));
     auto shared = co_await sv.task_share.get(t.id);
-    if (!shared) co_return refusal(TaskRefusal::NotFound);
-    co_return Answer::result(modern ? std::move(*shared) : state_document(state_2025(*shared), false));
+    if (!shared) co_return refusal(tasks::TaskRefusal::NotFound);
+    co_return Answer::result(modern ? std::move(*shared) : tasks::state_document(tasks::state_2025(*shared), false));
   }
   if (modern && !t.upstream->speaks_stateless()) co_return co_await get_bridged(sv, r, t);
   upstream::Reply reply = co_await ask_upstream(r, t, "tasks/get", json::Document(rapidjson::kObjectType));
   auto st = state_of(reply, t);
   if (auto* answer = std::get_if<Answer>(&st)) co_return std::move(*answer);
-  json::Document out = state_document(as_gateways(std::get<mcp::TaskState>(st), t, reply.body, modern), modern);
+  json::Document out = tasks::state_document(as_gateways(std::get<mcp::TaskState>(st), t, reply.body, modern), modern);
   if (modern) {
     // Both ends speak 2026-07-28: the payload passes as it is.
     auto& a = out.GetAllocator();
     if (const json::Value* requests = json::find(reply.body, "inputRequests"))
       json::set(out, "inputRequests", json::copy(*requests, a), a);
     if (const json::Value* result = json::find(reply.body, "result"))
-      add_outcome(out, upstream::Reply{false, json::clone(*result)});
+      tasks::add_outcome(out, upstream::Reply{false, json::clone(*result)});
     else if (const json::Value* error = json::find(reply.body, "error"))
-      add_outcome(out, upstream::Reply{true, json::clone(*error)});
+      tasks::add_outcome(out, upstream::Reply{true, json::clone(*error)});
   }
   co_return Answer::result(std::move(out));
 }
@@ -304,20 +290,20 @@ Task<Answer> list_tasks(Services& sv, Request& r) {
   for (const auto& id : shared_ids) {
     if (here.count(id)) continue;
     auto opened = sv.tasks.open(id, principal);
-    auto* o = std::get_if<TaskRegistry::Opened>(&opened);
+    auto* o = std::get_if<tasks::TaskRegistry::Opened>(&opened);
     if (!o) continue;
     if (o->ref.kind == Kind::Upstream) {
-      auto rec = std::make_shared<TaskRecord>();
+      auto rec = std::make_shared<tasks::TaskRecord>();
       rec->id = id;
       rec->ref = std::move(o->ref);
       records.push_back(std::move(rec));
     } else if (auto shared = co_await sv.task_share.get(id)) {
-      tasks.PushBack(json::Value(state_document(state_2025(*shared), false), a), a);
+      tasks.PushBack(json::Value(tasks::state_document(tasks::state_2025(*shared), false), a), a);
     }
   }
   for (const auto& rec : records)
     if (rec->ref.kind == Kind::Gateway && rec->run)
-      tasks.PushBack(json::Value(state_document(run_state(*rec, false), false), a), a);
+      tasks.PushBack(json::Value(tasks::state_document(tasks::run_state(*rec, false), false), a), a);
   std::vector<json::Document> listed = co_await upstream_listing(sv, r, records);
   for (auto& d : listed) tasks.PushBack(json::copy(d, a), a);
   out.AddMember("tasks", tasks, a);
@@ -340,11 +326,11 @@ Task<Answer> cancel_task(Services& sv, Request& r) {
   if (t.ref.kind == Kind::Gateway) {
     mcp::TaskState st;
     if (t.local) {
-      st = run_state(*t.local, modern);
+      st = tasks::run_state(*t.local, modern);
     } else {
       auto shared = co_await sv.task_share.get(t.id);
-      if (!shared) co_return refusal(TaskRefusal::NotFound);
-      st = state_2025(*shared);
+      if (!shared) co_return refusal(tasks::TaskRefusal::NotFound);
+      st = tasks::state_2025(*shared);
     }
     if (auto done = finished(st.status)) co_return std::move(*done);
     // Stopped here, or by the replica that runs it.
@@ -353,14 +339,14 @@ Task<Answer> cancel_task(Services& sv, Request& r) {
     spdlog::info("task {} cancelled by the client", t.id.substr(0, 16));
     st.status = mcp::TaskStatus::Cancelled;
     st.status_message = "cancelled by the client";
-    co_return modern ? task_ack() : Answer::result(state_document(st, false));
+    co_return modern ? task_ack() : Answer::result(tasks::state_document(st, false));
   }
   if (!modern && !t.upstream->speaks_stateless()) {
     // Same generation: the upstream decides, under the gateway's id.
     upstream::Reply reply = co_await ask_upstream(r, t, "tasks/cancel", json::Document(rapidjson::kObjectType));
     auto st = state_of(reply, t);
     if (auto* answer = std::get_if<Answer>(&st)) co_return std::move(*answer);
-    co_return Answer::result(state_document(as_gateways(std::get<mcp::TaskState>(st), t, reply.body, false), false));
+    co_return Answer::result(tasks::state_document(as_gateways(std::get<mcp::TaskState>(st), t, reply.body, false), false));
   }
   upstream::Reply now = co_await ask_upstream(r, t, "tasks/get", json::Document(rapidjson::kObjectType));
   auto st = state_of(now, t);
@@ -373,7 +359,7 @@ Task<Answer> cancel_task(Services& sv, Request& r) {
   if (modern) co_return task_ack();
   // A 2025-11-25 client is answered with the task, cancelled.
   state.status = mcp::TaskStatus::Cancelled;
-  co_return Answer::result(state_document(state, false));
+  co_return Answer::result(tasks::state_document(state, false));
 }
 
 Task<Answer> update_task(Services& sv, Request& r) {

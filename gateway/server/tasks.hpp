@@ -8,6 +8,7 @@
 
 #include "mcp/tasks.hpp"
 #include "server/calls.hpp"
+#include "tasks/state.hpp"
 
 namespace mcpgw::server {
 
@@ -25,7 +26,7 @@ struct TaskPlan {
   /// upstream answers at once.
   bool client_asked = false;
   std::int64_t ttl_ms = 0;  ///< how long a task the gateway holds is kept
-  TaskRegistry::Slot slot;
+  tasks::TaskRegistry::Slot slot;
 };
 
 /// Why a call is not run as a task it asks to be, and its answer.
@@ -46,20 +47,11 @@ std::variant<TaskPlan, PlanRefusal> plan_task(Services& sv, Request& r, const ca
 Task<Answer> run_as_task(Services& sv, Request& r, TaskPlan plan, const catalog::ExposedTool& tool,
                          const json::Value* args, Work work);
 
-/// The state of a task the gateway runs (`rec.run`), as a client of the
-/// stateless revision (`modern`) or of the session revisions sees it: a
-/// tool error is `completed` for the one and `failed` for the other.
-mcp::TaskState run_state(const TaskRecord& rec, bool modern);
-/// A task state in the client's generation: a 2025-11-25 Task, or the base
-/// of a 2026-07-28 DetailedTask.
-json::Document state_document(const mcp::TaskState& t, bool modern);
 /// Tells the session that created `rec` (a 2025-11-25 session held here)
 /// its new state: notifications/tasks/status.
-void notify_status(Services& sv, const TaskRecord& rec, const mcp::TaskState& state);
+void notify_status(Services& sv, const tasks::TaskRecord& rec, const mcp::TaskState& state);
 /// The -32602 a refused task id gets (the spec's wording).
-Answer refusal(TaskRefusal why);
-/// The polling interval the gateway suggests for the tasks it runs.
-inline constexpr std::int64_t kPollMs = 1000;
+Answer refusal(tasks::TaskRefusal why);
 
 // --- what the tasks/* handlers share (tasks.cpp, task_bridge.cpp) -------
 
@@ -85,7 +77,7 @@ class RequestClient {
 struct TaskTarget {
   std::string id;
   cluster::TaskRef ref;
-  std::shared_ptr<TaskRecord> local;             ///< null when made through another process
+  std::shared_ptr<tasks::TaskRecord> local;             ///< null when made through another process
   std::shared_ptr<upstream::Upstream> upstream;  ///< the one running it (TaskRef::Kind::Upstream)
 };
 /// The task `r` names in `params.taskId`, or the answer refusing it: not a
@@ -115,9 +107,6 @@ Task<upstream::Reply> ask_upstream(Request& r, const TaskTarget& t, std::string_
                                    std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
 /// When a request that waits for `t`'s end gives up: at its expiry.
 std::chrono::steady_clock::time_point task_deadline(const TaskTarget& t);
-/// Inlines a finished task's outcome into a 2026-07-28 DetailedTask:
-/// `result` (without related-task `_meta`) or `error`.
-void add_outcome(json::Document& detailed, const upstream::Reply& outcome);
 /// The empty acknowledgement of tasks/update and tasks/cancel (2026-07-28).
 Answer task_ack();
 

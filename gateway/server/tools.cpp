@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <variant>
 
 #include "mcp/protocol.hpp"
@@ -64,14 +65,15 @@ Work unlisted_work(Services& sv, std::shared_ptr<McpSession> s, std::shared_ptr<
 
 /// A snapshot that lists `name` (visible in `mode`), once the servers still
 /// connecting for the first time that may list it are up, waited for within
-/// the call's deadline; or the isError naming a server it came too late
-/// from. The snapshot it returns may still not list `name`.
+/// startup_wait_ms of their start and the call's deadline; or the isError
+/// naming a server it came too late from. The snapshot it returns may still
+/// not list `name`.
 Task<std::variant<std::shared_ptr<const catalog::Snapshot>, Answer>> after_connecting(
     Services& sv, Request& r, std::shared_ptr<const catalog::Snapshot> snap, std::string_view name,
     std::size_t mode) {
   auto candidates = snap->pending_for(name);
   if (candidates.empty()) co_return snap;
-  auto deadline = candidates.front()->deadline();
+  auto deadline = std::min(candidates.front()->deadline(), snap->starting_until(name));
   spdlog::debug("tools/call {} waits for upstream {} (connecting)", name, candidates.front()->name());
   CancelSignal* cancel = r.exchange ? &r.exchange->cancel_signal() : nullptr;
   while (!snap->find_tool(name, mode) && !snap->pending_for(name).empty()) {
@@ -82,7 +84,8 @@ Task<std::variant<std::shared_ptr<const catalog::Snapshot>, Answer>> after_conne
   for (const auto& u : candidates) {
     if (u->ready()) continue;
     std::string why = u->state() == upstream::Upstream::State::Connecting
-                          ? "is still connecting; tools/call " + std::string(name) + " waited for it until its deadline"
+                          ? "is still connecting; tools/call " + std::string(name) +
+                                " waited for it as long as startup_wait_ms and the call's deadline allow"
                           : "is not connected (" + u->status() + ")";
     co_return Answer::relay(upstream::Reply{false, mcp::tool_error("mcpgw: upstream '" + u->name() + "' " + why)});
   }
@@ -248,7 +251,8 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
   }
   // The request's span, when spans are recorded, is of the same trace.
   mcp::TraceContext trace = request_span ? *request_span : sent ? *sent : mcp::TraceContext::fresh();
-  ToolCallContext context{.metrics = &sv.metrics,
+  ToolCallContext context{.catalog = &sv.catalog,
+                          .metrics = &sv.metrics,
                           .audit = &sv.audit,
                           .spans = sv.spans,
                           .snap = std::move(snap),

@@ -158,6 +158,11 @@ void Link::stop() {
   }
 }
 
+void Link::set_stop_reason(std::string reason) {
+  util::MutexLock lk(mu_);
+  stop_reason_ = std::move(reason);
+}
+
 Task<> Link::stop_async() {
   if (!begin_stop()) co_return;
   std::function<bool()> ended = [this]() REQUIRES(mu_) { return !supervising_; };

@@ -99,6 +99,9 @@ class Link final : public std::enable_shared_from_this<Link> {
   /// Closes the connection (stops the child); pending calls fail. Off the
   /// loop, waits until it is over; on the loop it only begins it.
   void stop();
+  /// What the calls a stop cuts are told (a reload replaced or removed the
+  /// server): set before stop_async().
+  void set_stop_reason(std::string reason);
   /// stop() for a coroutine: resumes once the supervisor ended (connection
   /// closed, child reaped). The caller keeps the link alive.
   Task<> stop_async();
@@ -274,6 +277,9 @@ class Link final : public std::enable_shared_from_this<Link> {
   /// on with mu_, notified with it held.
   std::condition_variable stopped_;
   bool stopping_ GUARDED_BY(mu_) = false;
+  /// Why the link was stopped, for the calls it cuts ("" = no reason worth
+  /// telling, as at shutdown).
+  std::string stop_reason_ GUARDED_BY(mu_);
   bool first_done_ GUARDED_BY(mu_) = false;
   bool conn_dead_ GUARDED_BY(mu_) = false;
   bool refresh_ GUARDED_BY(mu_) = false;

@@ -159,11 +159,15 @@ class Link::FailureFilter final : public SendFilter {
     bool plain = r.failure == F::Timeout || r.failure == F::Cancelled || out.unconnected;
     r.detail = "mcpgw: upstream '" + link_.cfg_.name + "' " + (plain ? why : "failed: " + why);
     if (r.failure != F::Cancelled) {
-      std::string what = out.method == "tools/call" ? r.detail + " (tools/call " +
-                                                          std::string(json::get_string(out.params, "name").value_or("")) + ")"
-                                                    : r.detail + " (" + std::string(out.method) + ")";
       util::MutexLock lk(link_.mu_);
-      link_.note_trouble_locked(std::move(what));
+      // A call a reload's drain cut says so, rather than "connection closed".
+      if (link_.stopping_ && !link_.stop_reason_.empty())
+        r.detail = "mcpgw: upstream '" + link_.cfg_.name + "' " + link_.stop_reason_ +
+                   (out.unconnected ? "" : "; the call may have run there and was not sent again");
+      link_.note_trouble_locked(out.method == "tools/call"
+                                    ? r.detail + " (tools/call " +
+                                          std::string(json::get_string(out.params, "name").value_or("")) + ")"
+                                    : r.detail + " (" + std::string(out.method) + ")");
     }
     co_return r;
   }

@@ -43,6 +43,7 @@ void Upstream::start() {
     util::MutexLock lk(mu_);
     if (stopping_) return;
     started_ = true;
+    started_at_ = Clock::now();
   }
   if (shared_) {
     shared_->start();
@@ -189,6 +190,15 @@ void Upstream::stop() {
   for (auto& [key, link] : take_links()) link->stop();
 }
 
+Task<> Upstream::stop_async(std::string reason) {
+  if (shared_) shared_->set_stop_reason(reason);
+  {
+    util::MutexLock lk(links_mu_);
+    for (auto& [key, link] : links_) link->set_stop_reason(reason);
+  }
+  co_await stop_async();
+}
+
 Task<> Upstream::stop_async() {
   begin_stop();
   if (shared_) co_await shared_->stop_async();
@@ -259,6 +269,11 @@ bool Upstream::settled() const {
   if (shared_) return shared_->settled();
   util::MutexLock lk(mu_);
   return started_ || stopping_;
+}
+
+Clock::time_point Upstream::started_at() const {
+  util::MutexLock lk(mu_);
+  return started_at_;
 }
 
 std::string Upstream::protocol() const { return shared_ ? shared_->protocol() : std::string(); }

@@ -45,6 +45,9 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   /// (connections closed, children reaped),
   /// holding no thread meanwhile. The caller keeps the upstream alive.
   Task<> stop_async();
+  /// stop_async() that tells the calls it cuts `reason` (e.g. "was replaced
+  /// by a configuration reload ..."), naming the server before it.
+  Task<> stop_async(std::string reason);
   /// Waits until no call (tools/call or other request) is in flight on this
   /// server, or `deadline`, or stop(): before stopping a server a reload
   /// replaced or removed, so that its calls can finish.
@@ -89,6 +92,8 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   State state() const;
   /// The first connection attempt has finished (either way) or stop() came.
   bool settled() const;
+  /// When start() was called (the first attempt's start); the epoch before.
+  std::chrono::steady_clock::time_point started_at() const;
   /// The MCP revision spoken on the current (or last) connection; "" before one.
   std::string protocol() const;
   /// The last thing that went wrong with the server's shared link (a
@@ -167,6 +172,7 @@ class Upstream final : public ToolOrigin, public std::enable_shared_from_this<Up
   std::map<std::string, std::shared_ptr<Link>> links_ GUARDED_BY(links_mu_);
   mutable util::Mutex mu_;
   bool started_ GUARDED_BY(mu_) = false;
+  std::chrono::steady_clock::time_point started_at_ GUARDED_BY(mu_);
   bool stopping_ GUARDED_BY(mu_) = false;
   std::string log_level_ GUARDED_BY(mu_);  ///< the level every link is asked for; "" = never asked
   /// A per-principal server's listing: its principals' links' last one.

@@ -411,12 +411,13 @@ export function withDiagnostics(fn) {
 
 /**
  * Starts mcpgw in HTTP mode on a free port. `config.listen.port` is forced
- * to 0. Resolves once every upstream has had its first connection attempt
- * (the gateway serves before: `waitUpstreams: false` resolves as soon as it
- * listens). Returns {proc, url (MCP endpoint), base (scheme://host:port),
+ * to 0. Resolves as soon as it listens: like a client after a restart, a
+ * test's first request goes out while upstreams still connect (the gateway
+ * answers it whole, startup_wait_ms). `waitUpstreams: true` resolves once
+ * every upstream has had its first connection attempt instead. Returns {proc, url (MCP endpoint), base (scheme://host:port),
  * port, configPath}.
  */
-export async function startGateway(config, { dir, env, extraArgs = [], logLevel = 'debug', label = 'mcpgw', waitUpstreams = true } = {}) {
+export async function startGateway(config, { dir, env, extraArgs = [], logLevel = 'debug', label = 'mcpgw', waitUpstreams = false } = {}) {
   requireBinaries(MCPGW);
   const d = dir || tempDir();
   const cfg = typeof config === 'string' ? config : { ...config, listen: { host: '127.0.0.1', path: '/mcp', ...(config.listen || {}), port: 0 } };

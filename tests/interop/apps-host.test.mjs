@@ -111,7 +111,6 @@ describe('MCP Apps in headless Chromium through mcpgw', { timeout: 180000 }, () 
       },
       { dir },
     );
-    await pollUntil(async () => (await fetch(`${gw.base}/readyz`)).ok, { timeoutMs: 30000, what: 'upstreams ready' });
     browser = await puppeteer.launch({
       executablePath: CHROMIUM,
       headless: true,

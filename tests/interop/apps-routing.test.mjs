@@ -68,7 +68,6 @@ describe('MCP Apps and resource references through mcpgw', { timeout: 120000 }, 
       },
       { dir },
     );
-    await pollUntil(async () => (await fetch(`${gw.base}/readyz`)).ok, { timeoutMs: 30000, what: 'upstreams ready' });
     client = new HttpClient(gw.url);
     await client.initialize({ protocolVersion: '2025-11-25', capabilities: { extensions: UI } });
   });

@@ -1,12 +1,12 @@
 // MCP tasks: reading and writing a task in either generation (mcp/tasks),
-// the registry of tasks a process created (server/task_registry) and a
-// run the gateway makes for a task (server/task_run).
+// the registry of tasks a process created (tasks/registry) and a
+// run the gateway makes for a task (tasks/run).
 #include <doctest/doctest.h>
 
 #include "loop.hpp"
 #include "mcp/tasks.hpp"
-#include "server/task_registry.hpp"
-#include "server/task_run.hpp"
+#include "tasks/registry.hpp"
+#include "tasks/run.hpp"
 #include "util/iso8601.hpp"
 
 using namespace mcpgw;
@@ -100,40 +100,40 @@ TEST_CASE("tasks: tool support, the client's declarations, related-task") {
 }
 
 TEST_CASE("task registry: a principal holds at most max tasks; its ids open for it alone") {
-  server::TaskRegistry registry({"secret"});
+  tasks::TaskRegistry registry({"secret"});
   cluster::TaskRef ref;
   ref.kind = cluster::TaskRef::Kind::Upstream;
   ref.principal = "alice";
   ref.server = "everything";
-  ref.created_ms = server::unix_ms();
+  ref.created_ms = tasks::unix_ms();
   ref.expires_ms = ref.created_ms + 60000;
 
   std::vector<std::string> ids;
   for (int i = 0; i < 2; ++i) {
     auto slot = registry.reserve("alice", 2);
-    REQUIRE(std::holds_alternative<server::TaskRegistry::Slot>(slot));
+    REQUIRE(std::holds_alternative<tasks::TaskRegistry::Slot>(slot));
     ref.upstream_id = "up-" + std::to_string(i);
-    auto added = registry.add(std::move(std::get<server::TaskRegistry::Slot>(slot)), ref, "session", nullptr);
+    auto added = registry.add(std::move(std::get<tasks::TaskRegistry::Slot>(slot)), ref, "session", nullptr);
     REQUIRE(added.ok());
     ids.push_back((*added)->id);
   }
   auto full = registry.reserve("alice", 2);
   REQUIRE(std::holds_alternative<std::int64_t>(full));
   CHECK(std::get<std::int64_t>(full) > 50000);  // until the first expires
-  CHECK(std::holds_alternative<server::TaskRegistry::Slot>(registry.reserve("bob", 2)));
+  CHECK(std::holds_alternative<tasks::TaskRegistry::Slot>(registry.reserve("bob", 2)));
   {
     // A slot not used for a task is given back.
     auto slot = registry.reserve("carol", 1);
     CHECK(std::holds_alternative<std::int64_t>(registry.reserve("carol", 1)));
   }
-  CHECK(std::holds_alternative<server::TaskRegistry::Slot>(registry.reserve("carol", 1)));
+  CHECK(std::holds_alternative<tasks::TaskRegistry::Slot>(registry.reserve("carol", 1)));
 
   auto opened = registry.open(ids[0], "alice");
-  REQUIRE(std::holds_alternative<server::TaskRegistry::Opened>(opened));
-  CHECK(std::get<server::TaskRegistry::Opened>(opened).ref.upstream_id == "up-0");
-  CHECK(std::get<server::TaskRegistry::Opened>(opened).local->id == ids[0]);
-  CHECK(std::get<server::TaskRefusal>(registry.open(ids[0], "bob")) == server::TaskRefusal::NotFound);
-  CHECK(std::get<server::TaskRefusal>(registry.open("mt1" + ids[0].substr(4), "alice")) == server::TaskRefusal::NotFound);
+  REQUIRE(std::holds_alternative<tasks::TaskRegistry::Opened>(opened));
+  CHECK(std::get<tasks::TaskRegistry::Opened>(opened).ref.upstream_id == "up-0");
+  CHECK(std::get<tasks::TaskRegistry::Opened>(opened).local->id == ids[0]);
+  CHECK(std::get<tasks::TaskRefusal>(registry.open(ids[0], "bob")) == tasks::TaskRefusal::NotFound);
+  CHECK(std::get<tasks::TaskRefusal>(registry.open("mt1" + ids[0].substr(4), "alice")) == tasks::TaskRefusal::NotFound);
   CHECK(registry.by_upstream("everything", "up-1")->id == ids[1]);
   CHECK(registry.by_digest(registry.by_upstream("everything", "up-1")->digest)->id == ids[1]);
   CHECK(registry.of("alice").size() == 2);
@@ -145,21 +145,21 @@ TEST_CASE("task registry: a principal holds at most max tasks; its ids open for 
   ref.expires_ms = ref.created_ms + 1000;
   auto old = registry.id_of(ref);
   REQUIRE(old.ok());
-  CHECK(std::get<server::TaskRefusal>(registry.open(*old, "alice")) == server::TaskRefusal::Expired);
-  CHECK(std::get<server::TaskRefusal>(registry.open(*old, "bob")) == server::TaskRefusal::NotFound);
+  CHECK(std::get<tasks::TaskRefusal>(registry.open(*old, "alice")) == tasks::TaskRefusal::Expired);
+  CHECK(std::get<tasks::TaskRefusal>(registry.open(*old, "bob")) == tasks::TaskRefusal::NotFound);
 
   // Another process with the same secret opens the ids (no local record).
-  server::TaskRegistry replica({"secret"});
+  tasks::TaskRegistry replica({"secret"});
   auto there = replica.open(ids[1], "alice");
-  REQUIRE(std::holds_alternative<server::TaskRegistry::Opened>(there));
-  CHECK_FALSE(std::get<server::TaskRegistry::Opened>(there).local);
+  REQUIRE(std::holds_alternative<tasks::TaskRegistry::Opened>(there));
+  CHECK_FALSE(std::get<tasks::TaskRegistry::Opened>(there).local);
 }
 
 TEST_CASE("task run: a run the engine refuses to start ends failed, and its watcher hears it") {
   testing::Loop loop;
   saga::Engine engine;
   engine.drain();  // shutting down: nothing starts any more
-  auto run = std::make_shared<server::TaskRun>();
+  auto run = std::make_shared<tasks::TaskRun>();
   int heard = 0;
   run->watch([&heard] { ++heard; });
   bool ran = false;

@@ -1,6 +1,6 @@
-#include "server/task_run.hpp"
+#include "tasks/run.hpp"
 
-namespace mcpgw::server {
+namespace mcpgw::tasks {
 
 TaskRun::TaskRun(std::size_t max_result_bytes) : max_result_bytes_(max_result_bytes) {}
 
@@ -78,4 +78,4 @@ Task<> TaskRun::wait(CancelSignal& cancel) {
   }
 }
 
-}  // namespace mcpgw::server
+}  // namespace mcpgw::tasks

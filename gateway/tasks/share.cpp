@@ -1,11 +1,10 @@
-#include "server/task_share.hpp"
+#include "tasks/share.hpp"
 
 #include <spdlog/spdlog.h>
 
-#include "server/calls.hpp"
-#include "server/tasks.hpp"
+#include "tasks/state.hpp"
 
-namespace mcpgw::server {
+namespace mcpgw::tasks {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -45,7 +44,7 @@ json::Document shared_state(const TaskRecord& rec) {
   json::Document out = state_document(st, true);
   auto& a = out.GetAllocator();
   if (st.status == mcp::TaskStatus::InputRequired)
-    json::set(out, "inputRequests", input_requests(rec.run->inbox()->pending(), a), a);
+    json::set(out, "inputRequests", saga::input_requests(rec.run->inbox()->pending(), a), a);
   else if (st.status == mcp::TaskStatus::Completed || st.status == mcp::TaskStatus::Failed)
     add_outcome(out, rec.run->result());
   return out;
@@ -149,4 +148,4 @@ void TaskShare::on_event(const std::string& digest, const std::string& kind, con
   }
 }
 
-}  // namespace mcpgw::server
+}  // namespace mcpgw::tasks

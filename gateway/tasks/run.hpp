@@ -13,7 +13,7 @@
 #include "saga/engine.hpp"
 #include "util/thread_annotations.hpp"
 
-namespace mcpgw::server {
+namespace mcpgw::tasks {
 
 class TaskRun : public std::enable_shared_from_this<TaskRun> {
  public:
@@ -61,4 +61,4 @@ class TaskRun : public std::enable_shared_from_this<TaskRun> {
   std::function<void()> watcher_ GUARDED_BY(mu_);
 };
 
-}  // namespace mcpgw::server
+}  // namespace mcpgw::tasks

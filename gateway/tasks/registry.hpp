@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "cluster/task_ids.hpp"
-#include "server/task_run.hpp"
+#include "tasks/run.hpp"
 #include "util/thread_annotations.hpp"
 
-namespace mcpgw::server {
+namespace mcpgw::tasks {
 
 /// A task created through this process.
 struct TaskRecord {
@@ -116,4 +116,4 @@ class TaskRegistry {
 /// Unix milliseconds now.
 std::int64_t unix_ms();
 
-}  // namespace mcpgw::server
+}  // namespace mcpgw::tasks

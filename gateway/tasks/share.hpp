@@ -15,10 +15,10 @@
 
 #include "cluster/cluster.hpp"
 #include "mcp/tasks.hpp"
-#include "server/task_registry.hpp"
+#include "tasks/registry.hpp"
 #include "util/thread_annotations.hpp"
 
-namespace mcpgw::server {
+namespace mcpgw::tasks {
 
 class TaskShare {
  public:
@@ -64,4 +64,4 @@ json::Document shared_state(const TaskRecord& rec);
 /// it: a tool error is `failed` there.
 mcp::TaskState state_2025(const json::Value& shared);
 
-}  // namespace mcpgw::server
+}  // namespace mcpgw::tasks

@@ -1,11 +1,11 @@
-#include "server/task_registry.hpp"
+#include "tasks/registry.hpp"
 
 #include <algorithm>
 #include <chrono>
 
 #include "cluster/sealer.hpp"
 
-namespace mcpgw::server {
+namespace mcpgw::tasks {
 namespace {
 
 /// How long the record of an upstream task without a ttl is kept (its id
@@ -184,4 +184,4 @@ void TaskRegistry::sweep(std::int64_t now_ms) {
   }
 }
 
-}  // namespace mcpgw::server
+}  // namespace mcpgw::tasks
