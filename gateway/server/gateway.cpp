@@ -498,6 +498,20 @@ void Gateway::retire(std::shared_ptr<upstream::Upstream> u, std::string_view why
       asio::detached);
 }
 
+namespace {
+
+/// Tells the operator which changes of a reload wait for a restart.
+void warn_restart_needed(const config::Config& prev, const config::Config& next) {
+  if (!(next.listen == prev.listen) || !(next.admin == prev.admin))
+    spdlog::warn("reload: changes to listen and admin take effect after a restart");
+  if (!(next.cluster == prev.cluster)) spdlog::warn("reload: changes to cluster take effect after a restart");
+  if (!(next.telemetry == prev.telemetry)) spdlog::warn("reload: changes to telemetry take effect after a restart");
+  if (!(next.upstream_oauth == prev.upstream_oauth))
+    spdlog::warn("reload: changes to upstream_oauth take effect after a restart");
+}
+
+}  // namespace
+
 Result<void> Gateway::reload(const std::string& path) {
   // SIGHUP is also logrotate's signal: the audit file is reopened whether
   // or not the configuration reads.
@@ -506,8 +520,7 @@ Result<void> Gateway::reload(const std::string& path) {
   if (!loaded) return Error{loaded.error()};
   auto next = std::make_shared<const config::Config>(std::move(*loaded));
   auto prev = config();
-  if (!(next->listen == prev->listen) || !(next->admin == prev->admin))
-    spdlog::warn("reload: changes to listen and admin take effect after a restart");
+  warn_restart_needed(*prev, *next);
   {
     // auth and limits apply now, or nothing does: a bad jwks_file keeps
     // the old configuration whole.
@@ -517,10 +530,6 @@ Result<void> Gateway::reload(const std::string& path) {
       if (!applied) return Error{applied.error()};
     }
   }
-  if (!(next->cluster == prev->cluster)) spdlog::warn("reload: changes to cluster take effect after a restart");
-  if (!(next->telemetry == prev->telemetry)) spdlog::warn("reload: changes to telemetry take effect after a restart");
-  if (!(next->upstream_oauth == prev->upstream_oauth))
-    spdlog::warn("reload: changes to upstream_oauth take effect after a restart");
   if (oauth_)
     if (auto applied = oauth_->configure(*next); !applied) return Error{applied.error()};
   // A changed server keeps its old upstream in the list until the new one

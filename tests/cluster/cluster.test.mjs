@@ -400,13 +400,19 @@ test(
     const E = new Proc('mcpgw-E', MCPGW, ['--config', writeConfig(dir, { ...replicaConfig(), listen: { host: '127.0.0.1', port: 0 } }, 'mcpgw-E.yaml')]);
     const eUrl = (await E.waitForLine('stderr', /listening on (http:\/\/[^\s]+)/))[1];
     const eBase = new URL(eUrl).origin;
-    const notReady = await httpGet(`${eBase}/readyz`);
+    // Until its first attempt at Redis has failed, it says "not connected yet".
+    let notReady;
+    let redisDown;
+    await pollUntil(async () => {
+      notReady = await httpGet(`${eBase}/readyz`);
+      redisDown = JSON.parse(notReady.text).down?.find((d) => d.redis !== undefined);
+      return redisDown?.redis !== 'not connected yet';
+    }, { what: 'E to have tried Redis once' });
     assert.equal(notReady.status, 503, notReady.text);
     const body = JSON.parse(notReady.text);
     assert.equal(body.ready, false);
     // Its upstreams may still be connecting too (it serves at once): they
     // are listed beside Redis.
-    const redisDown = body.down.find((d) => d.redis !== undefined);
     assert.ok(redisDown, notReady.text);
     assert.match(redisDown.redis, /^Redis at redis:\/\/127\.0\.0\.1:\d+\/0 is unreachable/);
     const early = await rpc(eUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { session: s.session, protocolVersion: s.protocolVersion });

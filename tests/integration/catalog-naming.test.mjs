@@ -176,11 +176,11 @@ test(
   'names outside [A-Za-z0-9_.-]{1,128} / [A-Za-z0-9_-]{1,64} warn once with the fix; separator "__" does not warn',
   withDiagnostics(async () => {
     const servers = [bankStdio(), toolboxStdio({ args: ['--tools', '20'] })];
-    const colon = await startGateway({ servers }, { label: 'mcpgw-colon', logLevel: 'info' });
-    const under = await startGateway({ naming: { separator: '__' }, servers }, { label: 'mcpgw-underscores', logLevel: 'info' });
+    const colon = await startGateway({ servers }, { label: 'mcpgw-colon', logLevel: 'info', waitUpstreams: true });
+    const under = await startGateway({ naming: { separator: '__' }, servers }, { label: 'mcpgw-underscores', logLevel: 'info', waitUpstreams: true });
     const long = 'x'.repeat(60);
-    const tooLong = await startGateway({ naming: { separator: '__' }, servers: [toolboxStdio({ name: long })] }, { label: 'mcpgw-long', logLevel: 'info' });
-    const capped = await startGateway({ naming: { separator: '__', max_length: 64 }, servers: [toolboxStdio({ name: long })] }, { label: 'mcpgw-capped', logLevel: 'info' });
+    const tooLong = await startGateway({ naming: { separator: '__' }, servers: [toolboxStdio({ name: long })] }, { label: 'mcpgw-long', logLevel: 'info', waitUpstreams: true });
+    const capped = await startGateway({ naming: { separator: '__', max_length: 64 }, servers: [toolboxStdio({ name: long })] }, { label: 'mcpgw-capped', logLevel: 'info', waitUpstreams: true });
 
     // 35 names contain ":"; the warning is given once per kind, not per tool.
     const w = namingWarnings(colon.proc.stderrText);
