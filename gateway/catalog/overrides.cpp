@@ -1,6 +1,7 @@
 #include "catalog/overrides.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace mcpgw::catalog {
 namespace {
@@ -145,11 +146,11 @@ Overridden ServerOverrides::apply(const json::Value& def, std::string_view name,
 
 void ServerOverrides::warn_unknown(const json::Value& tools, std::vector<std::string>& warnings) const {
   if (by_tool_.empty() || !tools.IsArray()) return;
+  std::unordered_set<std::string_view> listed;
+  for (const auto& t : tools.GetArray())
+    if (auto name = json::get_string(t, "name")) listed.insert(*name);
   for (const auto& o : overrides_) {
-    bool listed = std::any_of(tools.Begin(), tools.End(), [&](const json::Value& t) {
-      return json::get_string(t, "name") == std::string_view(o.tool);
-    });
-    if (!listed)
+    if (!listed.count(o.tool))
       warnings.push_back(who_ + " has no tool \"" + o.tool + "\": its override (servers[].tools." + o.tool +
                          ") is unused");
   }
