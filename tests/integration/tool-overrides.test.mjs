@@ -8,13 +8,12 @@
 // the server does not have is a warning in check and in the log.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import {
   HttpClient,
   MCPGW,
   Proc,
-  REPO,
   chainTrace,
+  httpGet,
   requireBinaries,
   startGateway,
   tempDir,
@@ -22,36 +21,7 @@ import {
   withDiagnostics,
   writeConfig,
 } from './harness.mjs';
-
-const FIXTURE = path.join(REPO, 'tests', 'integration', 'overrides-fixture.mjs');
-const CONTRACT_TEXT = "Open a ticket in the web team's tracker";
-
-const TRACKER = {
-  name: 'tracker',
-  transport: 'stdio',
-  command: process.execPath,
-  args: [FIXTURE],
-  tools: {
-    create_issue: {
-      name: 'open_ticket',
-      description: CONTRACT_TEXT,
-      title: 'Open ticket',
-      annotations: { destructiveHint: false },
-      arguments: {
-        repo: { value: 'acme/web' },
-        labels: { default: ['triage'] },
-        body: { name: 'details', description: 'What is wrong, in full sentences' },
-      },
-    },
-    ghost: { description: 'a tool the server does not have' },
-  },
-};
-
-export const CONFIG = {
-  tasks: { gateway: true },
-  modes: { find: { description: 'tool search', discovery: 'search' } },
-  servers: [TRACKER],
-};
+import { CONFIG, CONTRACT_TEXT, MAPPED, TRACKER } from './overrides-config.mjs';
 
 /** What the fixture says it received: {tool, arguments}. */
 function received(result) {
@@ -63,8 +33,6 @@ function received(result) {
 function receivedTexts(result) {
   return textsOf(result).filter((t) => t.startsWith('{')).map((t) => JSON.parse(t));
 }
-
-const MAPPED = (extra) => ({ tool: 'create_issue', arguments: { repo: 'acme/web', labels: ['triage'], ...extra } });
 
 let gw;
 let client;
@@ -107,6 +75,18 @@ describe('the exposed definition', () => {
       // A tool without an override is as before.
       const echo = tools.find((x) => x.name === 'tracker:echo_args');
       assert.equal(echo.description, '[Proxied from tracker] Answers with its arguments');
+    }),
+  );
+
+  test(
+    "the status page's catalog shows the exposed name and description",
+    withDiagnostics(async () => {
+      const res = await httpGet(`${gw.base}/status/catalog.json`);
+      assert.equal(res.status, 200, res.text);
+      const tools = JSON.parse(res.text).tools;
+      const t = tools.find((x) => x.name === 'tracker:open_ticket');
+      assert.equal(t?.description, `[Proxied from tracker] ${CONTRACT_TEXT}`, res.text);
+      assert.ok(!tools.some((x) => x.name === 'tracker:create_issue'));
     }),
   );
 
