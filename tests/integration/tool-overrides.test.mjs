@@ -38,7 +38,7 @@ let gw;
 let client;
 
 before(async () => {
-  requireBinaries();
+  requireBinaries(MCPGW);
   gw = await startGateway(CONFIG);
   client = new HttpClient(gw.url);
   await client.initialize({ protocolVersion: '2025-11-25' });
@@ -258,18 +258,20 @@ describe('unknown tools', () => {
   );
 
   test(
-    'a mistake in an override is exit 2 naming the file, line and key',
+    'a mistake in an override is exit 2 (check: 1) naming the file, line and key',
     withDiagnostics(async () => {
       const dir = tempDir();
       const bad = { servers: [{ ...TRACKER, tools: { create_issue: { arguments: { repo: { value: 'a', default: 'b' } } } } }] };
       const file = writeConfig(dir, bad, 'bad.yaml');
-      const proc = new Proc('mcpgw-check-bad', MCPGW, ['check', '--config', file]);
-      const exit = await proc.waitExit(30000);
-      assert.equal(exit.code, 2, proc.diagnostics());
-      assert.match(
-        proc.stderrText,
-        /bad\.yaml:\d+: servers\[0\]\.tools\.create_issue\.arguments\.repo\.default: argument "repo" has both value \(fixed\) and default/,
-      );
+      const message =
+        /bad\.yaml:\d+: servers\[0\]\.tools\.create_issue\.arguments\.repo\.default: argument "repo" has both value \(fixed\) and default/;
+      const daemon = new Proc('mcpgw-bad', MCPGW, ['--config', file]);
+      assert.equal((await daemon.waitExit(30000)).code, 2, daemon.diagnostics());
+      assert.match(daemon.stderrText, message);
+      // check: invalid is exit 1, with the same message.
+      const check = new Proc('mcpgw-check-bad', MCPGW, ['check', '--config', file]);
+      assert.equal((await check.waitExit(30000)).code, 1, check.diagnostics());
+      assert.match(check.stderrText, message);
     }),
   );
 });

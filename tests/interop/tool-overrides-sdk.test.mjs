@@ -7,7 +7,7 @@
 // name still work.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { requireBinaries, startGateway, tempDir, textsOf, withDiagnostics, writeConfig } from '../integration/harness.mjs';
+import { MCPGW, requireBinaries, startGateway, tempDir, textsOf, withDiagnostics, writeConfig } from '../integration/harness.mjs';
 import { CONFIG, MAPPED } from '../integration/overrides-config.mjs';
 import { assertMcpError, connectSdkHttp, connectSdkStdio } from './common.mjs';
 
@@ -66,7 +66,7 @@ function checks(connect) {
   );
 }
 
-before(() => requireBinaries());
+before(() => requireBinaries(MCPGW));
 
 describe('over Streamable HTTP', () => {
   let gw;
