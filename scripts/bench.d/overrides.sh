@@ -14,6 +14,13 @@
 # every call): throughput, p50, and the gateway's CPU per request
 # (user+system from /proc/PID/stat over the runs, divided by the requests).
 # Also the time from start to the catalog listing all 5,000 tools.
+# Both gateways run with glibc's mmap threshold fixed (OVERRIDES_TUNABLES,
+# default glibc.malloc.mmap_threshold=33554432; set it empty for glibc's
+# own): a 2 MB list answer is otherwise served from fresh mmapped pages or
+# from the heap depending on what the process freed before (glibc moves the
+# threshold up to the largest mmapped chunk freed), which made one of two
+# identical gateways page-fault on every list, 12-15 times the CPU, whether
+# or not it had overrides.
 #   scripts/bench.d/overrides.sh BUILD [seconds] [connections]   # or BENCH_ONLY=overrides scripts/bench
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 BUILD [seconds] [connections]" >&2; exit 2; }
@@ -67,14 +74,16 @@ done
 declare -A url pid
 for mode in off on; do
   started=$(date +%s%N)
-  "$build/mcpgw" --config "$work/gw-$mode.yaml" 2> "$work/gw-$mode.err" &
+  GLIBC_TUNABLES=${OVERRIDES_TUNABLES-glibc.malloc.mmap_threshold=33554432} \
+    "$build/mcpgw" --config "$work/gw-$mode.yaml" 2> "$work/gw-$mode.err" &
   pid[$mode]=$!
   pids+=($!)
   url[$mode]=$(url_in "$work/gw-$mode.err")
   for _ in $(seq 1 600); do grep -q 'start-up: every upstream tried once' "$work/gw-$mode.err" && break; sleep 0.1; done
   echo "overrides-$mode: catalog of 5,000 tools ready $(( ($(date +%s%N) - started) / 1000000 )) ms after start"
 done
-grep -c 'catalog: server big' "$work/gw-on.err" > /dev/null && { echo "unexpected catalog warnings:" >&2; grep 'catalog:' "$work/gw-on.err" >&2; }
+# The one expected warning: tenant is not in crm_get_record's schema (its value is sent all the same).
+grep 'catalog: server big' "$work/gw-on.err" | grep -v 'argument "tenant" names no property' >&2 || true
 
 list='{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
 call_off='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big:crm_get_record","arguments":{"recordId":"r1"}}}'
