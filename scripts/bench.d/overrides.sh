@@ -15,7 +15,7 @@
 # (user+system from /proc/PID/stat over the runs, divided by the requests).
 # Also the time from start to the catalog listing all 5,000 tools.
 # Both gateways run with glibc's mmap threshold fixed (OVERRIDES_TUNABLES,
-# default glibc.malloc.mmap_threshold=33554432; set it empty for glibc's
+# default mmap_threshold 32 MiB and trim_threshold 256 MiB; set it empty for glibc's
 # own): a 2 MB list answer is otherwise served from fresh mmapped pages or
 # from the heap depending on what the process freed before (glibc moves the
 # threshold up to the largest mmapped chunk freed), which made one of two
@@ -74,7 +74,7 @@ done
 declare -A url pid
 for mode in off on; do
   started=$(date +%s%N)
-  GLIBC_TUNABLES=${OVERRIDES_TUNABLES-glibc.malloc.mmap_threshold=33554432} \
+  GLIBC_TUNABLES=${OVERRIDES_TUNABLES-glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=268435456} \
     "$build/mcpgw" --config "$work/gw-$mode.yaml" 2> "$work/gw-$mode.err" &
   pid[$mode]=$!
   pids+=($!)
