@@ -21,6 +21,7 @@
 #include "config/keys.hpp"
 #include "config/oauth.hpp"
 #include "config/paths.hpp"
+#include "config/read_tool_overrides.hpp"
 #include "config/yaml_value.hpp"
 
 namespace mcpgw::config {
@@ -402,6 +403,7 @@ Server read_server(const Value& v, const Naming& naming, const Auth& auth, std::
     if (s.oauth->grant == ServerOAuth::Grant::AuthorizationCode && !seen.first_code_grant)
       seen.first_code_grant = *oauth;
   }
+  if (auto tools = f.get("tools")) s.tools = read_tool_overrides(*tools);
   return s;
 }
 

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/tool_overrides.hpp"
 #include "util/result.hpp"
 
 namespace mcpgw::config {
@@ -236,6 +237,7 @@ struct Server {
   int max_concurrency = 0;
   Circuit circuit;
   std::optional<ServerOAuth> oauth;   ///< http servers only
+  std::vector<ToolOverride> tools;    ///< `tools:` overrides, in file order
   bool operator==(const Server&) const = default;
 };
 

@@ -48,7 +48,9 @@ inline constexpr std::string_view kServer[] = {
     "url",         "headers",          "forward_headers",     "proxy_tools", "prefix",
     "slices",      "filters",          "welcome_priority",    "timeout_ms",  "session",
     "required",    "tls",              "max_response_bytes",  "protocol",    "max_concurrency",
-    "circuit",     "oauth"};
+    "circuit",     "oauth",            "tools"};
+inline constexpr std::string_view kToolOverride[] = {"name", "description", "title", "annotations", "arguments"};
+inline constexpr std::string_view kArgumentOverride[] = {"value", "default", "name", "description"};
 inline constexpr std::string_view kServerTls[] = {"ca_file", "verify"};
 inline constexpr std::string_view kCircuit[] = {"failures", "open_ms"};
 inline constexpr std::string_view kPlugin[] = {"path", "config"};
@@ -92,6 +94,8 @@ inline constexpr Section kSections[] = {
     {"servers[].filters", kFilters},
     {"servers[].circuit", kCircuit},
     {"servers[].oauth", kServerOAuth},
+    {"servers[].tools.<tool>", kToolOverride},
+    {"servers[].tools.<tool>.arguments.<argument>", kArgumentOverride},
     {"upstream_oauth", kUpstreamOAuth},
     {"plugins[]", kPlugin},
     {"telemetry", kTelemetry},

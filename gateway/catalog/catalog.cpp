@@ -284,7 +284,7 @@ class ToolAdder {
   void add(const std::shared_ptr<upstream::ToolOrigin>& origin, bool composite, const json::Value& def,
            const std::string& uname, const std::string& full, const config::Filters& filters, bool server_filters,
            std::vector<std::string> slices, const std::string* description, const std::string& who,
-           std::string_view ref_server = {}) {
+           std::string_view ref_server = {}, std::shared_ptr<const ArgumentMap> argument_map = nullptr) {
     std::string name = shorten(full, cfg_.naming.max_length);
     // Filters are written with full names: a shortened one's hash suffix
     // cannot be known when writing the file.
@@ -306,6 +306,7 @@ class ToolAdder {
     e.origin = origin;
     e.composite = composite;
     e.upstream_name = uname;
+    e.argument_map = std::move(argument_map);
     e.task_support = mcp::task_support(def);
     e.gateway_task = cfg_.tasks.gateway && e.task_support == mcp::TaskSupport::Forbidden;
     e.definition = tool_definition(def, name, description, ref_server, cfg_.chain.resolve, e.gateway_task);
@@ -438,12 +439,18 @@ std::shared_ptr<const Snapshot> build(const config::Config& cfg,
     const config::Filters& filters = sc.filters ? *sc.filters : cfg.filters;
 
     if (sc.proxy_tools) {
+      // The overridden definition is the exposed one from here on (lists,
+      // search, check, pins); slices still match the upstream's names.
+      ServerOverrides overrides(sc.tools, "server " + sc.name);
+      if (up->ready()) overrides.warn_unknown(listing->tools, snap->warnings);
       for (const auto& t : listing->tools.GetArray()) {
         std::string uname(json::get_string(t, "name").value_or(""));
-        std::string desc = exposed_description(cfg.naming, sc.name, json::get_string(t, "description").value_or(""));
-        tools.add(up, false, t, uname, exposed_name(cfg.naming, sc.name, uname, sc.prefix), filters,
+        Overridden o = overrides.apply(t, uname, snap->warnings);
+        const json::Value& def = o.definition();
+        std::string desc = exposed_description(cfg.naming, sc.name, json::get_string(def, "description").value_or(""));
+        tools.add(up, false, def, uname, exposed_name(cfg.naming, sc.name, o.name, sc.prefix), filters,
                   sc.filters.has_value(), slices_of(&sc, uname, t), &desc, "server " + sc.name + " (" + uname + ")",
-                  sc.prefix ? std::string_view(sc.name) : std::string_view());
+                  sc.prefix ? std::string_view(sc.name) : std::string_view(), std::move(o.arguments));
       }
     }
 

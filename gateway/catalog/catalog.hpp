@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "catalog/overrides.hpp"
 #include "config/config.hpp"
 #include "mcp/tasks.hpp"
 #include "plugin/plugin.hpp"
@@ -25,6 +26,9 @@ struct ExposedTool {
   std::shared_ptr<upstream::ToolOrigin> origin;  ///< an upstream server or a plugin
   bool composite = false;                    ///< origin is a plugin
   std::string upstream_name;                 ///< the name the origin knows
+  /// How a call's arguments go back to the origin's (servers[].tools);
+  /// null: as they are.
+  std::shared_ptr<const ArgumentMap> argument_map;
   std::string definition;                    ///< serialised Tool, as listed
   std::vector<std::string> slices;
   bool welcome = false;                      ///< `_meta.welcomeTool: true`

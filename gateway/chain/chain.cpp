@@ -62,14 +62,16 @@ json::Document as_result(upstream::Reply reply) {
 }
 
 /// Finds the hop's target: a tool of the server that produced the result,
-/// by the name that server knows, then any exposed name. `hidden` tells a
-/// tool that exists but that this client may not call.
+/// by the name that server knows (`own_name`: its arguments are in that
+/// server's names too), then any exposed name. `hidden` tells a tool that
+/// exists but that this client may not call.
 const catalog::ExposedTool* find_target(const Context& ctx, const catalog::ExposedTool& from, std::string_view name,
-                                        bool& hidden) {
+                                        bool& hidden, bool& own_name) {
   hidden = false;
   const catalog::ExposedTool* found = nullptr;
   for (const auto& t : ctx.snapshot.tools)
     if (t.origin == from.origin && t.upstream_name == name) found = &t;
+  own_name = found != nullptr;
   // The server's own tool, kept out by the filters, is hidden; it must not
   // fall through to another server's tool of the same exposed name.
   if (!found && from.origin && from.origin->has_tool(name)) {
@@ -149,12 +151,16 @@ Task<json::Document> resolve(const Context& ctx, const catalog::ExposedTool& fir
     } else if (!refused.arguments.IsObject()) {
       refusal = "invalid arguments: nextTool.arguments must be an object";
     } else {
-      bool hidden = false;
-      const catalog::ExposedTool* tool = find_target(ctx, *current, *name, hidden);
+      bool hidden = false, own_name = false;
+      const catalog::ExposedTool* tool = find_target(ctx, *current, *name, hidden, own_name);
       if (!tool) {
         refusal = hidden ? "hidden: the tool is not available to this client" : "unknown tool";
       } else {
         refused.tool = tool->name;
+        // The server's own names go the way of the exposed ones, which the
+        // call maps back (servers[].tools).
+        if (own_name && tool->argument_map)
+          refused.arguments = catalog::from_upstream(*tool->argument_map, &refused.arguments);
         std::string key = tool->name + "\n" + canonical(refused.arguments);
         if (!seen.insert(key).second) {
           refusal = "cycle: " + tool->name + " was already called with these arguments";

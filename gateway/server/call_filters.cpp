@@ -16,6 +16,7 @@
 #include "chain/chain.hpp"
 #include "mcp/era.hpp"
 #include "server/apps.hpp"
+#include "server/argument_filters.hpp"
 
 namespace mcpgw::server {
 namespace {
@@ -297,13 +298,14 @@ ResolveFilter resolve_filter;
 HeaderFilter header_filter;
 TaskPlanFilter task_plan_filter;
 WorkFilter work_filter;
-AdmitFilter* const admission[] = {&resolve_filter, &header_filter, &task_plan_filter, &work_filter};
+AdmitFilter* const admission[] = {&resolve_filter, &override_admit_filter(), &header_filter, &task_plan_filter,
+                                  &work_filter};
 
 ChainFilter chain_filter;
 AuditFilter audit_filter;
 MetricsFilter metrics_filter;
 OriginFilter origin_filter;
-CallFilter* const order[] = {&chain_filter, &audit_filter, &metrics_filter, &origin_filter};
+CallFilter* const order[] = {&chain_filter, &audit_filter, &metrics_filter, &override_call_filter(), &origin_filter};
 
 }  // namespace
 

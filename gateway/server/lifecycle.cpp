@@ -58,6 +58,8 @@ Task<std::string> welcome_text(Services& sv, const McpSession& s, const config::
   if (!mode || *mode >= snap->welcome_by_mode.size() || !snap->welcome_by_mode[*mode]) co_return std::string();
   const catalog::ExposedTool& tool = snap->tools[*snap->welcome_by_mode[*mode]];
   auto args = json::parse(cfg.welcome.arguments_json);
+  // welcome.arguments name the exposed arguments (servers[].tools).
+  if (args && tool.argument_map) args = catalog::to_upstream(*tool.argument_map, &*args);
   upstream::CallOptions o;
   o.deadline = std::min(Clock::now() + std::chrono::milliseconds(cfg.welcome.timeout_ms), tool.origin->deadline());
   upstream::Caller caller = caller_of(s);

@@ -205,6 +205,7 @@ Resolution resolve_in(Services& sv, Request& r, std::shared_ptr<const catalog::S
   called.name = called.tool ? called.tool->name : std::string(target.name);
   called.args = target.args;
   called.through_call_tool = target.through_call_tool;
+  called.by_upstream_name = called.tool && target.name != called.tool->name;
   return Resolution::Called;
 }
 

@@ -14,6 +14,9 @@ struct CalledTool {
   const catalog::ExposedTool* tool = nullptr;
   const json::Value* args = nullptr;  ///< null: no arguments
   bool through_call_tool = false;     ///< named by call_tool (tool search)
+  /// Named by its upstream's own name (a view's call, a bare name): its
+  /// arguments are in the upstream's names too (servers[].tools).
+  bool by_upstream_name = false;
   /// Set (and `tool` null): the tool `name` is not listed, but this OAuth
   /// server may list it once the caller has a token (its consent first).
   std::shared_ptr<upstream::Upstream> unlisted;
