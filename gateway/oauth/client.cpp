@@ -22,6 +22,18 @@ constexpr const char* kJwtBearer = "urn:ietf:params:oauth:client-assertion-type:
 
 bool has(const std::vector<std::string>& v, std::string_view s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
+/// What discovery may make the gateway fetch (the SSRF guard): loopback
+/// only for an upstream itself on loopback; the origins the operator wrote
+/// (the upstream, oauth.issuer, oauth.token_endpoint) are the operator's.
+Reach reach_of(const config::Server& server) {
+  Reach r;
+  auto url = transport::Url::parse(server.url);
+  r.guard.allow_loopback = url && transport::is_loopback_host(url->host);
+  for (const std::string* u : {&server.url, &server.oauth->issuer, &server.oauth->token_endpoint})
+    if (auto key = origin_key(*u); !key.empty()) r.trusted.insert(std::move(key));
+  return r;
+}
+
 }  // namespace
 
 Result<std::shared_ptr<Client>> Client::create(const config::Server& server, std::shared_ptr<Shared> shared) {
@@ -41,7 +53,7 @@ Client::Client(const config::Server& server, std::shared_ptr<Shared> shared,
       cfg_(*server.oauth),
       shared_(std::move(shared)),
       key_(std::move(key)),
-      fetch_(shared_->io, {server.tls.ca_file, server.tls.verify}) {}
+      fetch_(shared_->io, {server.tls.ca_file, server.tls.verify}, reach_of(server)) {}
 
 std::string_view Client::grant_name() const {
   switch (cfg_.grant) {
@@ -224,7 +236,7 @@ Task<std::variant<Tokens, Client::TokenFailure>> Client::token_request(Params pa
     co_return TokenFailure{e->error, failed(Step::Token, ep.token_endpoint,
                                             "refused (HTTP " + std::to_string(got->status) + "): " + e->error +
                                                 (e->description.empty() ? "" : ": " + e->description))};
-  co_return TokenFailure{"", failed(Step::Token, ep.token_endpoint, "HTTP " + std::to_string(got->status))};
+  co_return TokenFailure{"", failed(Step::Token, ep.token_endpoint, status_text(*got))};
 }
 
 // --- the store ------------------------------------------------------------
