@@ -428,6 +428,13 @@ Task<CheckReport> Client::check(Clock::time_point deadline) {
                                                                                       : ep->registration_endpoint) + ")"
                                              : "public client " + cfg_.client_id + " (PKCE, no secret to check)";
     if (cfg_.client_id.empty() && !document && ep->registration_endpoint.empty()) r.ok = false;
+    // Nothing to probe without credentials, but where the metadata points
+    // the guard would refuse, a call will fail: say so now.
+    for (auto [step, at] : {std::pair{Step::Token, &ep->token_endpoint}, {Step::Registration, &ep->registration_endpoint}})
+      if (auto permitted = fetch_.permits(*at); r.ok && !at->empty() && !permitted) {
+        r.ok = false;
+        r.credentials = failed(step, *at, permitted.error());
+      }
     co_return r;
   }
   // A request that authenticates the gateway: a real one for

@@ -345,6 +345,13 @@ AddressRule classify_host(std::string_view host) {
 }
 
 bool is_loopback_host(std::string_view host) {
+  // Also what the listener's Host and Origin checks pass: an authority,
+  // perhaps with a port ("[::1]:80", "localhost:8080").
+  if (!host.empty() && host.front() == '[') {
+    host = host.substr(1, host.find(']') == std::string_view::npos ? host.npos : host.find(']') - 1);
+  } else if (auto colon = host.rfind(':'); colon != std::string_view::npos && host.find(':') == colon) {
+    host = host.substr(0, colon);
+  }
   if (auto ip = parse_ip(host)) return classify(*ip) == AddressRule::Loopback;
   return normalized_name(host) == "localhost";
 }

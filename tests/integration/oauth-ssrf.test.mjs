@@ -205,6 +205,9 @@ test('mcpgw check reports each refusal, naming the URL and the rule', withDiagno
     assert.ok(by[name].discovery.includes(`(rule ${rule})`), name);
     assert.ok(report.errors.some((e) => e.startsWith(`upstream ${name}: OAuth discovery failed at ${filled(target)}: refused before connecting`)), name);
   }
+  // Public clients have nothing to probe, but a refused endpoint is named.
+  assert.equal(by.register.ok, false);
+  assert.match(by.register.credentials, /^OAuth registration failed at https:\/\/10\.0\.0\.2\/register: refused before connecting: 10\.0\.0\.2 is a private address .*\(rule private\)$/);
   assert.match(by['remote-mapped'].credentials, /OAuth token failed at http:\/\/\[::ffff:127\.0\.0\.1\]:\d+\/token-mapped-remote: refused before connecting: .*\(rule loopback\)/);
   assert.equal(await hits('/zero'), 0);
   assert.equal(await hits('/token-mapped-remote'), 0);

@@ -177,9 +177,10 @@ TEST_CASE("address policy: names") {
   CHECK(classify_host("[::ffff:169.254.169.254]") == AddressRule::CloudMetadata);
 
   for (const char* l : {"localhost", "LocalHost.", "127.0.0.1", "127.1", "::1", "[::1]", "::ffff:127.0.0.1", "0x7f.1",
-                        "2130706433", "127.9.9.9"})
+                        "2130706433", "127.9.9.9", "localhost:8080", "[::1]:80", "127.0.0.1:1", "[::ffff:127.0.0.1]:9"})
     CHECK_MESSAGE(is_loopback_host(l), l);
-  for (const char* n : {"127.evil.example", "localhost.evil.example", "10.0.0.1", "0.0.0.0", "::", "example.com", ""})
+  for (const char* n : {"127.evil.example", "localhost.evil.example", "10.0.0.1", "0.0.0.0", "::", "example.com", "",
+                        "evil.example:127", "[::2]:80"})
     CHECK_MESSAGE(!is_loopback_host(n), n);
 }
 
