@@ -98,7 +98,7 @@ const cc = { grant: 'client_credentials', client_id: 'gw', client_secret: 'secre
 const REMOTE = 'https://mcp.invalid/mcp';
 
 before(async () => {
-  requireBinaries();
+  requireBinaries(MCPGW);
   dir = tempDir();
   const script = path.join(dir, 'script.json');
   writeFileSync(script, JSON.stringify({ routes }));
