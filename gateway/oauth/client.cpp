@@ -22,6 +22,18 @@ constexpr const char* kJwtBearer = "urn:ietf:params:oauth:client-assertion-type:
 
 bool has(const std::vector<std::string>& v, std::string_view s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
+/// What discovery may make the gateway fetch (the SSRF guard): loopback
+/// only for an upstream itself on loopback; the origins the operator wrote
+/// (the upstream, oauth.issuer, oauth.token_endpoint) are the operator's.
+Reach reach_of(const config::Server& server) {
+  Reach r;
+  auto url = transport::Url::parse(server.url);
+  r.guard.allow_loopback = url && transport::is_loopback_host(url->host);
+  for (const std::string* u : {&server.url, &server.oauth->issuer, &server.oauth->token_endpoint})
+    if (auto key = origin_key(*u); !key.empty()) r.trusted.insert(std::move(key));
+  return r;
+}
+
 }  // namespace
 
 Result<std::shared_ptr<Client>> Client::create(const config::Server& server, std::shared_ptr<Shared> shared) {
@@ -41,7 +53,7 @@ Client::Client(const config::Server& server, std::shared_ptr<Shared> shared,
       cfg_(*server.oauth),
       shared_(std::move(shared)),
       key_(std::move(key)),
-      fetch_(shared_->io, {server.tls.ca_file, server.tls.verify}) {}
+      fetch_(shared_->io, {server.tls.ca_file, server.tls.verify}, reach_of(server)) {}
 
 std::string_view Client::grant_name() const {
   switch (cfg_.grant) {
@@ -224,7 +236,7 @@ Task<std::variant<Tokens, Client::TokenFailure>> Client::token_request(Params pa
     co_return TokenFailure{e->error, failed(Step::Token, ep.token_endpoint,
                                             "refused (HTTP " + std::to_string(got->status) + "): " + e->error +
                                                 (e->description.empty() ? "" : ": " + e->description))};
-  co_return TokenFailure{"", failed(Step::Token, ep.token_endpoint, "HTTP " + std::to_string(got->status))};
+  co_return TokenFailure{"", failed(Step::Token, ep.token_endpoint, status_text(*got))};
 }
 
 // --- the store ------------------------------------------------------------
@@ -416,6 +428,13 @@ Task<CheckReport> Client::check(Clock::time_point deadline) {
                                                                                       : ep->registration_endpoint) + ")"
                                              : "public client " + cfg_.client_id + " (PKCE, no secret to check)";
     if (cfg_.client_id.empty() && !document && ep->registration_endpoint.empty()) r.ok = false;
+    // Nothing to probe without credentials, but where the metadata points
+    // the guard would refuse, a call will fail: say so now.
+    for (auto [step, at] : {std::pair{Step::Token, &ep->token_endpoint}, {Step::Registration, &ep->registration_endpoint}})
+      if (auto permitted = fetch_.permits(*at); r.ok && !at->empty() && !permitted) {
+        r.ok = false;
+        r.credentials = failed(step, *at, permitted.error());
+      }
     co_return r;
   }
   // A request that authenticates the gateway: a real one for

@@ -118,6 +118,10 @@ Task<Result<Endpoints>> Client::discover(Clock::time_point deadline, CancelSigna
     std::optional<ResourceMetadata> prm;
     for (std::size_t i = 0; i < urls.size() && !prm; ++i) {
       const std::string& at = urls[i];
+      // What the address guard says first: it names the rule (the https
+      // rule below would refuse http://169.254.169.254 too, saying less).
+      if (auto permitted = fetch_.permits(at); !permitted)
+        co_return Error{failed(Step::Discovery, at.substr(0, 200), permitted.error())};
       if (origin_of(at).empty() || clear_text_remote(at))
         co_return Error{failed(Step::Discovery, url_, "the resource_metadata URL \"" + at.substr(0, 200) +
                                                          "\" is not an https URL (or http to a loopback host)")};
@@ -125,7 +129,7 @@ Task<Result<Endpoints>> Client::discover(Clock::time_point deadline, CancelSigna
       if (!got) co_return Error{failed(Step::Discovery, at, got.error())};
       if (got->status == 404 && i + 1 < urls.size()) continue;
       if (got->status != 200) {
-        std::string why = "HTTP " + std::to_string(got->status);
+        std::string why = status_text(*got);
         if (i > 0 || challenge.resource_metadata.empty())
           why = "the upstream answered an unauthenticated request with HTTP " + std::to_string(probe->status) +
                 " and no Bearer challenge naming resource_metadata, and " + at + " answered " + why +
@@ -175,7 +179,7 @@ Task<Result<ServerMetadata>> Client::server_metadata(const std::string& issuer, 
     if (!got) co_return Error{failed(Step::Metadata, urls[i], got.error())};
     // Not at this one of the well-known places: the next one.
     if ((got->status == 404 || got->status == 400 || got->status == 405) && i + 1 < urls.size()) continue;
-    if (got->status != 200) co_return Error{failed(Step::Metadata, urls[i], "HTTP " + std::to_string(got->status))};
+    if (got->status != 200) co_return Error{failed(Step::Metadata, urls[i], status_text(*got))};
     auto meta = parse_server_metadata(got->body, issuer);
     if (!meta) co_return Error{failed(Step::Metadata, urls[i], "not authorization server metadata: " + meta.error())};
     co_return std::move(*meta);
@@ -208,7 +212,7 @@ Task<Result<std::string>> Client::client_id(const Endpoints& ep, Clock::time_poi
     auto err = parse_error_response(got->body);
     co_return Error{failed(Step::Registration, ep.registration_endpoint,
                            err ? "refused: " + err->error + (err->description.empty() ? "" : ": " + err->description)
-                               : "HTTP " + std::to_string(got->status) + " without a client_id")};
+                               : status_text(*got) + " without a client_id")};
   }
   util::MutexLock lk(mu_);
   registered_client_ = std::string(*id);

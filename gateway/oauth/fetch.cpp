@@ -3,18 +3,44 @@
 #include <boost/asio/this_coro.hpp>
 
 #include "oauth/wire.hpp"
+#include "util/ascii.hpp"
 
 namespace mcpgw::oauth {
 
-Fetcher::Fetcher(transport::Io& io, transport::TlsOptions tls) : io_(io), tls_(std::move(tls)) {}
+std::string origin_key(const std::string& url) {
+  auto parsed = transport::Url::parse(url);
+  if (!parsed) return {};
+  return (parsed->tls ? "https://" : "http://") + ascii_lowered(parsed->host) + ":" + parsed->port;
+}
+
+std::string status_text(const HttpAnswer& answer) {
+  std::string s = "HTTP " + std::to_string(answer.status);
+  if (answer.status / 100 == 3)
+    s += " (a redirect to \"" + answer.head.get("Location").substr(0, 200) + "\", not followed)";
+  return s;
+}
+
+Fetcher::Fetcher(transport::Io& io, transport::TlsOptions tls, std::optional<Reach> reach)
+    : io_(io), tls_(std::move(tls)), reach_(std::move(reach)) {}
+
+Result<void> Fetcher::permits(const std::string& url) const {
+  if (!reach_ || reach_->trusted.count(origin_key(url))) return {};
+  auto parsed = transport::Url::parse(url);
+  if (!parsed) return Error{parsed.error()};
+  if (auto refused = transport::check_host(reach_->guard, parsed->host))
+    return Error{"refused before connecting: " + refused->message};
+  return {};
+}
 
 Result<std::shared_ptr<transport::HttpClient>> Fetcher::client_for(const std::string& url) {
   auto parsed = transport::Url::parse(url);
   if (!parsed) return Error{parsed.error()};
   std::string origin = origin_of(url);
+  std::optional<transport::AddressPolicy> guard;
+  if (reach_ && !reach_->trusted.count(origin_key(url))) guard = reach_->guard;
   util::MutexLock lk(mu_);
   if (auto it = clients_.find(origin); it != clients_.end()) return it->second;
-  auto made = transport::HttpClient::create(io_, *parsed, tls_);
+  auto made = transport::HttpClient::create(io_, *parsed, tls_, guard);
   if (!made) return Error{made.error()};
   clients_.emplace(origin, *made);
   return *made;

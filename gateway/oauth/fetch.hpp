@@ -2,10 +2,13 @@
 // HTTP requests to authorization servers (and to an upstream's metadata)
 // on the I/O loop, through the gateway's HttpClient: one keep-alive pool
 // per origin, answers bounded in size, every request bounded by a deadline
-// and by the call's cancellation. Nothing blocks a thread.
+// and by the call's cancellation. Nothing blocks a thread. Redirects are
+// not followed: a 30x is an answer like any other, which the callers refuse.
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "transport/http_client.hpp"
@@ -24,13 +27,33 @@ struct HttpAnswer {
   std::string body;
 };
 
+/// What a Fetcher may reach when the URLs come from someone else (an
+/// upstream's discovery): the origins the operator configured, unchecked,
+/// and elsewhere only what `guard` allows.
+struct Reach {
+  transport::AddressPolicy guard;
+  std::set<std::string> trusted;  ///< origin_key()s
+};
+
+/// "http(s)://host:port" of `url`, its host in lower case; "" when it is no http(s) URL.
+std::string origin_key(const std::string& url);
+
+/// "HTTP <status>", saying of a redirect that it was not followed (and where to).
+std::string status_text(const HttpAnswer& answer);
+
 class Fetcher {
  public:
   /// Largest answer read; a larger one is an error.
   static constexpr std::size_t kMaxBody = 1 << 20;
 
   /// https origins are checked with `tls` (a server's tls settings).
-  Fetcher(transport::Io& io, transport::TlsOptions tls);
+  /// Without `reach`, every address may be reached (URLs the operator gave).
+  Fetcher(transport::Io& io, transport::TlsOptions tls, std::optional<Reach> reach = std::nullopt);
+
+  /// Whether `url`'s host may be looked up and reached (the addresses it
+  /// resolves to are checked again when connecting); the error names the
+  /// host and the rule.
+  Result<void> permits(const std::string& url) const;
 
   /// Sends `method` to `url` and reads the answer. Must be co_awaited on a
   /// strand. The error says why there is no answer ("cannot connect",
@@ -44,6 +67,7 @@ class Fetcher {
 
   transport::Io& io_;
   transport::TlsOptions tls_;
+  std::optional<Reach> reach_;
   util::Mutex mu_;
   std::map<std::string, std::shared_ptr<transport::HttpClient>> clients_ GUARDED_BY(mu_);  ///< by origin
 };

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "jsonrpc/json.hpp"
+#include "transport/address_policy.hpp"
 #include "util/ascii.hpp"
 #include "util/base64.hpp"
 #include "util/hex.hpp"
@@ -324,8 +325,8 @@ bool clear_text_remote(std::string_view url) {
   if (auto at = host.rfind('@'); at != std::string::npos) host = host.substr(at + 1);
   if (!host.empty() && host.front() == '[') host = host.substr(1, host.find(']') - 1);
   else if (auto colon = host.rfind(':'); colon != std::string::npos) host = host.substr(0, colon);
-  host = lower(host);
-  return host != "localhost" && host != "::1" && host.rfind("127.", 0) != 0;
+  // Loopback in any spelling ("127.1", "[::ffff:127.0.0.1]") stays on the host.
+  return !transport::is_loopback_host(host);
 }
 
 }  // namespace mcpgw::oauth

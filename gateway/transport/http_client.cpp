@@ -37,6 +37,14 @@ constexpr std::size_t kMaxIdle = 64;
 /// Largest response head accepted (status line and headers).
 constexpr std::uint32_t kMaxHead = 64 * 1024;
 
+IpAddress ip_of(const asio::ip::address& a) {
+  IpAddress out;
+  if (a.is_v4()) return IpAddress::v4(a.to_v4().to_uint());
+  out.v6 = true;
+  out.bytes = a.to_v6().to_bytes();
+  return out;
+}
+
 bool is_ip_literal(const std::string& host) {
   boost::system::error_code ec;
   asio::ip::make_address(host, ec);
@@ -327,9 +335,11 @@ HttpClient::HttpClient(Io& io, Url url) : io_(io), url_(std::move(url)) {
 
 HttpClient::~HttpClient() = default;
 
-Result<std::shared_ptr<HttpClient>> HttpClient::create(Io& io, Url url, const TlsOptions& tls) {
+Result<std::shared_ptr<HttpClient>> HttpClient::create(Io& io, Url url, const TlsOptions& tls,
+                                                      std::optional<AddressPolicy> guard) {
   // Private constructor, so make_shared cannot reach it.
   std::shared_ptr<HttpClient> c(new HttpClient(io, std::move(url)));
+  c->guard_ = guard;
   if (!c->url_.tls) return c;
   c->tls_ = std::make_unique<Tls>();
   c->tls_->verify = tls.verify;
@@ -394,8 +404,15 @@ void HttpClient::clear() {
   }
 }
 
-Task<Result<std::unique_ptr<HttpClient::Stream>>> HttpClient::open(Abort& abort) {
+Task<Result<std::unique_ptr<HttpClient::Stream>>> HttpClient::open(Abort& abort, HttpError& why) {
   const std::string where = url_.host + ":" + url_.port;
+  why = HttpError::Unreachable;
+  // A name the guard knows (or a literal it refuses) is not even looked up.
+  if (guard_)
+    if (auto refused = check_host(*guard_, url_.host)) {
+      why = HttpError::Refused;
+      co_return Error{"refused before connecting: " + refused->message};
+    }
   auto ex = co_await asio::this_coro::executor;
   tcp::resolver resolver(ex);
   abort.on_fire([&resolver] { resolver.cancel(); });
@@ -403,9 +420,16 @@ Task<Result<std::unique_ptr<HttpClient::Stream>>> HttpClient::open(Abort& abort)
   abort.on_fire({});
   if (abort.why() != Abort::Why::None) co_return Error{"aborted"};
   if (rec) co_return Error{"cannot resolve " + url_.host + " (" + rec.message() + ")"};
+  // Every address, not only the first: the connect below tries them in turn.
+  if (guard_)
+    for (const auto& entry : endpoints)
+      if (auto refused = check_resolved(*guard_, url_.host, ip_of(entry.endpoint().address()))) {
+        why = HttpError::Refused;
+        co_return Error{"refused before connecting: " + refused->message};
+      }
 
   // The socket outlives this call in the pool of this worker: bind it to
-  // the worker itself.
+  // the worker itself. It connects to the addresses just checked.
   tcp::socket sock(io_.executor());
   abort.on_fire([&sock] {
     boost::system::error_code ignored;
@@ -466,10 +490,11 @@ Task<HttpResult> HttpClient::exchange(const HttpRequest& req, Abort& abort, OnHe
     auto s = take_idle();
     bool reused = s != nullptr;
     if (!s) {
-      auto opened = co_await open(abort);
+      HttpError why = HttpError::Unreachable;
+      auto opened = co_await open(abort, why);
       if (!opened) {
         out.error = opened.error();
-        out.kind = abort.why() != Abort::Why::None ? HttpError::Aborted : HttpError::Unreachable;
+        out.kind = abort.why() != Abort::Why::None ? HttpError::Aborted : why;
         co_return out;
       }
       s = std::move(*opened);

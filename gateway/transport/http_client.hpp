@@ -9,11 +9,13 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "transport/address_policy.hpp"
 #include "transport/io.hpp"
 #include "util/cancel.hpp"
 #include "util/deadline.hpp"
@@ -106,6 +108,7 @@ enum class HttpError {
   Unreachable,  ///< resolving, connecting or the TLS handshake failed: nothing was sent
   Aborted,      ///< the Abort fired before anything was sent
   Broken,       ///< the connection broke once the request was (partly) written: the server may have it
+  Refused,      ///< the client's AddressPolicy refused the host or an address it resolved to: nothing was sent
 };
 
 /// How an exchange went.
@@ -123,8 +126,12 @@ class HttpClient {
   /// Gets each piece of the body as it arrives; false stops reading.
   using OnData = std::function<bool(std::string_view)>;
 
-  /// Prepares the pool (and, for https, the TLS context: `tls`); connects lazily.
-  static Result<std::shared_ptr<HttpClient>> create(Io& io, Url url, const TlsOptions& tls);
+  /// Prepares the pool (and, for https, the TLS context: `tls`); connects
+  /// lazily. With `guard`, the host and every address it resolves to are
+  /// checked before connecting, and a connection goes to exactly the
+  /// addresses checked (no second lookup a DNS answer could change).
+  static Result<std::shared_ptr<HttpClient>> create(Io& io, Url url, const TlsOptions& tls,
+                                                    std::optional<AddressPolicy> guard = std::nullopt);
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
@@ -149,12 +156,14 @@ class HttpClient {
   Idle& idle_here();
   std::unique_ptr<Stream> take_idle();
   void give_back(std::unique_ptr<Stream> s);
-  Task<Result<std::unique_ptr<Stream>>> open(Abort& abort);
+  /// A new connection; `why` tells an error's kind (Unreachable or Refused).
+  Task<Result<std::unique_ptr<Stream>>> open(Abort& abort, HttpError& why);
 
   Io& io_;
   Url url_;
   struct Tls;
   std::unique_ptr<Tls> tls_;  ///< null for http://
+  std::optional<AddressPolicy> guard_;
   std::vector<std::unique_ptr<Idle>> idle_;  ///< per worker
 };
 

@@ -263,10 +263,9 @@ class RunFilter final : public LimitFilter {
 
 }  // namespace
 
-bool is_loopback_host(std::string_view host) {
-  std::string h = host_of(host);
-  return h == "localhost" || h == "::1" || h.rfind("127.", 0) == 0;
-}
+// is_loopback_host (http_server.hpp) is defined with the other address
+// rules, in address_policy.cpp: loopback in every spelling, and no name
+// that merely starts with "127.".
 
 Chain<RequestFilter> endpoint_filters(const Admission& a) {
   Chain<RequestFilter> c;

@@ -196,6 +196,15 @@ void jwt_seeds(const fs::path& dir) {
   put(dir, 2, R"({"keys":[{"kty":"RSA","kid":"r","n":"AQAB","e":"AQAB"},{"kty":"OKP"}]})");
 }
 
+void address_seeds(const fs::path& dir) {
+  // Hosts as URLs carry them: every spelling the guard must see through.
+  for (const char* h : {"169.254.169.254", "0251.0376.0251.0376", "2852039166", "0xa9fea9fe", "169.254.43518", "127.1",
+                        "0x7f.1", "012.0.0.1", "0", "[::ffff:127.0.0.1]", "::ffff:7f00:1", "::127.0.0.1",
+                        "fe80::1%25eth0", "fd00:ec2::254", "64:ff9b::10.0.0.1", "2002:a00:1::1", "::",
+                        "metadata.google.internal.", "localhost", "idp.example.com", "1:2:3:4:5:6:7::", "8.8.8.8"})
+    put_raw(dir, h);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -211,6 +220,7 @@ int main(int argc, char** argv) {
   sse_seeds(root / "fuzz_sse");
   search_seeds(root / "fuzz_search");
   jwt_seeds(root / "fuzz_jwt");
+  address_seeds(root / "fuzz_address");
   std::printf("fuzz_seeds: %d seeds in %s\n", written, root.c_str());
   return 0;
 }
