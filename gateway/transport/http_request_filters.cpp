@@ -263,10 +263,6 @@ class RunFilter final : public LimitFilter {
 
 }  // namespace
 
-// is_loopback_host (http_server.hpp) is defined with the other address
-// rules, in address_policy.cpp: loopback in every spelling, and no name
-// that merely starts with "127.".
-
 Chain<RequestFilter> endpoint_filters(const Admission& a) {
   Chain<RequestFilter> c;
   c.add(std::make_unique<HostFilter>(a));

@@ -12,6 +12,7 @@
 
 #include "auth/access.hpp"
 #include "auth/rate_limit.hpp"
+#include "transport/address_policy.hpp"
 #include "transport/downstream.hpp"
 #include "transport/http_listener.hpp"
 #include "transport/io.hpp"
@@ -113,8 +114,5 @@ class HttpServer {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-/// True for 127.0.0.0/8, ::1 and "localhost".
-bool is_loopback_host(std::string_view host);
 
 }  // namespace mcpgw::transport
