@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/redact.hpp"
 #include "util/result.hpp"
 
 namespace mcpgw::config {
@@ -316,6 +317,7 @@ struct Config {
   Welcome welcome;
   Sagas sagas;
   Audit audit;
+  Redact redact;
   Cluster cluster;
   Tasks tasks;
   Telemetry telemetry;

@@ -196,6 +196,22 @@ void jwt_seeds(const fs::path& dir) {
   put(dir, 2, R"({"keys":[{"kty":"RSA","kid":"r","n":"AQAB","e":"AQAB"},{"kty":"OKP"}]})");
 }
 
+void redact_seeds(const fs::path& dir) {
+  // Texts, JSON results and audit-like lines holding secrets of each kind.
+  for (const char* s : {
+           "id AKIAIOSFODNN7EXAMPLE and aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+           "ghp_16C7e42F292c6912E7710c838347Ae178B4a glpat-xxxxxxxxxxxxxxxxxxxx xoxb-1234567890-abcdefghij",
+           "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+           "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY----- AIzaSyA1234567890abcdefghijklmnopqrstuv",
+           "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N password=hunter22 EMP-123456",
+           R"({"content":[{"type":"text","text":"key \u0041KIAIOSFODNN7EXAMPLE"},{"type":"image","data":"AKIAIOSFODNN7EXAMPLE"}],)"
+           R"("structuredContent":{"token":"ghp_16C7e42F292c6912E7710c838347Ae178B4a","n":[1,2.5,null,true]}})",
+           R"({"event":"call","arguments":{"password":"hunter22","ticket #42":"ticket #42"},"reason":"\"quoted\" \ud83d"})",
+           "call \"password=hunter22 and \\",
+       })
+    put_raw(dir, s);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -211,6 +227,7 @@ int main(int argc, char** argv) {
   sse_seeds(root / "fuzz_sse");
   search_seeds(root / "fuzz_search");
   jwt_seeds(root / "fuzz_jwt");
+  redact_seeds(root / "fuzz_redact");
   std::printf("fuzz_seeds: %d seeds in %s\n", written, root.c_str());
   return 0;
 }
