@@ -32,11 +32,73 @@ struct Span {
 }  // namespace
 
 struct Redactor::Impl {
+  /// Which detectors match a text at all (detects(), and the relabelling
+  /// of a generic match).
   re2::RE2::Set set;
+  /// Each detector alone: where `all` cannot be compiled.
   std::vector<std::unique_ptr<re2::RE2>> detectors;
+  std::vector<bool> generic;
+  /// Every detector as one alternation, `(d0)|(d1)|...`, in priority
+  /// order: one leftmost-first pass over a text finds every secret, where
+  /// the set and then each matching detector would read it once more per
+  /// detector that matched. Null when RE2 refuses the union (two patterns
+  /// naming a group alike).
+  std::unique_ptr<re2::RE2> all;
+  std::vector<int> outer;       ///< detector -> its group in `all`
+  std::vector<bool> has_inner;  ///< whether it has a group of its own (masked instead)
+  int groups = 0;               ///< groups of `all`
 
   explicit Impl(const re2::RE2::Options& o) : set(o, re2::RE2::UNANCHORED) {}
+
+  /// The spans of `text` to mask, by one pass of `all`.
+  void spans_of(std::string_view text, std::vector<Span>& spans) const;
+  /// The same, by each detector the set says matches.
+  void spans_each(std::string_view text, const std::vector<int>& hit, std::vector<Span>& spans) const;
 };
+
+void Redactor::Impl::spans_of(std::string_view text, std::vector<Span>& spans) const {
+  thread_local std::vector<re2::StringPiece> found;
+  found.assign(static_cast<std::size_t>(groups) + 1, re2::StringPiece());
+  thread_local std::vector<int> specific;
+  std::size_t pos = 0;
+  while (pos <= text.size() && all->Match(text, pos, text.size(), re2::RE2::UNANCHORED, found.data(), groups + 1)) {
+    std::size_t d = 0;
+    while (d < outer.size() && !found[static_cast<std::size_t>(outer[d])].data()) ++d;
+    const re2::StringPiece& whole = found[0];
+    std::size_t end = static_cast<std::size_t>(whole.data() - text.data()) + whole.size();
+    pos = end > pos ? end : pos + 1;
+    if (d == outer.size()) continue;
+    const re2::StringPiece& inner = found[static_cast<std::size_t>(outer[d]) + 1];
+    const re2::StringPiece& masked = has_inner[d] && inner.data() ? inner : found[static_cast<std::size_t>(outer[d])];
+    if (masked.empty()) continue;
+    // A generic match (password=...) whose value is itself a token a
+    // specific detector knows is named by that one.
+    if (generic[d] && set.Match(masked, &specific)) {
+      for (int k : specific)
+        if (!generic[static_cast<std::size_t>(k)]) d = std::min(d, static_cast<std::size_t>(k));
+    }
+    std::size_t begin = static_cast<std::size_t>(masked.data() - text.data());
+    spans.push_back({begin, begin + masked.size(), d});
+  }
+}
+
+void Redactor::Impl::spans_each(std::string_view text, const std::vector<int>& hit, std::vector<Span>& spans) const {
+  re2::StringPiece found[2];
+  for (int d : hit) {
+    const re2::RE2& re = *detectors[static_cast<std::size_t>(d)];
+    const int n = re.NumberOfCapturingGroups() > 0 ? 2 : 1;
+    std::size_t pos = 0;
+    while (pos <= text.size() && re.Match(text, pos, text.size(), re2::RE2::UNANCHORED, found, n)) {
+      const re2::StringPiece& whole = found[0];
+      // A pattern with a group masks what the group matched, if it took part.
+      const re2::StringPiece& masked = n == 2 && found[1].data() ? found[1] : whole;
+      std::size_t begin = static_cast<std::size_t>(masked.data() - text.data());
+      if (!masked.empty()) spans.push_back({begin, begin + masked.size(), static_cast<std::size_t>(d)});
+      std::size_t end = static_cast<std::size_t>(whole.data() - text.data()) + whole.size();
+      pos = end > pos ? end : pos + 1;
+    }
+  }
+}
 
 void Tally::merge(const Tally& other) {
   if (counts_.size() < other.counts_.size()) counts_.resize(other.counts_.size(), 0);
@@ -93,12 +155,31 @@ std::variant<std::shared_ptr<const Redactor>, SetupError> Redactor::compile(cons
     if (r->impl_->set.Add(e.regex, &error) < 0) return SetupError{Kind::BadRegex, e.index, error};
     auto re = std::make_unique<re2::RE2>(e.regex, options);
     if (!re->ok()) return SetupError{Kind::BadRegex, e.index, re->error()};
+    // A pattern that matches nothing at all would count without masking.
+    if (re2::RE2::FullMatch("", *re))
+      return SetupError{Kind::BadRegex, e.index, "matches the empty string (it must match the secret itself)"};
     r->impl_->detectors.push_back(std::move(re));
+    r->impl_->generic.push_back(!e.pattern && find_builtin(e.name)->generic);
     r->names_.push_back(e.name);
     r->pattern_.push_back(e.pattern);
   }
-  if (!specific.empty() && !r->impl_->set.Compile())
+  if (specific.empty()) return std::shared_ptr<const Redactor>(std::move(r));
+  if (!r->impl_->set.Compile())
     return SetupError{Kind::TooLarge, 0, "the detectors together are too large to compile into one set"};
+  std::string all;
+  int group = 1;
+  for (std::size_t i = 0; i < specific.size(); ++i) {
+    all.append(i ? "|(" : "(").append(specific[i].regex).push_back(')');
+    const int own = r->impl_->detectors[i]->NumberOfCapturingGroups();
+    r->impl_->outer.push_back(group);
+    r->impl_->has_inner.push_back(own > 0);
+    group += 1 + own;
+  }
+  auto one = std::make_unique<re2::RE2>(all, set_options);
+  if (one->ok() && one->NumberOfCapturingGroups() == group - 1) {
+    r->impl_->groups = group - 1;
+    r->impl_->all = std::move(one);
+  }
   return std::shared_ptr<const Redactor>(std::move(r));
 }
 
@@ -124,24 +205,15 @@ bool Redactor::detects(std::string_view text) const {
 }
 
 bool Redactor::mask(std::string_view text, std::string& out, Tally& tally) const {
-  thread_local std::vector<int> hit;
-  matching(text, hit);
-  if (hit.empty()) return false;
-  std::vector<Span> spans;
-  re2::StringPiece groups[2];
-  for (int d : hit) {
-    const re2::RE2& re = *impl_->detectors[static_cast<std::size_t>(d)];
-    const int n = re.NumberOfCapturingGroups() > 0 ? 2 : 1;
-    std::size_t pos = 0;
-    while (pos <= text.size() && re.Match(text, pos, text.size(), re2::RE2::UNANCHORED, groups, n)) {
-      const re2::StringPiece& whole = groups[0];
-      // A pattern with a group masks what the group matched, if it took part.
-      const re2::StringPiece& masked = n == 2 && groups[1].data() ? groups[1] : whole;
-      std::size_t begin = static_cast<std::size_t>(masked.data() - text.data());
-      if (!masked.empty()) spans.push_back({begin, begin + masked.size(), static_cast<std::size_t>(d)});
-      std::size_t end = static_cast<std::size_t>(whole.data() - text.data()) + whole.size();
-      pos = end > pos ? end : pos + 1;
-    }
+  if (names_.empty()) return false;
+  thread_local std::vector<Span> spans;
+  spans.clear();
+  if (impl_->all) {
+    impl_->spans_of(text, spans);
+  } else {
+    thread_local std::vector<int> hit;
+    matching(text, hit);
+    impl_->spans_each(text, hit, spans);
   }
   if (spans.empty()) return false;
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
