@@ -190,7 +190,7 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out, const std::op
   Gateway gw(std::move(cfg));
   gw.start_upstreams();
   gw.await_upstreams();  // a failure shows as errors in the snapshot
-  Findings f{gw, source, default_mode, gw.snapshot(), gw.upstreams(), gw.plugins(), std::move(stdio), {}, {}, {}};
+  Findings f{gw, source, default_mode, gw.snapshot(), gw.upstreams(), gw.plugins(), std::move(stdio), {}, {}, {}, false, std::move(redact)};
   f.errors = gw.plugin_errors();
   f.errors.insert(f.errors.end(), f.snap->errors.begin(), f.snap->errors.end());
   for (const auto& u : f.ups)
@@ -205,7 +205,6 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out, const std::op
                          (report.credentials.empty() || !report.discovered ? report.discovery : report.credentials));
   f.warnings = f.snap->warnings;
   for (auto& w : catalog::name_warnings(*f.snap)) f.warnings.push_back(std::move(w));
-  f.redact = std::move(redact);
   f.ok = f.errors.empty();
   if (as_json) print_json(f, search, out);
   else print_text(f, search, out);
