@@ -25,19 +25,9 @@ import {
 } from './harness.mjs';
 import { parseMetrics, sample } from './metrics-util.mjs';
 import { startCollector } from './otlp-collector.mjs';
-import { SECRETS } from './secrets-fixture.mjs';
+import { SECRETS, leaked, secretsServer } from './secrets-fixture.mjs';
 
-const FIXTURE = path.join(path.dirname(new URL(import.meta.url).pathname), 'secrets-fixture.mjs');
 const DETECTORS = [...new Set(SECRETS.map((s) => s.detector))];
-
-export function secretsServer(log, extra = {}) {
-  return { name: 'sec', command: process.execPath, args: [FIXTURE, log], ...extra };
-}
-
-/** The raw secrets `text` holds (none, when redaction did its job). */
-export function leaked(text) {
-  return SECRETS.filter((s) => text.includes(s.raw)).map((s) => `${s.detector}: ${s.raw}`);
-}
 
 /** Sends `method` with `params` and returns {message, text: every byte of the HTTP answer's body}. */
 async function exchange(client, method, params) {

@@ -9,7 +9,8 @@
 //   node secrets-fixture.mjs LOG_FILE
 //
 // Imported, it gives the samples: SECRETS, each {detector, text (as the
-// server says it), raw (what must never cross the gateway)}.
+// server says it), raw (what must never cross the gateway)}; leaked(text),
+// the samples text holds raw; and secretsServer(log), its servers[] entry.
 import readline from 'node:readline';
 import { appendFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -53,6 +54,16 @@ export const SECRETS = [
   { detector: 'secret_assignment', text: 'db password=hunter2-very-secret', raw: 'hunter2-very-secret' },
   { detector: 'employee_id', text: 'badge EMP-123456', raw: 'EMP-123456' },
 ];
+
+/** The raw secrets `text` holds (none, when redaction did its job). */
+export function leaked(text) {
+  return SECRETS.filter((s) => text.includes(s.raw)).map((s) => `${s.detector}: ${s.raw}`);
+}
+
+/** This fixture as the stdio server `sec` of a gateway, appending what it receives to `log`. */
+export function secretsServer(log, extra = {}) {
+  return { name: 'sec', command: process.execPath, args: [fileURLToPath(import.meta.url), log], ...extra };
+}
 
 const all = () => SECRETS.map((s) => s.text).join('\n');
 
