@@ -67,6 +67,27 @@ export function secretsServer(log, extra = {}) {
 
 const all = () => SECRETS.map((s) => s.text).join('\n');
 
+/** `bytes` of log-like text, the same every time; a secret every `every` bytes (0: none). */
+function bulkText(bytes, every) {
+  const words = ['request', 'user', 'GET', '/api/v2/items', 'status=200', 'latency_ms=', 'token_count', 'the', 'error', 'retry', 'session', 'key', 'id=', 'cache', 'miss'];
+  let x = 12345;
+  let next = every;
+  let n = 0;
+  const parts = [];
+  let size = 0;
+  while (size < bytes) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    let w = `${words[(x >>> 8) % words.length]}${(x >>> 4) % 5 === 0 ? (x >>> 12) % 100000 : ''}${(x >>> 20) % 13 === 0 ? '\n' : ' '}`;
+    if (every && size >= next) {
+      w += `${SECRETS[n++ % SECRETS.length].text} `;
+      next += every;
+    }
+    parts.push(w);
+    size += w.length;
+  }
+  return parts.join('').slice(0, bytes);
+}
+
 function serve(log) {
   const out = (m) => process.stdout.write(`${JSON.stringify(m)}\n`);
   const ok = (id, result) => out({ jsonrpc: '2.0', id, result });
@@ -74,7 +95,13 @@ function serve(log) {
     { name: 'leak', description: 'answers with every secret (where: result | is_error | error)', inputSchema: { type: 'object', properties: { where: { type: 'string' } } } },
     { name: 'echo', description: 'answers with the arguments it received', inputSchema: { type: 'object' } },
     { name: 'clean', description: 'answers with text holding no secret', inputSchema: { type: 'object' } },
+    {
+      name: 'bulk',
+      description: 'answers with `bytes` of log-like text, a secret every `every` bytes (0: none)',
+      inputSchema: { type: 'object', properties: { bytes: { type: 'integer' }, every: { type: 'integer' } } },
+    },
   ];
+  const bulk = new Map(); // "bytes/every" -> text, made once
   const rl = readline.createInterface({ input: process.stdin });
   rl.on('line', (line) => {
     if (!line.trim()) return;
@@ -102,6 +129,11 @@ function serve(log) {
         const args = p.arguments || {};
         if (p.name === 'echo') return ok(m.id, { content: [{ type: 'text', text: `got ${JSON.stringify(args)}` }] });
         if (p.name === 'clean') return ok(m.id, { content: [{ type: 'text', text: 'nothing to hide here' }] });
+        if (p.name === 'bulk') {
+          const key = `${args.bytes}/${args.every}`;
+          if (!bulk.has(key)) bulk.set(key, bulkText(Number(args.bytes) || 0, Number(args.every) || 0));
+          return ok(m.id, { content: [{ type: 'text', text: bulk.get(key) }] });
+        }
         if (p.name !== 'leak') return out({ jsonrpc: '2.0', id: m.id, error: { code: -32602, message: `no tool ${p.name}` } });
         process.stderr.write(`handing out ${SECRETS.map((s) => s.text.replace(/\n/g, ' ')).join(' ')}\n`);
         if (args.where === 'error')
