@@ -24,7 +24,7 @@ const char* what_of(Relayed what) {
 }
 
 std::string refusal(const redact::Redactor& r, const redact::Tally& tally, std::string_view what) {
-  return "Refused by redaction: " + std::string(what) + " contains a secret (detector " + r.names_of(tally) + ")";
+  return "Refused by redaction: a secret in " + std::string(what) + " (detector " + r.names_of(tally) + ")";
 }
 
 /// Calls `fn(key, value)` for each string attribute of `span`.

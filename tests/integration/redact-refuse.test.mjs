@@ -81,7 +81,7 @@ describe('redact: action refuse', () => {
       assert.deepEqual(leaked(text), [], text);
       assert.equal(message.result.isError, true);
       const why = message.result.content[0].text;
-      assert.match(why, /^Refused by redaction: the tool's answer contains a secret \(detector /);
+      assert.match(why, /^Refused by redaction: a secret in the tool's answer \(detector /);
       for (const d of [...BUILTIN, 'employee_id']) assert.ok(why.includes(d), `${d} not named: ${why}`);
       const error = await exchange(client, 'tools/call', { name: 'sec:leak', arguments: { where: 'error' } });
       assert.deepEqual(leaked(error.text), [], error.text);
@@ -97,7 +97,7 @@ describe('redact: action refuse', () => {
       const { message, text } = await exchange(client, 'tools/call', { name: 'sec:echo', arguments: { key: SECRETS[3].text } });
       assert.deepEqual(leaked(text), [], text);
       assert.equal(message.result.isError, true);
-      assert.equal(message.result.content[0].text, "Refused by redaction: the call's arguments contain a secret (detector github_token)");
+      assert.equal(message.result.content[0].text, "Refused by redaction: a secret in the call's arguments (detector github_token)");
       // A later call does reach it: the log is complete up to there.
       await client.callTool('sec:echo', { plain: 'yes' });
       const echoes = readJsonLines(upstreamLog).filter((m) => m.method === 'tools/call' && m.params.name === 'echo');
@@ -112,11 +112,11 @@ describe('redact: action refuse', () => {
       const read = await exchange(client, 'resources/read', { uri: resources.resources[0].uri });
       assert.deepEqual(leaked(read.text), [], read.text);
       assert.equal(read.message.error.code, -32603);
-      assert.match(read.message.error.message, /^Refused by redaction: the resource contains a secret \(detector .*private_key/);
+      assert.match(read.message.error.message, /^Refused by redaction: a secret in the resource \(detector .*private_key/);
       const prompts = await client.result('prompts/list', {});
       const got = await exchange(client, 'prompts/get', { name: prompts.prompts[0].name });
       assert.deepEqual(leaked(got.text), [], got.text);
-      assert.match(got.message.error.message, /^Refused by redaction: the prompt contains a secret/);
+      assert.match(got.message.error.message, /^Refused by redaction: a secret in the prompt/);
     }),
   );
 
