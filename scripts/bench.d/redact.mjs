@@ -24,7 +24,7 @@ function start(name, redact) {
   const config = path.join(dir, `${name}.yaml`);
   const server = `  - {name: sec, command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(fixture)}, /dev/null]}`;
   writeFileSync(config, ['listen: {port: 0}', 'welcome: {strategy: none}', ...(redact ? ['redact: {builtin: [all]}'] : []), 'servers:', server, ''].join('\n'));
-  const child = spawn(bin, ['--config', config, '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(bin, ['--config', config, '--log-level', 'info'], { stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise((resolve, reject) => {
     let err = '';
     child.stderr.on('data', (d) => {
