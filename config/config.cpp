@@ -464,6 +464,7 @@ Config read_config(const Value& root, const std::string& source) {
   if (auto v = f.get("welcome")) c.welcome = read_welcome(*v);
   if (auto v = f.get("sagas")) c.sagas = read_sagas(*v);
   if (auto v = f.get("audit")) c.audit = read_audit(*v);
+  if (auto v = f.get("redact"); v && !v->is_null()) c.redact = read_redact(*v);
   if (auto v = f.get("cluster")) c.cluster = read_cluster(*v);
   if (auto v = f.get("tasks")) c.tasks = read_tasks(*v);
   if (auto v = f.get("telemetry")) c.telemetry = read_telemetry(*v);

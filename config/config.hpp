@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/tool_overrides.hpp"
+#include "config/redact.hpp"
 #include "util/result.hpp"
 
 namespace mcpgw::config {
@@ -318,6 +319,7 @@ struct Config {
   Welcome welcome;
   Sagas sagas;
   Audit audit;
+  Redact redact;
   Cluster cluster;
   Tasks tasks;
   Telemetry telemetry;

@@ -13,7 +13,7 @@ namespace mcpgw::config::keys {
 inline constexpr std::string_view kTop[] = {
     "listen", "admin",   "auth",    "limits",  "naming",  "filters",      "modes",             "default_mode", "chain",
     "welcome", "sagas",  "audit",   "servers", "plugins", "instructions", "shutdown_grace_ms", "discovery",    "cluster",
-    "upstream_oauth", "apps", "tasks", "telemetry", "startup_wait_ms"};
+    "upstream_oauth", "apps", "tasks", "telemetry", "startup_wait_ms", "redact"};
 inline constexpr std::string_view kListen[] = {"host",         "port",      "path",           "allowed_origins",
                                                "allowed_hosts", "max_body_bytes", "heartbeat_ms", "page_size",
                                                "session_idle_s", "tls",     "reuse_port"};
@@ -41,6 +41,8 @@ inline constexpr std::string_view kApps[] = {"tag_views"};
 inline constexpr std::string_view kWelcome[] = {"strategy", "tool", "arguments", "timeout_ms"};
 inline constexpr std::string_view kSagas[] = {"secret", "ttl_s"};
 inline constexpr std::string_view kAudit[] = {"path", "arguments"};
+inline constexpr std::string_view kRedact[] = {"builtin", "patterns", "in", "action"};
+inline constexpr std::string_view kRedactPattern[] = {"name", "regex"};
 inline constexpr std::string_view kTasks[] = {"gateway", "max_per_principal", "max_result_bytes"};
 inline constexpr std::string_view kCluster[] = {"redis", "secret", "session_ttl_s"};
 inline constexpr std::string_view kServer[] = {
@@ -87,6 +89,8 @@ inline constexpr Section kSections[] = {
     {"welcome", kWelcome},
     {"sagas", kSagas},
     {"audit", kAudit},
+    {"redact", kRedact},
+    {"redact.patterns[]", kRedactPattern},
     {"cluster", kCluster},
     {"tasks", kTasks},
     {"servers[]", kServer},

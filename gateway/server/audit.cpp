@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "redact/json.hpp"
 #include "util/hex.hpp"
 #include "util/iso8601.hpp"
 
@@ -86,6 +87,10 @@ std::string Audit::format(const AuditRecord& r, config::Audit::Arguments argumen
   }
   field("trace_id", r.trace_id);
   field("reason", r.reason);
+  if (!r.redactions.empty()) {
+    w.Key("redactions");
+    w.RawValue(r.redactions.data(), r.redactions.size(), rapidjson::kObjectType);
+  }
   w.EndObject();
   return std::string(buf.GetString(), buf.GetSize());
 }
@@ -114,6 +119,11 @@ void Audit::configure(const config::Audit& cfg) {
   cv_.notify_all();
 }
 
+void Audit::set_redaction(std::shared_ptr<const redact::Redactor> detectors) {
+  util::MutexLock lk(mu_);
+  redaction_ = std::move(detectors);
+}
+
 void Audit::reopen() {
   {
     util::MutexLock lk(mu_);
@@ -131,22 +141,32 @@ std::vector<Audit::Notable> Audit::recent() const {
 void Audit::record(const AuditRecord& r) {
   double now_ms =
       std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch()).count();
+  config::Audit::Arguments arguments;
+  std::shared_ptr<const redact::Redactor> redaction;
+  {
+    util::MutexLock lk(mu_);
+    arguments = cfg_.arguments;
+    redaction = redaction_;
+  }
+  std::string masked;
   if (r.outcome != "ok") {
+    // A reason may quote what a client or upstream sent.
+    redact::Tally tally;
+    bool hid = redaction && redaction->mask(r.reason, masked, tally);
     Notable n{now_ms,     std::string(r.event),   r.principal,        r.mode,   r.tool,
-              r.server,   r.upstream_tool,        std::string(r.outcome), r.reason, r.trace_id, r.ms};
+              r.server,   r.upstream_tool,        std::string(r.outcome), hid ? masked : r.reason, r.trace_id, r.ms};
     util::MutexLock lk(recent_mu_);
     recent_.push_back(std::move(n));
     if (recent_.size() > kNotableKept) recent_.pop_front();
   }
-  config::Audit::Arguments arguments;
-  {
-    util::MutexLock lk(mu_);
-    if (cfg_.path.empty()) return;
-    arguments = cfg_.arguments;
-  }
+  if (!enabled()) return;
   // Formatted here, on the caller's thread: the digest is the only real
   // work, and the writer then only copies bytes.
   std::string line = format(r, arguments, now_ms);
+  // What the line quotes (arguments, reasons, names) is masked as JSON:
+  // a secret never reaches the file, whatever redact.in says.
+  redact::Tally tally;
+  if (redaction && redact::mask_json_text(*redaction, line, masked, tally)) line.swap(masked);
   line.push_back('\n');
   bool wake = false;
   {

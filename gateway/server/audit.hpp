@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -40,6 +41,9 @@ struct AuditRecord {
   int hop = 0;
   std::string trace_id;
   std::string reason;         ///< refusals: why; rounds: what the round did
+  /// Secrets redaction masked or refused, as a JSON object of counts by
+  /// detector ({"github_token":1}); never the secrets.
+  std::string redactions;
 };
 
 class Audit {
@@ -58,6 +62,9 @@ class Audit {
 
   /// Applies `cfg` (reload): a new path is opened, no path closes the log.
   void configure(const config::Audit& cfg);
+  /// The detectors every line is masked with before it is written (the
+  /// status page's reasons too); null: none (redact: absent).
+  void set_redaction(std::shared_ptr<const redact::Redactor> detectors);
   /// Reopens the file (SIGHUP, after logrotate moved it).
   void reopen();
   /// Whether lines are written (a path is set): callers skip building a
@@ -97,6 +104,7 @@ class Audit {
   mutable util::Mutex mu_;
   std::condition_variable cv_;
   config::Audit cfg_ GUARDED_BY(mu_);
+  std::shared_ptr<const redact::Redactor> redaction_ GUARDED_BY(mu_);
   std::atomic<bool> enabled_{false};  ///< atomic: read on every call without the lock
   std::deque<std::string> queue_ GUARDED_BY(mu_);
   bool reopen_ GUARDED_BY(mu_) = false;

@@ -81,6 +81,11 @@ struct ServerCall {
   /// duration, for the filters outside it.
   std::string_view outcome;
   double ms = 0;
+  /// Set by RedactFilter: the secrets masked or refused in this call's
+  /// arguments and answer, as detector counts ({"jwt":1}), and whether
+  /// that refused it; for the audit line.
+  std::string redactions;
+  bool redaction_refused = false;
 };
 
 class CallFilter;

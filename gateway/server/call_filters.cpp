@@ -2,7 +2,8 @@
 // (ResolveFilter), the Mcp-Param-* headers (HeaderFilter), whether it runs
 // as a task (TaskPlanFilter), and its work, streamed, suspended or as a
 // task (WorkFilter). The work's call filters: the nextTool chain a result
-// starts (ChainFilter), the call's audit line (AuditFilter), its metrics
+// starts (ChainFilter), the call's audit line (AuditFilter), the secrets
+// masked or refused in its arguments and answer (RedactFilter), its metrics
 // (MetricsFilter), and the call of the tool's origin (OriginFilter).
 #include "server/call_filter.hpp"
 
@@ -17,6 +18,7 @@
 #include "mcp/era.hpp"
 #include "server/apps.hpp"
 #include "server/argument_filters.hpp"
+#include "server/redaction.hpp"
 
 namespace mcpgw::server {
 namespace {
@@ -253,7 +255,56 @@ class AuditFilter final : public CallFilter {
     a.chain_id = call.run.span.span_id.str();
     a.hop = call.hop;
     a.trace_id = c.trace.trace_id.str();
+    if (event != "plugin_call") {
+      a.redactions = call.redactions;
+      if (call.redaction_refused) a.reason = "redaction";
+    }
     c.audit->record(a);
+  }
+};
+
+/// redact: the call's arguments on their way to the origin and its answer
+/// on the way back, with what the detectors find masked (redact.in), or the
+/// call refused naming them (action: refuse); a refused call never reaches
+/// the origin with its arguments. Counted by detector, and a refusal in
+/// mcpgw_refused_total; what was found is told to the audit line.
+class RedactFilter final : public CallFilter {
+ public:
+  Task<upstream::Reply> on_call(ServerCall& call, CallNext next) override {
+    if (!call.run.c.cfg->redact.enabled) return next(call);
+    return redacted(call, next);
+  }
+
+ private:
+  static Task<upstream::Reply> redacted(ServerCall& call, CallNext next) {
+    const config::Redact& cfg = call.run.c.cfg->redact;
+    Metrics& metrics = *call.run.c.metrics;
+    const json::Value* given = call.arguments;
+    std::unique_ptr<json::Document> masked;
+    redact::Tally found;
+    if (given) {
+      Redaction in = redact_arguments(cfg, *given, masked, metrics);
+      if (in.refused) co_return refuse(call, in, refused_arguments(cfg, in));
+      if (masked) call.arguments = masked.get();
+      found = std::move(in.tally);
+    }
+    upstream::Reply reply = co_await next(call);
+    // The audit line outside says what the client sent (masked as it is written).
+    call.arguments = given;
+    Redaction out = redact_reply(cfg, Relayed::ToolResult, reply, metrics);
+    out.tally.merge(found);
+    if (out.tally.total() == 0) co_return reply;
+    if (out.refused) co_return refuse(call, out, std::move(reply));
+    call.redactions = out.counts_json(cfg);
+    co_return reply;
+  }
+
+  static upstream::Reply refuse(ServerCall& call, const Redaction& r, upstream::Reply answer) {
+    call.run.c.metrics->refused("redaction");
+    call.redactions = r.counts_json(call.run.c.cfg->redact);
+    call.redaction_refused = true;
+    call.outcome = "refused";
+    return answer;
   }
 };
 
@@ -303,9 +354,11 @@ AdmitFilter* const admission[] = {&resolve_filter, &override_admit_filter(), &he
 
 ChainFilter chain_filter;
 AuditFilter audit_filter;
+RedactFilter redact_filter;
 MetricsFilter metrics_filter;
 OriginFilter origin_filter;
-CallFilter* const order[] = {&chain_filter, &audit_filter, &metrics_filter, &override_call_filter(), &origin_filter};
+CallFilter* const order[] = {&chain_filter,          &audit_filter,  &redact_filter,
+                             &metrics_filter,        &override_call_filter(), &origin_filter};
 
 }  // namespace
 

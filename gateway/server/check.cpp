@@ -4,6 +4,7 @@
 #include <array>
 #include <map>
 
+#include "server/check_redaction.hpp"
 #include "server/check_search.hpp"
 #include "server/gateway.hpp"
 
@@ -38,6 +39,7 @@ struct Findings {
   std::map<std::string, oauth::CheckReport> oauth;
   std::vector<std::string> errors, warnings;
   bool ok = false;
+  config::Redact redact;
 
   const config::Server* stdio_of(const std::string& name) const {
     auto it = stdio.find(name);
@@ -115,6 +117,7 @@ void print_json(const Findings& f, const std::optional<std::string>& search, std
   d.AddMember("tools", tools, a);
   d.AddMember("welcome", welcome, a);
   add_search_report(*f.snap, search, d);
+  d.AddMember("redaction", redaction_json(f.redact, a), a);
   d.AddMember("errors", strings(f.errors), a);
   d.AddMember("warnings", strings(f.warnings), a);
   out << json::write(d) << "\n";
@@ -167,6 +170,7 @@ void print_text(const Findings& f, const std::optional<std::string>& search, std
         << f.snap->welcome_reason[m] << ")\n";
   }
   print_search_report(*f.snap, search, out);
+  print_redaction(f.redact, out);
   out << "\n";
   for (const auto& e : f.errors) out << "error: " << e << "\n";
   for (const auto& w : f.warnings) out << "warning: " << w << "\n";
@@ -179,13 +183,14 @@ void print_text(const Findings& f, const std::optional<std::string>& search, std
 
 int run_check(config::Config cfg, bool as_json, std::ostream& out, const std::optional<std::string>& search) {
   std::string source = cfg.source, default_mode = cfg.default_mode;
+  config::Redact redact = cfg.redact;
   std::map<std::string, config::Server> stdio;
   for (const auto& s : cfg.servers)
     if (s.transport == config::Server::Transport::Stdio) stdio.emplace(s.name, s);
   Gateway gw(std::move(cfg));
   gw.start_upstreams();
   gw.await_upstreams();  // a failure shows as errors in the snapshot
-  Findings f{gw, source, default_mode, gw.snapshot(), gw.upstreams(), gw.plugins(), std::move(stdio), {}, {}, {}};
+  Findings f{gw, source, default_mode, gw.snapshot(), gw.upstreams(), gw.plugins(), std::move(stdio), {}, {}, {}, false, std::move(redact)};
   f.errors = gw.plugin_errors();
   f.errors.insert(f.errors.end(), f.snap->errors.begin(), f.snap->errors.end());
   for (const auto& u : f.ups)

@@ -39,6 +39,10 @@ struct Metrics::Impl {
                                                          .Name("mcpgw_refused_total")
                                                          .Help("Requests refused before they ran, by reason")
                                                          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& redactions = prometheus::BuildCounter()
+                                                            .Name("mcpgw_redactions_total")
+                                                            .Help("Secrets masked or refused by redaction, by detector")
+                                                            .Register(*registry);
   prometheus::Counter& audit_dropped = prometheus::BuildCounter()
                                            .Name("mcpgw_audit_dropped_total")
                                            .Help("Audit lines dropped (queue full or write failed)")
@@ -164,6 +168,10 @@ void Metrics::set_open_streams(double n) { impl_->streams.Set(n); }
 void Metrics::set_suspended(double n) { impl_->suspended.Set(n); }
 
 void Metrics::refused(std::string_view reason) { impl_->refused.Add({{"reason", std::string(reason)}}).Increment(); }
+
+void Metrics::redacted(const std::string& detector, std::uint32_t n) {
+  impl_->redactions.Add({{"detector", detector}}).Increment(static_cast<double>(n));
+}
 
 void Metrics::audit_dropped() { impl_->audit_dropped.Increment(); }
 void Metrics::spans_exported(std::size_t n) { impl_->spans_exported.Increment(static_cast<double>(n)); }

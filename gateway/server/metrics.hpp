@@ -1,6 +1,7 @@
 #pragma once
 // Prometheus metrics of the gateway, served on /metrics.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -35,6 +36,8 @@ class Metrics {
   /// A request refused before it ran, by reason (auth, rate_limited,
   /// tool_hidden, ...).
   void refused(std::string_view reason);
+  /// `n` secrets detector `detector` masked or refused (redact:).
+  void redacted(const std::string& detector, std::uint32_t n);
   /// An audit line that could not be queued or written.
   void audit_dropped();
   /// Spans the OTLP collector accepted, and spans dropped (queue full,

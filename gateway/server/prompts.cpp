@@ -2,6 +2,7 @@
 // that serves the prompt or resource.
 #include "mcp/resource_refs.hpp"
 #include "server/calls.hpp"
+#include "server/redaction.hpp"
 
 namespace mcpgw::server {
 
@@ -25,10 +26,13 @@ Task<Answer> get_prompt(Services& sv, Request& r) {
   json::set(*p, "name", json::str(route->upstream_key, p->GetAllocator()), p->GetAllocator());
   strip_client_state(*p);
   const json::Value* args = json::find(*r.params(), "arguments");
-  Work work = [route = *route, p, caller = caller_of(*r.session)](
+  Work work = [route = *route, p, caller = caller_of(*r.session), cfg = sv.settings.config(), &sv](
                   std::shared_ptr<ClientCall> client, CancelSignal& cancel, Progress*) -> Task<upstream::Reply> {
     upstream::Reply reply =
         co_await route.origin->request("prompts/get", *p, options_for(*route.origin, cancel, caller, client));
+    if (cfg->redact.enabled)
+      redact_answer(cfg->redact, Relayed::Prompt, "prompts/get " + route.upstream_key, caller, reply, sv.metrics,
+                    sv.audit);
     if (!reply.rpc_error && route.origin->config().prefix)
       mcp::expose_messages(route.origin->name(), reply.body, reply.body.GetAllocator());
     co_return reply;

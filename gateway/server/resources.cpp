@@ -3,6 +3,7 @@
 #include "mcp/resource_refs.hpp"
 #include "server/apps.hpp"
 #include "server/calls.hpp"
+#include "server/redaction.hpp"
 
 namespace mcpgw::server {
 namespace {
@@ -92,11 +93,15 @@ Task<Answer> read_resource(Services& sv, Request& r) {
   json::set(*p, "uri", json::str(route->upstream_key, p->GetAllocator()), p->GetAllocator());
   strip_client_state(*p);
   if (json::Value* meta = json::find(*p, "_meta"); meta && meta->IsObject()) meta->RemoveMember(kViewServerKey.data());
-  const bool tag_views = sv.settings.config()->apps.tag_views;
-  Work work = [route = *route, p, tag_views, caller = caller_of(*r.session)](
+  auto cfg = sv.settings.config();
+  const bool tag_views = cfg->apps.tag_views;
+  Work work = [route = *route, p, tag_views, caller = caller_of(*r.session), cfg, &sv](
                   std::shared_ptr<ClientCall> client, CancelSignal& cancel, Progress*) -> Task<upstream::Reply> {
     upstream::Reply reply =
         co_await route.origin->request("resources/read", *p, options_for(*route.origin, cancel, caller, client));
+    if (cfg->redact.enabled)
+      redact_answer(cfg->redact, Relayed::Resource, "resources/read " + route.upstream_key, caller, reply, sv.metrics,
+                    sv.audit);
     // Contents name the resource as the client knows it; a view names its
     // server on the requests it sends.
     if (!reply.rpc_error && route.origin->config().prefix) {

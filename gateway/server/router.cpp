@@ -7,6 +7,8 @@
 #include <algorithm>
 
 #include "server/client_call.hpp"
+#include "server/logging.hpp"
+#include "server/redaction.hpp"
 #include "server/server_span.hpp"
 #include "server/tasks.hpp"
 
@@ -38,7 +40,10 @@ Router::Router(std::shared_ptr<const config::Config> cfg, catalog::Catalog& cata
       audit_(settings_.config()->audit, metrics_),
       tasks_(settings_.config()->cluster.secrets),
       services_{settings_, catalog_, metrics_, sessions_,   subscriptions_, engine_,
-                forwarded_ids_, audit_, io_,     tasks_,      task_share_,    hooks_.upstream} {}
+                forwarded_ids_, audit_, io_,     tasks_,      task_share_,    hooks_.upstream} {
+  audit_.set_redaction(settings_.config()->redact.detectors);
+  redact_logs(settings_.config()->redact.detectors);
+}
 
 Router::~Router() { drain(); }
 
@@ -51,8 +56,15 @@ void Router::drain() {
   engine_.drain();
 }
 
+void Router::set_spans(mcp::SpanSink* spans) {
+  redacting_spans_ = spans ? std::make_unique<RedactingSpans>(*spans, settings_) : nullptr;
+  services_.spans = redacting_spans_.get();
+}
+
 void Router::set_config(std::shared_ptr<const config::Config> cfg, std::shared_ptr<const saga::Keyring> keyring) {
   audit_.configure(cfg->audit);
+  audit_.set_redaction(cfg->redact.detectors);
+  redact_logs(cfg->redact.detectors);
   tasks_.set_secrets(cfg->cluster.secrets);
   settings_.set(std::move(cfg), std::move(keyring));
 }

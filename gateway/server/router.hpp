@@ -45,8 +45,9 @@ class Router final : public transport::Handler {
   void stream_closed(const std::shared_ptr<transport::Session>& session) override;
 
   /// Records a span of every request, and of the upstream work done for
-  /// it, into `spans` (which outlives the router's serving); before serving.
-  void set_spans(mcp::SpanSink* spans) { services_.spans = spans; }
+  /// it, into `spans` (which outlives the router's serving), with secrets
+  /// masked first under redact:; before serving.
+  void set_spans(mcp::SpanSink* spans);
   /// Shares sessions' state with the other replicas through `cluster`
   /// (which outlives the router's serving); before serving.
   void set_cluster(cluster::Cluster& cluster);
@@ -135,6 +136,8 @@ class Router final : public transport::Handler {
   };
 
   Settings settings_;
+  /// set_spans' sink behind the masking of secrets (server/redaction).
+  std::unique_ptr<mcp::SpanSink> redacting_spans_;
   asio::any_io_executor io_;
   std::shared_ptr<InFlight> in_flight_ = std::make_shared<InFlight>();
   catalog::Catalog& catalog_;

@@ -203,6 +203,20 @@ void address_seeds(const fs::path& dir) {
                         "fe80::1%25eth0", "fd00:ec2::254", "64:ff9b::10.0.0.1", "2002:a00:1::1", "::",
                         "metadata.google.internal.", "localhost", "idp.example.com", "1:2:3:4:5:6:7::", "8.8.8.8"})
     put_raw(dir, h);
+void redact_seeds(const fs::path& dir) {
+  // Texts, JSON results and audit-like lines holding secrets of each kind.
+  for (const char* s : {
+           "id AKIAIOSFODNN7EXAMPLE and aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+           "ghp_16C7e42F292c6912E7710c838347Ae178B4a glpat-xxxxxxxxxxxxxxxxxxxx xoxb-1234567890-abcdefghij",
+           "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+           "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY----- AIzaSyA1234567890abcdefghijklmnopqrstuv",
+           "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N password=hunter22 EMP-123456",
+           R"({"content":[{"type":"text","text":"key \u0041KIAIOSFODNN7EXAMPLE"},{"type":"image","data":"AKIAIOSFODNN7EXAMPLE"}],)"
+           R"("structuredContent":{"token":"ghp_16C7e42F292c6912E7710c838347Ae178B4a","n":[1,2.5,null,true]}})",
+           R"({"event":"call","arguments":{"password":"hunter22","ticket #42":"ticket #42"},"reason":"\"quoted\" \ud83d"})",
+           "call \"password=hunter22 and \\",
+       })
+    put_raw(dir, s);
 }
 
 }  // namespace
@@ -221,6 +235,7 @@ int main(int argc, char** argv) {
   search_seeds(root / "fuzz_search");
   jwt_seeds(root / "fuzz_jwt");
   address_seeds(root / "fuzz_address");
+  redact_seeds(root / "fuzz_redact");
   std::printf("fuzz_seeds: %d seeds in %s\n", written, root.c_str());
   return 0;
 }
