@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/policies.hpp"
 #include "util/result.hpp"
 
 namespace mcpgw::config {
@@ -322,6 +323,8 @@ struct Config {
   UpstreamOAuth upstream_oauth;
   std::vector<Server> servers;
   std::vector<Plugin> plugins;
+  /// `policies`: who may call what, in order (config/policies.hpp).
+  std::vector<Policy> policies;
   /// Text put before the welcome text in `instructions`.
   std::string instructions;
   /// How long SIGTERM waits for in-flight calls.

@@ -86,6 +86,7 @@ std::string Audit::format(const AuditRecord& r, config::Audit::Arguments argumen
   }
   field("trace_id", r.trace_id);
   field("reason", r.reason);
+  field("policy", r.policy);
   w.EndObject();
   return std::string(buf.GetString(), buf.GetSize());
 }

@@ -40,6 +40,7 @@ struct AuditRecord {
   int hop = 0;
   std::string trace_id;
   std::string reason;         ///< refusals: why; rounds: what the round did
+  std::string policy;         ///< a call refused by a policy: the rule's name
 };
 
 class Audit {

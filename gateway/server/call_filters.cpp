@@ -2,8 +2,9 @@
 // (ResolveFilter), the Mcp-Param-* headers (HeaderFilter), whether it runs
 // as a task (TaskPlanFilter), and its work, streamed, suspended or as a
 // task (WorkFilter). The work's call filters: the nextTool chain a result
-// starts (ChainFilter), the call's audit line (AuditFilter), its metrics
-// (MetricsFilter), and the call of the tool's origin (OriginFilter).
+// starts (ChainFilter), the policies (server/policies.cpp), the call's
+// audit line (AuditFilter), its metrics (MetricsFilter), and the call of
+// the tool's origin (OriginFilter).
 #include "server/call_filter.hpp"
 
 #include <spdlog/spdlog.h>
@@ -14,6 +15,7 @@
 #include "chain/chain.hpp"
 #include "mcp/era.hpp"
 #include "server/apps.hpp"
+#include "server/policies.hpp"
 
 namespace mcpgw::server {
 namespace {
@@ -285,7 +287,8 @@ ChainFilter chain_filter;
 AuditFilter audit_filter;
 MetricsFilter metrics_filter;
 OriginFilter origin_filter;
-CallFilter* const order[] = {&chain_filter, &audit_filter, &metrics_filter, &origin_filter};
+// The policies come after the chain, so that each hop is decided on its own.
+CallFilter* const order[] = {&chain_filter, &policy_filter(), &audit_filter, &metrics_filter, &origin_filter};
 
 }  // namespace
 

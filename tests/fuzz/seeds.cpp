@@ -196,6 +196,18 @@ void jwt_seeds(const fs::path& dir) {
   put(dir, 2, R"({"keys":[{"kty":"RSA","kid":"r","n":"AQAB","e":"AQAB"},{"kty":"OKP"}]})");
 }
 
+void expr_seeds(const fs::path& dir) {
+  // The expression; 0x00; the call's arguments.
+  const std::string args = R"({"schema":"prod","rows":[1,2,3],"opts":{"cascade":true},"tags":["a"]})";
+  for (const char* e :
+       {"args.schema == \"prod\"", "tool.annotations.readOnlyHint == true || \"dba\" in principal.claims.groups",
+        "args.rows.exists(r, r > 2) && args.rows.all(r, r > 0)", "has(args.opts.cascade) && !has(args.x)",
+        "principal.claims.sub.matches('^al') && tool.name.startsWith('db:') && size(args.tags) == 1",
+        "[args.schema, principal.name] == ['prod', 'alice'] || {'k': args.rows}.k[0] / 2 >= 0.5",
+        "mode == 'all' && client.name + '/' + client.version != '' && 'mcp:admin' in principal.scopes"})
+    put_raw(dir, std::string(e) + '\0' + args);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -211,6 +223,7 @@ int main(int argc, char** argv) {
   sse_seeds(root / "fuzz_sse");
   search_seeds(root / "fuzz_search");
   jwt_seeds(root / "fuzz_jwt");
+  expr_seeds(root / "fuzz_expr");
   std::printf("fuzz_seeds: %d seeds in %s\n", written, root.c_str());
   return 0;
 }
