@@ -124,16 +124,16 @@ class Lexer {
         case '\\': case '\'': case '"': case '/': out.push_back(e); break;
         case 'u': {
           std::uint32_t cp = 0;
-          if (i_ + 4 > s_.size()) return fail(static_cast<std::uint32_t>(i_), "\\u needs four hex digits");
+          if (i_ + 4 > s_.size()) return fail(static_cast<std::uint32_t>(i_ + 1), "\\u needs four hex digits");
           auto [end, ec] = std::from_chars(s_.data() + i_, s_.data() + i_ + 4, cp, 16);
           if (ec != std::errc() || end != s_.data() + i_ + 4 || (cp >= 0xD800 && cp <= 0xDFFF))
-            return fail(static_cast<std::uint32_t>(i_), "\\u needs four hex digits of a code point");
+            return fail(static_cast<std::uint32_t>(i_ + 1), "\\u needs four hex digits of a code point");
           i_ += 4;
           append_utf8(out, cp);
           break;
         }
         default:
-          return fail(static_cast<std::uint32_t>(i_ - 1), "unknown escape \\" + std::string(1, e));
+          return fail(static_cast<std::uint32_t>(i_), "unknown escape \\" + std::string(1, e));
       }
     }
     t.kind = Tok::String;

@@ -40,8 +40,8 @@ struct Findings {
   bool ok = false;
   /// check --principal: who, and per tool the modes it sees it in (empty:
   /// hidden); no principal: every tool, `seen` empty.
-  std::string principal;
-  std::vector<std::vector<std::string>> seen;
+  std::string principal{};
+  std::vector<std::vector<std::string>> seen{};
 
   bool shown(std::size_t i) const { return seen.empty() || !seen[i].empty(); }
   /// The modes (besides "all") tool `i` is listed in, to whoever is shown.

@@ -28,8 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     MCPGW_FUZZ_CHECK(program.error().rfind("column ", 0) == 0, "a compile error without its column");
     return 0;
   }
-  static const json::Document claims = *json::parse(R"({"groups":["dba","ops"],"level":3,"sub":"alice"})");
-  static const json::Document annotations = *json::parse(R"({"readOnlyHint":false,"destructiveHint":true})");
+  static const json::Document claims = std::move(*json::parse(R"({"groups":["dba","ops"],"level":3,"sub":"alice"})"));
+  static const json::Document annotations = std::move(*json::parse(R"({"readOnlyHint":false,"destructiveHint":true})"));
   static const std::vector<std::string> scopes{"mcp:tools", "mcp:admin"}, slices{"delete"};
   std::optional<json::Document> args;
   if (auto parsed = json::parse(arguments); parsed && parsed->IsObject()) args = std::move(*parsed);

