@@ -274,7 +274,9 @@ describe('every place a tool runs', () => {
         await c.close();
         return tools;
       };
-      const every = ['db:bulk', 'db:calls', 'db:drop_table', 'db:next', 'db:query', 'db:read_rows', 'db:write_row', 'get_chained_info'];
+      // The plugin's other composites match no rule: allowed, listed.
+      const every = ['account_overview', 'db:bulk', 'db:calls', 'db:drop_table', 'db:next', 'db:query', 'db:read_rows', 'db:write_row',
+        'get_chained_info', 'safe_transfer'];
       assert.deepEqual(await listed(gw.url, ALICE), every);
       assert.deepEqual(await listed(gw.url, bearer(await tokenFor('dana'))), every);
       assert.deepEqual(await listed(gw.url, BOB), every.filter((n) => n !== 'db:query' && n !== 'db:write_row'));
@@ -361,7 +363,7 @@ describe('operations', () => {
         const bad = [{ name: 'broken', match: { tools: ['db:*'] }, allow: 'principl.name == "x"' }];
         const text = toYaml(config(bad));
         const line = text.split('\n').findIndex((l) => l.includes('principl.name')) + 1;
-        const logged = own.proc.waitForLine('stderr', /reload failed/, 20000);
+        const logged = own.proc.waitForLine('stderr', /^.*reload failed.*$/, 20000);
         writeFileSync(own.configPath, text);
         own.proc.child.kill('SIGHUP');
         const [failed] = await logged;
