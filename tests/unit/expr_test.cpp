@@ -174,7 +174,7 @@ TEST_CASE("expr: configuration errors say where and what") {
   CHECK(compile_error("!'a'") == "column 1: '!' needs a bool, not a string");
   CHECK(compile_error("1 + 2") == "column 1: the expression is a number, not a boolean");
   CHECK(compile_error("args.x.matches('(')").find("column 16: invalid regular expression: missing )") == 0);
-  CHECK(compile_error("args.x.matches(args.y)") == "column 16: matches() takes a string literal (compiled once)");
+  CHECK(compile_error("args.x.matches(args.y)") == "column 21: matches() takes a string literal (compiled once)");
   CHECK(compile_error("args.x.frob()").find("column 8: unknown method 'frob'") == 0);
   CHECK(compile_error("frob(args)").find("column 1: unknown function 'frob'") == 0);
   CHECK(compile_error("has(args)") == "column 5: has() takes a field selection (has(a.b))");
