@@ -479,6 +479,7 @@ Config read_config(const Value& root, const std::string& source) {
   if (auto v = f.get("plugins")) {
     for (const Value& item : v->items()) c.plugins.push_back(read_plugin(item));
   }
+  if (auto v = f.get("policies")) c.policies = read_policies(*v, known_mode);
   f.read("instructions", c.instructions);
   f.read("shutdown_grace_ms", c.shutdown_grace_ms, 0);
   f.read("startup_wait_ms", c.startup_wait_ms, 0);

@@ -12,6 +12,7 @@
 
 #include "config/tool_overrides.hpp"
 #include "config/redact.hpp"
+#include "config/policies.hpp"
 #include "util/result.hpp"
 
 namespace mcpgw::config {
@@ -326,6 +327,8 @@ struct Config {
   UpstreamOAuth upstream_oauth;
   std::vector<Server> servers;
   std::vector<Plugin> plugins;
+  /// `policies`: who may call what, in order (config/policies.hpp).
+  std::vector<Policy> policies;
   /// Text put before the welcome text in `instructions`.
   std::string instructions;
   /// How long SIGTERM waits for in-flight calls.

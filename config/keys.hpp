@@ -13,7 +13,7 @@ namespace mcpgw::config::keys {
 inline constexpr std::string_view kTop[] = {
     "listen", "admin",   "auth",    "limits",  "naming",  "filters",      "modes",             "default_mode", "chain",
     "welcome", "sagas",  "audit",   "servers", "plugins", "instructions", "shutdown_grace_ms", "discovery",    "cluster",
-    "upstream_oauth", "apps", "tasks", "telemetry", "startup_wait_ms", "redact"};
+    "upstream_oauth", "apps", "tasks", "telemetry", "startup_wait_ms", "redact", "policies"};
 inline constexpr std::string_view kListen[] = {"host",         "port",      "path",           "allowed_origins",
                                                "allowed_hosts", "max_body_bytes", "heartbeat_ms", "page_size",
                                                "session_idle_s", "tls",     "reuse_port"};
@@ -61,6 +61,8 @@ inline constexpr std::string_view kOtlp[] = {"endpoint", "headers", "sample_rati
 inline constexpr std::string_view kServerOAuth[] = {"grant",          "client_id",      "client_secret",
                                                     "private_key_file", "scopes",       "issuer",
                                                     "token_endpoint", "authorization_endpoint", "client_id_metadata_url"};
+inline constexpr std::string_view kPolicy[] = {"name", "match", "allow", "deny", "message"};
+inline constexpr std::string_view kPolicyMatch[] = {"tools", "modes", "principals"};
 inline constexpr std::string_view kUpstreamOAuth[] = {"redirect_url", "store", "key"};
 
 /// A mapping with a fixed set of keys and where it sits in the file, as
@@ -104,6 +106,8 @@ inline constexpr Section kSections[] = {
     {"plugins[]", kPlugin},
     {"telemetry", kTelemetry},
     {"telemetry.otlp", kOtlp},
+    {"policies[]", kPolicy},
+    {"policies[].match", kPolicyMatch},
 };
 
 /// Every accepted key as the reference names it (`listen.tls.cert_file`,

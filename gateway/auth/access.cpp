@@ -28,7 +28,8 @@ Result<std::optional<std::int64_t>> numeric_date(const json::Value& claims, std:
   return std::optional<std::int64_t>(static_cast<std::int64_t>(d));
 }
 
-/// The token's scopes: the `scope` string (RFC 8693) or an `scp` array.
+}  // namespace
+
 std::vector<std::string> scopes_of(const json::Value& claims) {
   std::vector<std::string> out;
   if (auto scope = json::get_string(claims, "scope")) {
@@ -45,6 +46,8 @@ std::vector<std::string> scopes_of(const json::Value& claims) {
   }
   return out;
 }
+
+namespace {
 
 bool contains(const std::vector<std::string>& v, std::string_view x) {
   return std::find(v.begin(), v.end(), x) != v.end();
@@ -121,6 +124,8 @@ Verdict Verifier::check_jwt(std::string_view token, const KeySet* keys, std::int
   }
   v.outcome = Outcome::Admitted;
   v.valid_until = **exp + o.leeway_s;
+  v.claims = std::make_shared<const json::Document>(json::clone(c));
+  v.scopes = scopes;
   if (!o.scope_modes.empty()) {
     for (const auto& [scope, modes] : o.scope_modes) {
       if (!contains(scopes, scope)) continue;

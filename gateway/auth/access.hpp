@@ -4,6 +4,7 @@
 // principal and the modes its scopes open). Pure: the keys are handed in,
 // so nothing here does I/O and one policy serves every thread.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "auth/jwks.hpp"
+#include "jsonrpc/json.hpp"
 
 namespace mcpgw::auth {
 
@@ -63,10 +65,16 @@ struct Verdict {
   std::string description;
   std::string scope;
   bool oauth = false;  ///< the credential was (or looked like) a JWT
+  /// An admitted JWT's claims and scopes, for policies (shared: verdicts are cached and copied).
+  std::shared_ptr<const json::Document> claims;
+  std::vector<std::string> scopes;
   /// For an admitted JWT: until when (Unix seconds, leeway included) the
   /// verdict holds.
   std::int64_t valid_until = 0;
 };
+
+/// A token's scopes: its `scope` string (RFC 8693) or its `scp` array.
+std::vector<std::string> scopes_of(const json::Value& claims);
 
 /// Checks Authorization headers under one AccessSettings.
 class Verifier {

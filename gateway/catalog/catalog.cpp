@@ -311,6 +311,8 @@ class ToolAdder {
     e.gateway_task = cfg_.tasks.gateway && e.task_support == mcp::TaskSupport::Forbidden;
     e.definition = tool_definition(def, name, description, ref_server, cfg_.chain.resolve, e.gateway_task);
     e.slices = std::move(slices);
+    if (const auto* a = json::find(def, "annotations"); a && a->IsObject() && !cfg_.policies.empty())
+      e.annotations = std::make_shared<const json::Document>(json::clone(*a));
     if (const auto* meta = json::find(def, "_meta")) {
       const auto* w = json::find(*meta, "welcomeTool");
       if (w && w->IsTrue() && welcome_seen_[origin.get()]++ == 0) e.welcome = true;

@@ -38,6 +38,9 @@ struct ExposedTool {
   /// The gateway runs it as a task (`tasks.gateway`, the origin does not):
   /// listed with `taskSupport: "optional"`.
   bool gateway_task = false;
+  /// The definition's `annotations` object, for policies (set only when
+  /// some are configured; null: none).
+  std::shared_ptr<const json::Document> annotations;
 };
 
 /// A prompt, resource or resource template as exposed to clients.

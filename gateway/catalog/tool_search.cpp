@@ -76,12 +76,13 @@ search::Document document_of(const json::Value& def, std::string_view name) {
   return d;
 }
 
-std::vector<search::Hit> find_tools(const Snapshot& s, std::size_t mode, std::string_view query, std::size_t limit) {
+std::vector<search::Hit> find_tools(const Snapshot& s, std::size_t mode, std::string_view query, std::size_t limit,
+                                    const std::vector<bool>* permitted) {
   if (mode >= s.modes.size() || limit == 0) return {};
   Parsed p = parse(query);
   auto visible = [&](std::size_t i) {
     const ExposedTool& t = s.tools[i];
-    if (!t.in_mode[mode]) return false;
+    if (!t.in_mode[mode] || (permitted && !(*permitted)[i])) return false;
     return p.servers.empty() ||
            std::find(p.servers.begin(), p.servers.end(), t.origin->name()) != p.servers.end();
   };
@@ -111,10 +112,12 @@ bool meaningful_query(const Snapshot& s, std::string_view query) {
   return s.index && s.index->understands(p.words);
 }
 
-std::vector<std::pair<std::string, std::size_t>> tools_by_origin(const Snapshot& s, std::size_t mode) {
+std::vector<std::pair<std::string, std::size_t>> tools_by_origin(const Snapshot& s, std::size_t mode,
+                                                                 const std::vector<bool>* permitted) {
   std::vector<std::pair<std::string, std::size_t>> out;
   if (mode >= s.mode_tools.size()) return out;
   for (std::size_t i : s.mode_tools[mode]) {
+    if (permitted && !(*permitted)[i]) continue;
     const std::string& origin = s.tools[i].origin->name();
     auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == origin; });
     if (it == out.end()) out.emplace_back(origin, 1);

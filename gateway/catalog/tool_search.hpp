@@ -33,15 +33,19 @@ search::Document document_of(const json::Value& def, std::string_view name);
 /// ranked by BM25; `server:NAME` keeps the tools of that server or plugin
 /// (alone, it lists them in catalog order); a query that is exactly an
 /// exposed name puts that tool first.
-std::vector<search::Hit> find_tools(const Snapshot& s, std::size_t mode, std::string_view query, std::size_t limit);
+/// `permitted` (by tool index; null: every tool) leaves out what the
+/// policies hide from the client.
+std::vector<search::Hit> find_tools(const Snapshot& s, std::size_t mode, std::string_view query, std::size_t limit,
+                                    const std::vector<bool>* permitted = nullptr);
 
 /// Whether `query` has anything find_tools() can work with (a known word, a
 /// `server:` word or an exact name); false for an empty or useless query.
 bool meaningful_query(const Snapshot& s, std::string_view query);
 
-/// The tools mode `mode` may call, counted by server or plugin, in catalog
-/// order.
-std::vector<std::pair<std::string, std::size_t>> tools_by_origin(const Snapshot& s, std::size_t mode);
+/// The tools mode `mode` may call (of `permitted`, when not null), counted
+/// by server or plugin, in catalog order.
+std::vector<std::pair<std::string, std::size_t>> tools_by_origin(const Snapshot& s, std::size_t mode,
+                                                                 const std::vector<bool>* permitted = nullptr);
 
 /// The query syntax, as told to clients and operators.
 extern const std::string_view kSearchSyntax;

@@ -70,8 +70,10 @@ std::variant<Envelope, Refusal> read_envelope(const jsonrpc::Message& m,
   Envelope e;
   e.version = std::string(v);
   e.capabilities = json::clone(*caps);
-  if (const json::Value* info = json::find(*meta, kMetaClientInfo); info && info->IsObject())
+  if (const json::Value* info = json::find(*meta, kMetaClientInfo); info && info->IsObject()) {
     e.client_name = std::string(json::get_string(*info, "name").value_or(""));
+    e.client_version = std::string(json::get_string(*info, "version").value_or(""));
+  }
   if (const json::Value* level = json::find(*meta, kMetaLogLevel)) {
     if (!level->IsString() || log_level_rank(level->GetString()) < 0)
       return refusal(jsonrpc::kInvalidParams, "Invalid params: _meta " + std::string(kMetaLogLevel) +

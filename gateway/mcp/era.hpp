@@ -48,6 +48,7 @@ struct Envelope {
   std::string version;
   json::Document capabilities{rapidjson::kObjectType};
   std::string client_name;  ///< "" when clientInfo is absent (it is optional)
+  std::string client_version;  ///< clientInfo.version, "" when absent
   std::string log_level;    ///< "" when absent: the client wants no log messages
 };
 

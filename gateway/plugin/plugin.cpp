@@ -74,6 +74,9 @@ std::string run_upstream_call(const mcpgw_call& call, const char* server, const 
       return fail("arguments for " + std::string(server) + "/" + tool + " must be a JSON object");
     args = std::move(*parsed);
   }
+  if (call.opts->vet_upstream_call)
+    if (auto refused = call.opts->vet_upstream_call(up->name(), tool, args ? &*args : nullptr))
+      return json::write(refused->body);
   upstream::CallOptions o;
   o.deadline = std::min(call.opts->deadline, up->deadline());
   o.cancel = call.opts->cancel;

@@ -87,6 +87,7 @@ std::string Audit::format(const AuditRecord& r, config::Audit::Arguments argumen
   }
   field("trace_id", r.trace_id);
   field("reason", r.reason);
+  field("policy", r.policy);
   if (!r.redactions.empty()) {
     w.Key("redactions");
     w.RawValue(r.redactions.data(), r.redactions.size(), rapidjson::kObjectType);

@@ -41,6 +41,7 @@ struct AuditRecord {
   int hop = 0;
   std::string trace_id;
   std::string reason;         ///< refusals: why; rounds: what the round did
+  std::string policy;         ///< a call refused by a policy: the rule's name
   /// Secrets redaction masked or refused, as a JSON object of counts by
   /// detector ({"github_token":1}); never the secrets.
   std::string redactions;

@@ -17,6 +17,7 @@
 #include <optional>
 #include <span>
 
+#include "catalog/policy.hpp"
 #include "server/calls.hpp"
 #include "server/tasks.hpp"
 #include "server/tools.hpp"
@@ -43,6 +44,8 @@ struct ToolCallContext {
   std::string session;
   mcp::TraceContext trace;
   std::optional<mcp::TraceContext> request_span;
+  /// Who the caller is to the policies; null when none are configured.
+  std::shared_ptr<const catalog::Subject> subject;
 };
 
 /// One run of that work: the way back to the client, the cancellation,

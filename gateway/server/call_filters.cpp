@@ -2,9 +2,10 @@
 // (ResolveFilter), the Mcp-Param-* headers (HeaderFilter), whether it runs
 // as a task (TaskPlanFilter), and its work, streamed, suspended or as a
 // task (WorkFilter). The work's call filters: the nextTool chain a result
-// starts (ChainFilter), the call's audit line (AuditFilter), the secrets
-// masked or refused in its arguments and answer (RedactFilter), its metrics
-// (MetricsFilter), and the call of the tool's origin (OriginFilter).
+// starts (ChainFilter), the policies (server/policies.cpp), the call's
+// audit line (AuditFilter), the secrets masked or refused in its arguments
+// and answer (RedactFilter), its metrics (MetricsFilter), and the call of
+// the tool's origin (OriginFilter).
 #include "server/call_filter.hpp"
 
 #include <spdlog/spdlog.h>
@@ -19,6 +20,7 @@
 #include "server/apps.hpp"
 #include "server/argument_filters.hpp"
 #include "server/redaction.hpp"
+#include "server/policies.hpp"
 
 namespace mcpgw::server {
 namespace {
@@ -357,8 +359,9 @@ AuditFilter audit_filter;
 RedactFilter redact_filter;
 MetricsFilter metrics_filter;
 OriginFilter origin_filter;
-CallFilter* const order[] = {&chain_filter,          &audit_filter,  &redact_filter,
-                             &metrics_filter,        &override_call_filter(), &origin_filter};
+// The policies come after the chain, so that each hop is decided on its own.
+CallFilter* const order[] = {&chain_filter,   &policy_filter(),        &audit_filter, &redact_filter,
+                             &metrics_filter, &override_call_filter(), &origin_filter};
 
 }  // namespace
 

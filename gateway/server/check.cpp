@@ -40,6 +40,20 @@ struct Findings {
   std::vector<std::string> errors, warnings;
   bool ok = false;
   config::Redact redact;
+  /// check --principal: who, and per tool the modes it sees it in (empty:
+  /// hidden); no principal: every tool, `seen` empty.
+  std::string principal{};
+  std::vector<std::vector<std::string>> seen{};
+
+  bool shown(std::size_t i) const { return seen.empty() || !seen[i].empty(); }
+  /// The modes (besides "all") tool `i` is listed in, to whoever is shown.
+  std::vector<std::string> modes(std::size_t i) const {
+    if (seen.empty()) return modes_of(*snap, snap->tools[i]);
+    std::vector<std::string> out;
+    for (const auto& m : seen[i])
+      if (m != "all") out.push_back(m);
+    return out;
+  }
 
   const config::Server* stdio_of(const std::string& name) const {
     auto it = stdio.find(name);
@@ -58,6 +72,7 @@ void print_json(const Findings& f, const std::optional<std::string>& search, std
   d.AddMember("config", json::str(f.source, a), a);
   d.AddMember("valid", f.ok, a);
   d.AddMember("default_mode", json::str(f.default_mode, a), a);
+  if (!f.principal.empty()) d.AddMember("principal", json::str(f.principal, a), a);
   json::Value servers(rapidjson::kArrayType), tools(rapidjson::kArrayType), loaded(rapidjson::kArrayType);
   for (const auto& p : f.plugins) {
     json::Value e(rapidjson::kObjectType);
@@ -82,13 +97,15 @@ void print_json(const Findings& f, const std::optional<std::string>& search, std
     s.AddMember("prompts", l->prompts.Size(), a);
     servers.PushBack(s, a);
   }
-  for (const auto& t : f.snap->tools) {
+  for (std::size_t i = 0; i < f.snap->tools.size(); ++i) {
+    if (!f.shown(i)) continue;
+    const catalog::ExposedTool& t = f.snap->tools[i];
     json::Value e(rapidjson::kObjectType);
     e.AddMember("name", json::str(t.name, a), a);
     e.AddMember(t.composite ? "plugin" : "server", json::str(t.origin->name(), a), a);
     e.AddMember("upstream_name", json::str(t.upstream_name, a), a);
     e.AddMember("slices", strings(t.slices), a);
-    e.AddMember("modes", strings(modes_of(*f.snap, t)), a);
+    e.AddMember("modes", strings(f.modes(i)), a);
     e.AddMember("welcome", t.welcome, a);
     tools.PushBack(e, a);
   }
@@ -141,19 +158,25 @@ void print_text(const Findings& f, const std::optional<std::string>& search, std
         << " tools)\n";
   std::vector<std::array<std::string, 5>> rows;
   rows.push_back({"NAME", "SERVER", "SLICES", "MODES", "WELCOME"});
-  for (const auto& t : f.snap->tools) {
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < f.snap->tools.size(); ++i) {
+    if (!f.shown(i)) continue;
+    ++count;
+    const catalog::ExposedTool& t = f.snap->tools[i];
     // Name the upstream tool where the exposed name does not show it
     // (shortened names).
     bool shown = t.name.size() >= t.upstream_name.size() &&
                  t.name.compare(t.name.size() - t.upstream_name.size(), t.upstream_name.size(), t.upstream_name) == 0;
     std::string origin = t.composite ? "plugin " + t.origin->name() : t.origin->name();
     rows.push_back({t.name, origin + (shown ? "" : " (" + t.upstream_name + ")"),
-                    joined(t.slices), joined(modes_of(*f.snap, t)), t.welcome ? "yes" : ""});
+                    joined(t.slices), joined(f.modes(i)), t.welcome ? "yes" : ""});
   }
   std::array<std::size_t, 5> width{};
   for (const auto& r : rows)
     for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-  out << "\ntools (" << f.snap->tools.size() << ", default mode " << f.default_mode << "):\n";
+  out << "\ntools (" << count << ", default mode " << f.default_mode
+      << (f.principal.empty() ? std::string() : ", as principal " + f.principal + " sees them under the policies")
+      << "):\n";
   for (const auto& r : rows) {
     std::string line = "  ";
     for (std::size_t i = 0; i < r.size(); ++i) {
@@ -181,9 +204,11 @@ void print_text(const Findings& f, const std::optional<std::string>& search, std
 
 }  // namespace
 
-int run_check(config::Config cfg, bool as_json, std::ostream& out, const std::optional<std::string>& search) {
+int run_check(config::Config cfg, bool as_json, std::ostream& out, const std::optional<std::string>& search,
+              const std::optional<PrincipalView>& as) {
   std::string source = cfg.source, default_mode = cfg.default_mode;
   config::Redact redact = cfg.redact;
+  std::vector<config::Policy> policies = cfg.policies;
   std::map<std::string, config::Server> stdio;
   for (const auto& s : cfg.servers)
     if (s.transport == config::Server::Transport::Stdio) stdio.emplace(s.name, s);
@@ -206,6 +231,10 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out, const std::op
   f.warnings = f.snap->warnings;
   for (auto& w : catalog::name_warnings(*f.snap)) f.warnings.push_back(std::move(w));
   f.ok = f.errors.empty();
+  if (as) {
+    f.principal = as->subject.principal;
+    f.seen = modes_seen(*f.snap, *as, policies);
+  }
   if (as_json) print_json(f, search, out);
   else print_text(f, search, out);
   return f.ok ? 0 : 1;

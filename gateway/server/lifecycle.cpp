@@ -100,9 +100,12 @@ Task<Answer> initialize(Services& sv, Request& r) {
   if (!requested) co_return Answer::invalid_params("protocolVersion must be a string");
   std::string_view version = mcp::negotiate(*requested);
   McpSession& s = *r.session;
-  std::string client_name;
-  if (const auto* info = json::find(*p, "clientInfo")) client_name = json::get_string(*info, "name").value_or("");
-  s.initialize(std::string(version), json::find(*p, "capabilities"), client_name);
+  std::string client_name, client_version;
+  if (const auto* info = json::find(*p, "clientInfo")) {
+    client_name = json::get_string(*info, "name").value_or("");
+    client_version = json::get_string(*info, "version").value_or("");
+  }
+  s.initialize(std::string(version), json::find(*p, "capabilities"), client_name, std::move(client_version));
   json::Document result(rapidjson::kObjectType);
   auto& a = result.GetAllocator();
   result.AddMember("protocolVersion", json::str(version, a), a);

@@ -84,6 +84,7 @@ struct Cli {
   unsigned threads = 0;
   bool check = false, revoke = false;
   std::optional<std::string> search;  ///< check --search
+  std::optional<server::CheckPrincipal> principal;  ///< check --principal (--claims)
   std::string revoke_server, revoke_url;
 };
 
@@ -107,6 +108,12 @@ std::variant<Cli, int> parse_cli(int argc, char** argv) {
   check->add_flag("--json", c.as_json, "machine-readable output");
   std::string search_query;
   auto* search = check->add_option("--search", search_query, "also show what this search_tools query finds per mode");
+  server::CheckPrincipal as;
+  auto* principal = check->add_option("--principal", as.name,
+                                      "show the catalog as this principal sees it under the policies (a bearer "
+                                      "token's name, or with auth.oauth any principal)");
+  check->add_option("--claims", as.claims, "with --principal: an OAuth principal's token claims, as a JSON object")
+      ->needs(principal);
   auto* revoke = app.add_subcommand(
       "revoke", "forget your stored upstream OAuth tokens at a running gateway (your credential in MCPGW_TOKEN)");
   revoke->fallthrough();
@@ -127,6 +134,7 @@ std::variant<Cli, int> parse_cli(int argc, char** argv) {
   c.check = check->parsed();
   c.revoke = revoke->parsed();
   if (search->count()) c.search = search_query;
+  if (principal->count()) c.principal = as;
   return c;
 }
 
@@ -218,6 +226,17 @@ int main(int argc, char** argv) {
     const char* token = std::getenv("MCPGW_TOKEN");
     return server::run_revoke(*cfg, cli.revoke_server, cli.revoke_url, token ? token : "", std::cout, std::cerr);
   }
-  if (cli.check) return server::run_check(std::move(*cfg), cli.as_json, std::cout, cli.search);
+  if (cli.check) {
+    std::optional<server::PrincipalView> as;
+    if (cli.principal) {
+      auto view = server::principal_view(*cfg, *cli.principal);
+      if (!view) {
+        std::fprintf(stderr, "mcpgw: %s\n", view.error().c_str());
+        return 2;
+      }
+      as = std::move(*view);
+    }
+    return server::run_check(std::move(*cfg), cli.as_json, std::cout, cli.search, as);
+  }
   return serve(std::move(*cfg), cli);
 }

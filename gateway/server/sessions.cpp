@@ -18,6 +18,7 @@ std::shared_ptr<McpSession> McpSession::for_request(const std::shared_ptr<McpSes
     s->protocol_version_ = envelope.version;
     s->capabilities_ = json::clone(envelope.capabilities);
     s->client_name_ = envelope.client_name;
+    s->client_version_ = envelope.client_version;
     s->log_level_ = envelope.log_level;
   }
   std::weak_ptr<McpSession> weak_parent = parent;
@@ -30,13 +31,15 @@ std::shared_ptr<McpSession> McpSession::for_request(const std::shared_ptr<McpSes
   return s;
 }
 
-void McpSession::initialize(std::string version, const json::Value* capabilities, std::string client_name) {
+void McpSession::initialize(std::string version, const json::Value* capabilities, std::string client_name,
+                            std::string client_version) {
   util::WriterLock lk(mu_);
   protocol_version_ = std::move(version);
   if (capabilities && capabilities->IsObject()) {
     capabilities_ = json::clone(*capabilities);
   }
   client_name_ = std::move(client_name);
+  client_version_ = std::move(client_version);
 }
 
 bool McpSession::negotiated() const {
@@ -57,6 +60,11 @@ json::Document McpSession::capabilities() const {
 std::string McpSession::client_name() const {
   util::ReaderLock lk(mu_);
   return client_name_;
+}
+
+std::string McpSession::client_version() const {
+  util::ReaderLock lk(mu_);
+  return client_version_;
 }
 
 void McpSession::mark_initialized() {

@@ -37,7 +37,8 @@ class McpSession final : public transport::Session, public std::enable_shared_fr
   // --- the client, as initialize or the envelope describe it ---
 
   /// Records what initialize negotiated and declared.
-  void initialize(std::string version, const json::Value* capabilities, std::string client_name);
+  void initialize(std::string version, const json::Value* capabilities, std::string client_name,
+                  std::string client_version = {});
   /// The client chose a session revision with initialize.
   bool negotiated() const;
   /// The revision the client speaks ("" before initialize).
@@ -45,6 +46,8 @@ class McpSession final : public transport::Session, public std::enable_shared_fr
   json::Document capabilities() const;
   /// "" when the client gave no name.
   std::string client_name() const;
+  /// "" when the client gave no version.
+  std::string client_version() const;
   /// notifications/initialized arrived.
   void mark_initialized();
   bool initialized() const;
@@ -93,6 +96,7 @@ class McpSession final : public transport::Session, public std::enable_shared_fr
   std::string protocol_version_ GUARDED_BY(mu_);
   json::Document capabilities_ GUARDED_BY(mu_){rapidjson::kObjectType};
   std::string client_name_ GUARDED_BY(mu_);
+  std::string client_version_ GUARDED_BY(mu_);
   std::string log_level_ GUARDED_BY(mu_) = "info";
   bool log_level_set_ GUARDED_BY(mu_) = false;
   bool initialized_ GUARDED_BY(mu_) = false;

@@ -44,10 +44,11 @@ json::Value text_content(std::string_view text, json::Allocator& a) {
 
 /// The answer to an empty or useless query, or one that finds nothing: the
 /// servers of the mode with their tool counts and the query syntax.
-Answer overview(const catalog::Snapshot& s, std::size_t mode, std::string_view query) {
+Answer overview(const catalog::Snapshot& s, std::size_t mode, std::string_view query,
+               const std::vector<bool>* permitted) {
   json::Document result(rapidjson::kObjectType);
   auto& a = result.GetAllocator();
-  auto origins = catalog::tools_by_origin(s, mode);
+  auto origins = catalog::tools_by_origin(s, mode, permitted);
   std::size_t total = 0;
   json::Value servers(rapidjson::kArrayType);
   std::string listing;
@@ -73,7 +74,8 @@ Answer overview(const catalog::Snapshot& s, std::size_t mode, std::string_view q
   return Answer::result(std::move(result));
 }
 
-Answer search_tools(const catalog::Snapshot& s, std::size_t mode, const json::Value* args) {
+Answer search_tools(const catalog::Snapshot& s, std::size_t mode, const json::Value* args,
+                    const std::vector<bool>* permitted) {
   std::string_view query;
   std::size_t limit = kDefaultSearchLimit;
   if (args) {
@@ -88,9 +90,9 @@ Answer search_tools(const catalog::Snapshot& s, std::size_t mode, const json::Va
       limit = static_cast<std::size_t>(std::min<std::int64_t>(l->GetInt64(), kMaxSearchLimit));
     }
   }
-  if (!catalog::meaningful_query(s, query)) return overview(s, mode, query);
-  auto hits = catalog::find_tools(s, mode, query, limit);
-  if (hits.empty()) return overview(s, mode, query);
+  if (!catalog::meaningful_query(s, query)) return overview(s, mode, query, permitted);
+  auto hits = catalog::find_tools(s, mode, query, limit, permitted);
+  if (hits.empty()) return overview(s, mode, query, permitted);
 
   json::Document result(rapidjson::kObjectType);
   auto& a = result.GetAllocator();
@@ -130,9 +132,10 @@ Answer list_meta_tools(Request& r, std::size_t page_size) {
 }
 
 std::variant<Answer, ToolTarget> resolve_meta_tool(const catalog::Snapshot& s, std::optional<std::size_t> mode,
-                                                   std::string_view name, const json::Value* args) {
+                                                   std::string_view name, const json::Value* args,
+                                                   const std::vector<bool>* permitted) {
   if (!lists_meta_tools(s, mode)) return ToolTarget{name, args};
-  if (name == catalog::kSearchTools) return search_tools(s, *mode, args);
+  if (name == catalog::kSearchTools) return search_tools(s, *mode, args, permitted);
   if (name != catalog::kCallTool) return ToolTarget{name, args};
   auto target = args ? json::get_string(*args, "name") : std::nullopt;
   if (!target)

@@ -28,9 +28,12 @@ struct ToolTarget {
 /// How a call of `name` with `args` by a client of mode `mode` goes: in a
 /// search mode, search_tools is answered here (the Answer) and call_tool
 /// names the tool to call (or is refused with -32602); otherwise, and for
-/// any other name, the tool is `name` itself.
+/// any other name, the tool is `name` itself. `permitted` (by tool index;
+/// null: every tool) is what the policies let the client see: search_tools
+/// finds and counts nothing else.
 std::variant<Answer, ToolTarget> resolve_meta_tool(const catalog::Snapshot& s, std::optional<std::size_t> mode,
-                                                   std::string_view name, const json::Value* args);
+                                                   std::string_view name, const json::Value* args,
+                                                   const std::vector<bool>* permitted = nullptr);
 
 /// search_tools' `limit`: its default and largest value.
 inline constexpr std::size_t kDefaultSearchLimit = 8, kMaxSearchLimit = 50;

@@ -9,9 +9,11 @@
 #include <algorithm>
 #include <variant>
 
+#include "catalog/tool_search.hpp"
 #include "mcp/protocol.hpp"
 #include "server/apps.hpp"
 #include "server/call_filter.hpp"
+#include "server/policies.hpp"
 #include "server/tool_search.hpp"
 
 namespace mcpgw::server {
@@ -101,9 +103,20 @@ Answer list_tools(Services& sv, Request& r) {
     return list_meta_tools(r, static_cast<std::size_t>(sv.settings.config()->listen.page_size));
   static const std::vector<std::size_t> kNone;
   const auto& visible = mode && *mode < snap->mode_tools.size() ? snap->mode_tools[*mode] : kNone;
+  auto cfg = sv.settings.config();
+  const std::vector<std::size_t>* listed = &visible;
+  // A tool no policy rule can allow this client is not listed to it.
+  std::vector<std::size_t> permitted;
+  if (!cfg->policies.empty() && mode) {
+    auto who = policy_subject(*r.session, *cfg);
+    auto mask = permitted_tools(*snap, *mode, who.get(), *cfg);
+    for (std::size_t i : visible)
+      if (mask[i]) permitted.push_back(i);
+    listed = &permitted;
+  }
   return page_of(
-      r, "tools", visible.size(), [&](std::size_t i) -> std::string_view { return snap->tools[visible[i]].definition; },
-      static_cast<std::size_t>(sv.settings.config()->listen.page_size), snap);
+      r, "tools", listed->size(), [&](std::size_t i) -> std::string_view { return snap->tools[(*listed)[i]].definition; },
+      static_cast<std::size_t>(cfg->listen.page_size), snap);
 }
 
 AuditRecord audit_record(const McpSession& s, std::string_view tool, const json::Value* args, const json::Value* params) {
@@ -157,7 +170,13 @@ Resolution resolve_in(Services& sv, Request& r, std::shared_ptr<const catalog::S
   called.snap = std::move(snap);
   const auto& s = *called.snap;
   auto mode = s.mode_index(r.session->mode());
-  auto meta = resolve_meta_tool(s, mode, *name, args);
+  // What search_tools may find: what the policies let this client see.
+  std::vector<bool> permitted;
+  if (*name == catalog::kSearchTools && lists_meta_tools(s, mode)) {
+    auto cfg = sv.settings.config();
+    permitted = permitted_tools(s, *mode, policy_subject(*r.session, *cfg).get(), *cfg);
+  }
+  auto meta = resolve_meta_tool(s, mode, *name, args, permitted.empty() ? nullptr : &permitted);
   if (auto* answered = std::get_if<Answer>(&meta)) {
     AuditRecord a = audit_record(*r.session, *name, args, p);
     if (answered->is_error()) {
@@ -252,6 +271,8 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
   }
   // The request's span, when spans are recorded, is of the same trace.
   mcp::TraceContext trace = request_span ? *request_span : sent ? *sent : mcp::TraceContext::fresh();
+  auto cfg = sv.settings.config();
+  auto subject = policy_subject(s, *cfg);
   ToolCallContext context{.catalog = &sv.catalog,
                           .metrics = &sv.metrics,
                           .audit = &sv.audit,
@@ -262,11 +283,12 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
                           .arguments = std::move(arguments),
                           .meta = std::move(meta),
                           .task = std::move(task),
-                          .cfg = sv.settings.config(),
+                          .cfg = std::move(cfg),
                           .caller = caller_of(s),
                           .session = s.id(),
                           .trace = std::move(trace),
-                          .request_span = std::move(request_span)};
+                          .request_span = std::move(request_span),
+                          .subject = std::move(subject)};
   return [c = std::move(context)](std::shared_ptr<ClientCall> client, CancelSignal& cancel,
                                   Progress* progress) -> Task<upstream::Reply> {
     ToolCallRun run{c, std::move(client), cancel, progress};

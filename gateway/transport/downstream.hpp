@@ -39,6 +39,10 @@ struct ClientContext {
   /// one: what an upstream of grant token_exchange exchanges (never sent
   /// upstream itself, never logged).
   std::string subject_token;
+  /// The client's OAuth token's claims and scopes (auth.oauth), for
+  /// policies; null and empty for a static token or without auth.
+  std::shared_ptr<const json::Document> claims;
+  std::vector<std::string> scopes;
 };
 
 /// One client session. The transport creates the id and keeps the session

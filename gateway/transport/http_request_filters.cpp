@@ -173,6 +173,8 @@ class ClientFilter final : public RequestFilter {
     ClientContext& ctx = a.ctx;
     ctx.principal = a.verdict.principal;
     ctx.allowed_modes = a.verdict.modes;
+    ctx.claims = a.verdict.claims;
+    ctx.scopes = a.verdict.scopes;
     ctx.mode = mode_of(a);
     // The raw JWT, for upstreams that exchange it (RFC 8693); a static
     // token is the gateway's own secret and never leaves it.

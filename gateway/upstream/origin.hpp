@@ -135,6 +135,11 @@ struct CallOptions {
   /// Told of every upstream call a composite (plugin) tool makes for this
   /// call; may be empty.
   std::function<void(const UpstreamCall&)> on_upstream_call;
+  /// Asked before a composite (plugin) tool calls tool `tool` (its own
+  /// name) of server `server` for this call: a reply refuses the call, which
+  /// then never reaches the server (the policies); may be empty.
+  std::function<std::optional<Reply>(std::string_view server, std::string_view tool, const json::Value* arguments)>
+      vet_upstream_call;
   /// Set: the request is about MCP tasks. A tools/call may then become a
   /// task: a server of the session revisions gets these as its `task`
   /// params, one of 2026-07-28 is told the client declares the tasks

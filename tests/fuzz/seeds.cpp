@@ -217,6 +217,16 @@ void redact_seeds(const fs::path& dir) {
            "call \"password=hunter22 and \\",
        })
     put_raw(dir, s);
+void expr_seeds(const fs::path& dir) {
+  // The expression; 0x00; the call's arguments.
+  const std::string args = R"({"schema":"prod","rows":[1,2,3],"opts":{"cascade":true},"tags":["a"]})";
+  for (const char* e :
+       {"args.schema == \"prod\"", "tool.annotations.readOnlyHint == true || \"dba\" in principal.claims.groups",
+        "args.rows.exists(r, r > 2) && args.rows.all(r, r > 0)", "has(args.opts.cascade) && !has(args.x)",
+        "principal.claims.sub.matches('^al') && tool.name.startsWith('db:') && size(args.tags) == 1",
+        "[args.schema, principal.name] == ['prod', 'alice'] || {'k': args.rows}.k[0] / 2 >= 0.5",
+        "mode == 'all' && client.name + '/' + client.version != '' && 'mcp:admin' in principal.scopes"})
+    put_raw(dir, std::string(e) + '\0' + args);
 }
 
 }  // namespace
@@ -236,6 +246,7 @@ int main(int argc, char** argv) {
   jwt_seeds(root / "fuzz_jwt");
   address_seeds(root / "fuzz_address");
   redact_seeds(root / "fuzz_redact");
+  expr_seeds(root / "fuzz_expr");
   std::printf("fuzz_seeds: %d seeds in %s\n", written, root.c_str());
   return 0;
 }

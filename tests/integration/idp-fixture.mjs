@@ -4,6 +4,9 @@
 //
 //   node idp-fixture.mjs <dir> <resource> <clients-json>
 //
+// Each client is {id, secret, scope, claims?}; `claims` are added to its
+// access tokens (policies read them, e.g. groups).
+//
 // It listens on a free loopback port and prints "listening <issuer>". The
 // signing keys (private JWKs) are kept in <dir>/keys.json so a test can sign
 // tokens of its own. POST /__rotate puts a new key first (tokens are signed
@@ -42,6 +45,8 @@ function makeProvider(issuer) {
     })),
     jwks: { keys },
     scopes: ['mcp:read', 'mcp:write', 'mcp:admin'],
+    // A client's `claims` (e.g. groups) go into its access tokens.
+    extraTokenClaims: async (ctx, token) => clients.find((c) => c.id === token.clientId)?.claims,
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
