@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/integrity.hpp"
 #include "util/result.hpp"
 
 namespace mcpgw::config {
@@ -320,6 +321,7 @@ struct Config {
   Tasks tasks;
   Telemetry telemetry;
   UpstreamOAuth upstream_oauth;
+  Integrity integrity;
   std::vector<Server> servers;
   std::vector<Plugin> plugins;
   /// Text put before the welcome text in `instructions`.

@@ -13,7 +13,7 @@ namespace mcpgw::config::keys {
 inline constexpr std::string_view kTop[] = {
     "listen", "admin",   "auth",    "limits",  "naming",  "filters",      "modes",             "default_mode", "chain",
     "welcome", "sagas",  "audit",   "servers", "plugins", "instructions", "shutdown_grace_ms", "discovery",    "cluster",
-    "upstream_oauth", "apps", "tasks", "telemetry"};
+    "upstream_oauth", "apps", "tasks", "telemetry", "integrity"};
 inline constexpr std::string_view kListen[] = {"host",         "port",      "path",           "allowed_origins",
                                                "allowed_hosts", "max_body_bytes", "heartbeat_ms", "page_size",
                                                "session_idle_s", "tls",     "reuse_port"};
@@ -57,6 +57,7 @@ inline constexpr std::string_view kOtlp[] = {"endpoint", "headers", "sample_rati
 inline constexpr std::string_view kServerOAuth[] = {"grant",          "client_id",      "client_secret",
                                                     "private_key_file", "scopes",       "issuer",
                                                     "token_endpoint", "authorization_endpoint", "client_id_metadata_url"};
+inline constexpr std::string_view kIntegrity[] = {"pins", "store", "strip_invisible"};
 inline constexpr std::string_view kUpstreamOAuth[] = {"redirect_url", "store", "key"};
 
 /// A mapping with a fixed set of keys and where it sits in the file, as
@@ -96,6 +97,7 @@ inline constexpr Section kSections[] = {
     {"plugins[]", kPlugin},
     {"telemetry", kTelemetry},
     {"telemetry.otlp", kOtlp},
+    {"integrity", kIntegrity},
 };
 
 /// Every accepted key as the reference names it (`listen.tls.cert_file`,

@@ -151,7 +151,16 @@ Task<json::Document> resolve(const Context& ctx, const catalog::ExposedTool& fir
     } else {
       bool hidden = false;
       const catalog::ExposedTool* tool = find_target(ctx, *current, *name, hidden);
+      const auto& integrity = ctx.snapshot.integrity;
+      const integrity::ToolReport* withheld = nullptr;
       if (!tool) {
+        withheld = integrity.withheld_tool(*name);
+        if (!withheld && !current->composite) withheld = integrity.withheld_tool(current->origin->name(), *name);
+      }
+      if (withheld) {
+        refused.tool = withheld->tool;
+        refusal = "withheld: " + withheld->refusal();
+      } else if (!tool) {
         refusal = hidden ? "hidden: the tool is not available to this client" : "unknown tool";
       } else {
         refused.tool = tool->name;

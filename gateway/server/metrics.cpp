@@ -39,6 +39,15 @@ struct Metrics::Impl {
                                                          .Name("mcpgw_refused_total")
                                                          .Help("Requests refused before they ran, by reason")
                                                          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& integrity = prometheus::BuildCounter()
+                                                           .Name("mcpgw_integrity_changes_total")
+                                                           .Help("Tool definitions seen changed or new against their pins, by server and state")
+                                                           .Register(*registry);
+  prometheus::Gauge& withheld = prometheus::BuildGauge()
+                                    .Name("mcpgw_integrity_withheld_tools")
+                                    .Help("Tools withheld until an operator approves them (integrity.pins: block)")
+                                    .Register(*registry)
+                                    .Add({});
   prometheus::Counter& audit_dropped = prometheus::BuildCounter()
                                            .Name("mcpgw_audit_dropped_total")
                                            .Help("Audit lines dropped (queue full or write failed)")
@@ -164,6 +173,12 @@ void Metrics::set_open_streams(double n) { impl_->streams.Set(n); }
 void Metrics::set_suspended(double n) { impl_->suspended.Set(n); }
 
 void Metrics::refused(std::string_view reason) { impl_->refused.Add({{"reason", std::string(reason)}}).Increment(); }
+
+void Metrics::integrity_change(const std::string& server, std::string_view state) {
+  impl_->integrity.Add({{"server", server}, {"state", std::string(state)}}).Increment();
+}
+
+void Metrics::set_withheld(double n) { impl_->withheld.Set(n); }
 
 void Metrics::audit_dropped() { impl_->audit_dropped.Increment(); }
 void Metrics::spans_exported(std::size_t n) { impl_->spans_exported.Increment(static_cast<double>(n)); }

@@ -142,6 +142,8 @@ Task<Answer> resume_saga(Services& sv, Request& r) {
   auto snap = sv.catalog.snapshot();
   auto mode = snap->mode_index(r.session->mode());
   const catalog::ExposedTool* tool = mode ? snap->find_tool(*name, *mode) : nullptr;
+  if (const integrity::ToolReport* w = tool ? nullptr : snap->integrity.withheld_tool(*name))
+    co_return Answer::relay(upstream::Reply{false, mcp::tool_error(w->refusal())});
   if (!tool)
     co_return Answer::error(jsonrpc::kInvalidParams,
                          "Invalid sagaToken: its tool " + std::string(*name) + " is not available to this client");
