@@ -18,7 +18,7 @@ void Guard::reload(std::function<void()> then) {
         why_ = store_->describe() + ": " + r.error();
       }
     }
-    if (!r) spdlog::error("integrity: cannot read the pins from {}", why());
+    if (!r) spdlog::warn("integrity: cannot read the pins yet ({}); until they are read every server tool counts as new", why());
     if (then) then();
   });
 }

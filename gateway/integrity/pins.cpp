@@ -193,11 +193,14 @@ ToolReport Judge::judge(const std::string& server, const std::string& tool, cons
     auto before = json::parse(old->pin->definition);
     if (before) out.changes = diff(*before, def);
     if (out.changes.empty()) out.changes.push_back("definition");
-  } else {
-    out.changes.push_back(ledger_->pinned(server) ? "new tool" : "first sight");
+  }
+  const bool same_seen = old && old->seen && old->seen->digest == out.digest;
+  // What a new tool was when first seen stays what it is called.
+  if (out.state == State::New) {
+    if (same_seen && !old->changes.empty()) out.changes = old->changes;
+    else out.changes.push_back(ledger_->pinned(server) ? "new tool" : "first sight");
   }
   if (old) next.pin = old->pin;
-  const bool same_seen = old && old->seen && old->seen->digest == out.digest;
   next.seen = Version{out.digest, std::move(canon), same_seen ? old->seen->at_ms : now_, ""};
   next.changes = out.changes;
   for (const auto& f : out.findings) next.findings.push_back(describe(f));

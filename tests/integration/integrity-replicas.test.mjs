@@ -12,6 +12,7 @@ import {
   REPO,
   connectHttp,
   openGetStream,
+  pollUntil,
   startGateway,
   tempDir,
   textOf,
@@ -33,10 +34,13 @@ test(
       // Replica A sees the server first: its tools are pinned in Redis.
       const a = await startGateway(config('v1'), { dir: tempDir('mcpgw-replica-a-'), label: 'replica-a' });
       const ca = await connectHttp(a.url);
+      // Listed once the pins are read from Redis (until then every tool counts as new).
+      await pollUntil(async () => (await names(ca)).length === 3, { what: 'replica A pins its tools' });
       assert.deepEqual(await names(ca), ['fx:add', 'fx:mutate', 'fx:start']);
       // Replica B's server lists another description of add: not its pin.
       const b = await startGateway(config('changed'), { dir: tempDir('mcpgw-replica-b-'), label: 'replica-b' });
       const cb = await connectHttp(b.url);
+      await pollUntil(async () => (await names(cb)).length === 2, { what: 'replica B reads the pins' });
       assert.deepEqual(await names(cb), ['fx:mutate', 'fx:start']);
       const refused = await cb.callTool('fx:add', { a: 1, b: 2 });
       assert.equal(refused.isError, true);

@@ -82,7 +82,9 @@ test(
     assert.match(JSON.stringify(chained), /withheld: mcpgw: tool fx:add is withheld/);
     assert.doesNotMatch(JSON.stringify(chained), /"text":"3"/);
     // So is a task.
-    approveHint(await c.result('tools/call', { name: 'fx:add', arguments: { a: 1, b: 1 }, task: {} }), 'fx:add');
+    const t = await connectHttp(gw.url, { protocolVersion: '2025-11-25', capabilities: { tasks: {} } });
+    approveHint(await t.result('tools/call', { name: 'fx:add', arguments: { a: 1, b: 1 }, task: {} }), 'fx:add');
+    await t.close();
     // Search finds it not; call_tool is refused.
     const s = await connectHttp(gw.url.replace(/\/mcp$/, '/mcp/find'));
     const found = await s.callTool('search_tools', { query: 'adds two numbers' });
@@ -188,6 +190,7 @@ test(
 
     const check = await mcpgw(['check', '--config', gw.configPath]);
     assert.match(check.stdout, /warning: integrity: tool fx:note of server fx is new \(first sight; hidden instructions: markup at description/);
+    assert.match(check.stdout, /withheld until approved \(mcpgw pins approve fx:note\)/);
     assert.match(check.stdout, /warning: integrity: tool fx:relay of server fx is new \(first sight; hidden instructions: other-tool/);
     assert.doesNotMatch(check.stdout, /^\s+fx:note\b/m, 'check lists a withheld tool');
     await gw.proc.stop();
