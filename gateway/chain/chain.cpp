@@ -88,6 +88,13 @@ const catalog::ExposedTool* find_target(const Context& ctx, const catalog::Expos
   return found;
 }
 
+/// The hop's target withheld by integrity.pins (block), by either name.
+const integrity::ToolReport* withheld_target(const Context& ctx, const catalog::ExposedTool& from, std::string_view name) {
+  const auto& view = ctx.snapshot.integrity;
+  if (const integrity::ToolReport* w = view.withheld_tool(name)) return w;
+  return from.composite ? nullptr : view.withheld_tool(from.origin->name(), name);
+}
+
 }  // namespace
 
 bool has_next_tool(const json::Value& result) { return next_tool(result) != nullptr; }
@@ -151,17 +158,10 @@ Task<json::Document> resolve(const Context& ctx, const catalog::ExposedTool& fir
     } else {
       bool hidden = false;
       const catalog::ExposedTool* tool = find_target(ctx, *current, *name, hidden);
-      const auto& integrity = ctx.snapshot.integrity;
-      const integrity::ToolReport* withheld = nullptr;
       if (!tool) {
-        withheld = integrity.withheld_tool(*name);
-        if (!withheld && !current->composite) withheld = integrity.withheld_tool(current->origin->name(), *name);
-      }
-      if (withheld) {
-        refused.tool = withheld->tool;
-        refusal = "withheld: " + withheld->refusal();
-      } else if (!tool) {
-        refusal = hidden ? "hidden: the tool is not available to this client" : "unknown tool";
+        const integrity::ToolReport* withheld = withheld_target(ctx, *current, *name);
+        refusal = withheld ? "withheld: " + withheld->refusal()
+                           : hidden ? "hidden: the tool is not available to this client" : "unknown tool";
       } else {
         refused.tool = tool->name;
         std::string key = tool->name + "\n" + canonical(refused.arguments);

@@ -502,10 +502,16 @@ void Gateway::retire(std::shared_ptr<upstream::Upstream> u) {
       asio::detached);
 }
 
-Result<void> Gateway::reload(const std::string& path) {
-  // SIGHUP is also logrotate's signal: the audit file is reopened whether
-  // or not the configuration reads.
+void Gateway::reread_files() {
   router_.audit().reopen();
+  // A store that could not be watched (or a damaged file, since mended).
+  pins_->reload([this] { on_tools_changed(kPinsChanged); });
+}
+
+Result<void> Gateway::reload(const std::string& path) {
+  // SIGHUP is also logrotate's signal: the audit file is reopened (and the
+  // pins read again) whether or not the configuration reads.
+  reread_files();
   auto loaded = config::load(path);
   if (!loaded) return Error{loaded.error()};
   auto next = std::make_shared<const config::Config>(std::move(*loaded));
@@ -560,8 +566,6 @@ Result<void> Gateway::reload(const std::string& path) {
   for (auto& [was, now] : replaced) now->start();
   // Calls already running on a removed upstream finish on their own snapshot.
   for (auto& u : removed) retire(u);
-  // SIGHUP also reads the pins again (a store that could not be watched).
-  pins_->reload();
   on_tools_changed("reload");
   if (!replaced.empty()) {
     for (auto& [was, now] : replaced) {

@@ -100,6 +100,9 @@ class Gateway final : public upstream::Listener {
   /// The keys of `cfg`'s sagas section (a per-process one when it has none).
   static std::shared_ptr<const saga::Keyring> make_keyring(const config::Config& cfg);
   std::shared_ptr<upstream::Upstream> find_upstream(std::string_view name) const;
+  /// SIGHUP's part that does not depend on the file: the audit log
+  /// reopened, the pins read again.
+  void reread_files();
 
   std::shared_ptr<const config::Config> config() const;
   /// Registers /healthz, /readyz and /metrics on `server` (the MCP
