@@ -20,7 +20,10 @@ IntegrityPass::IntegrityPass(const IntegrityInput& in, const config::Naming& nam
     : in_(in) {
   view_.mode = in.mode;
   if (in.mode == integrity::Mode::Off || !in.scanner) return;
+  view_.unread = !in.ledger;
+  bool provisional = false;
   for (const auto& up : upstreams) {
+    provisional |= !up->settled();
     const auto& sc = up->config();
     auto listing = up->listing();
     for (const auto& t : listing->tools.GetArray()) {
@@ -32,7 +35,7 @@ IntegrityPass::IntegrityPass(const IntegrityInput& in, const config::Naming& nam
       }
     }
   }
-  judge_ = std::make_unique<integrity::Judge>(in.mode, in.ledger, in.why, in.now_ms, *in.scanner, owners_);
+  judge_ = std::make_unique<integrity::Judge>(in.mode, in.ledger, in.why, in.now_ms, *in.scanner, owners_, provisional);
 }
 
 bool IntegrityPass::admit(const std::string& server, const std::string& uname, const std::string& name,

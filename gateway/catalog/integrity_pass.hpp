@@ -44,6 +44,8 @@ struct IntegrityView {
   /// fx:add: 3 removed"), for the log.
   std::vector<std::string> stripped;
   std::size_t pinned = 0;  ///< listed tools that are their pin
+  /// The pins were not read (yet): every server tool was judged new.
+  bool unread = false;
   /// The report of withheld tool `name` (exposed), or null.
   const integrity::ToolReport* withheld_tool(std::string_view name) const;
   /// The report of withheld tool `name` as server `server` knows it, or null.

@@ -159,8 +159,14 @@ std::string ToolReport::refusal() const {
 }
 
 Judge::Judge(Mode mode, std::shared_ptr<const Ledger> ledger, std::string why, std::int64_t now_ms,
-             const Scanner& scanner, const ToolOwners& owners)
-    : mode_(mode), ledger_(std::move(ledger)), why_(std::move(why)), now_(now_ms), scanner_(scanner), owners_(owners) {}
+             const Scanner& scanner, const ToolOwners& owners, bool provisional)
+    : mode_(mode),
+      ledger_(std::move(ledger)),
+      why_(std::move(why)),
+      now_(now_ms),
+      scanner_(scanner),
+      owners_(owners),
+      provisional_(provisional) {}
 
 ToolReport Judge::judge(const std::string& server, const std::string& tool, const json::Value& def) {
   ToolReport out;
@@ -183,6 +189,7 @@ ToolReport Judge::judge(const std::string& server, const std::string& tool, cons
   out.findings = scanner_.scan(def, owners_, server);
   Record next;
   if (!old && !ledger_->pinned(server) && out.findings.empty()) {
+    if (provisional_) return out;
     next.pin = Version{out.digest, std::move(canon), now_, "first sight"};
     changes_.push_back({server, tool, std::move(next)});
     return out;

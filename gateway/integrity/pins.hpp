@@ -99,9 +99,11 @@ struct ToolReport {
 class Judge {
  public:
   /// `ledger` null: the pins are not loaded (yet), `why`; every tool is
-  /// then new (withheld under block), nothing is written.
+  /// then new (withheld under block), nothing is written. `provisional`:
+  /// some server has not listed its tools yet (its names are not in
+  /// `owners`), so a first sight is served but not pinned until it has.
   Judge(Mode mode, std::shared_ptr<const Ledger> ledger, std::string why, std::int64_t now_ms, const Scanner& scanner,
-        const ToolOwners& owners);
+        const ToolOwners& owners, bool provisional = false);
 
   /// The judgement of tool `tool` of `server` whose exposed definition is `def`.
   ToolReport judge(const std::string& server, const std::string& tool, const json::Value& def);
@@ -115,6 +117,7 @@ class Judge {
   std::int64_t now_;
   const Scanner& scanner_;
   const ToolOwners& owners_;
+  bool provisional_;
   std::vector<Change> changes_;
 };
 

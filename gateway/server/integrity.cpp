@@ -83,6 +83,13 @@ void Gateway::integrity_reported(const catalog::Snapshot& old, const catalog::Sn
   const auto& view = next.integrity;
   pins_->record(view.changes);
   metrics_.set_withheld(static_cast<double>(view.withheld.size()));
+  if (view.unread) {
+    // One line, not one per tool: nothing was judged against a pin.
+    if (view.reports.size() != (old.integrity.unread ? old.integrity.reports.size() : 0))
+      spdlog::warn("integrity: the pins are not read yet ({}); {} server tools count as new{}", pins_->why(),
+                   view.reports.size(), view.mode == integrity::Mode::Block ? " and are withheld" : "");
+    return;
+  }
   std::set<std::string> known;
   for (const auto& r : old.integrity.reports) known.insert(r.server + '\n' + r.tool + '\n' + r.digest);
   for (const auto& r : view.reports) {

@@ -1,5 +1,6 @@
 // tools/callSaga and tools/resumeSaga (seed 004): a tool call whose
 // questions are handed out as saga steps under a signed sagaToken.
+#include "mcp/protocol.hpp"
 #include "server/call_filter.hpp"
 #include "server/tool_search.hpp"
 #include "server/tools.hpp"

@@ -239,6 +239,21 @@ TEST_CASE("integrity: pinned on first sight, then a change or a new tool is judg
   CHECK_FALSE(approve(*ledger, Selection{{}, "nope", false}, 0).ok());
 }
 
+TEST_CASE("integrity: while some server has not listed its tools, a first sight is served and not pinned") {
+  Scanner scanner;
+  ToolOwners owners;
+  auto clean = doc(kCleanAdd);
+  auto ledger = std::make_shared<Ledger>();
+  Judge early(Mode::Block, ledger, "", 0, scanner, owners, true);
+  auto r = early.judge("fx", "fx:add", clean);
+  CHECK(r.state == State::Pinned);
+  CHECK_FALSE(r.withheld);
+  CHECK(early.take_changes().empty());
+  Judge later(Mode::Block, ledger, "", 0, scanner, owners, false);
+  later.judge("fx", "fx:add", clean);
+  CHECK(later.take_changes().size() == 1);
+}
+
 TEST_CASE("integrity: pins not read yet withhold under block and write nothing") {
   Scanner scanner;
   ToolOwners owners;
