@@ -184,7 +184,7 @@ test(
     approveHint(r, 'fx:note');
     assert.match(textOf(r), /hidden instructions \(rule markup\)/);
     approveHint(await c.callTool('fx:relay', { text: 'x' }), 'fx:relay');
-    assert.match(gw.proc.stderrText, /tool fx:note of server fx is new \(first sight; hidden instructions: markup at description: [^\n]*credential at description[^\n]*conceal at description/);
+    assert.match(gw.proc.stderrText, /tool fx:note of server fx is new \(first sight; hidden instructions: markup at description: [^\n]*conceal at description[^\n]*credential at description/);
     assert.match(gw.proc.stderrText, /tool fx:relay of server fx is new \(first sight; hidden instructions: other-tool at description: [^\n]*send_email/);
     await c.close();
 
