@@ -34,7 +34,7 @@ const fixture = (name, variant = 'v1', extra = {}) => ({
 
 /** Runs `mcpgw ARGS...`; resolves with its exit code and output. */
 async function mcpgw(args) {
-  requireBinaries();
+  requireBinaries(MCPGW);
   const proc = new Proc(`mcpgw ${args[0]} ${args[1] || ''}`, MCPGW, args);
   const exit = await proc.waitExit(30000);
   return { code: exit.code, stdout: proc.stdoutText, stderr: proc.stderrText };
