@@ -181,11 +181,10 @@ ToolReport Judge::judge(const std::string& server, const std::string& tool, cons
     return out;
   }
   const Record* old = ledger_->find(server, tool);
-  if (old && old->pin && old->pin->digest == out.digest) {
-    // Back to its pin (a change undone): the record forgets the change.
-    if (old->seen) changes_.push_back({server, tool, Record{old->pin, std::nullopt, {}, {}}});
-    return out;
-  }
+  // Its pin. A change seen (here before, or by another replica whose server
+  // lists another definition) stays in the record until an operator
+  // approves or it is seen again.
+  if (old && old->pin && old->pin->digest == out.digest) return out;
   out.findings = scanner_.scan(def, owners_, server);
   Record next;
   if (!old && !ledger_->pinned(server) && out.findings.empty()) {
