@@ -1,4 +1,5 @@
 #include "config/config.hpp"
+#include "config/integrity.hpp"
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -476,6 +477,7 @@ Config read_config(const Value& root, const std::string& source) {
     for (const Value& item : v->items()) c.servers.push_back(read_server(item, c.naming, c.auth, first_line, seen));
   }
   check_upstream_oauth(c, upstream_oauth, seen.first_code_grant);
+  if (auto v = f.get("integrity")) c.integrity = read_integrity(*v, c.cluster.redis);
   if (auto v = f.get("plugins")) {
     for (const Value& item : v->items()) c.plugins.push_back(read_plugin(item));
   }

@@ -13,6 +13,7 @@
 #include "config/tool_overrides.hpp"
 #include "config/redact.hpp"
 #include "config/policies.hpp"
+#include "config/integrity.hpp"
 #include "util/result.hpp"
 
 namespace mcpgw::config {
@@ -325,6 +326,7 @@ struct Config {
   Tasks tasks;
   Telemetry telemetry;
   UpstreamOAuth upstream_oauth;
+  Integrity integrity;
   std::vector<Server> servers;
   std::vector<Plugin> plugins;
   /// `policies`: who may call what, in order (config/policies.hpp).

@@ -13,7 +13,7 @@ namespace mcpgw::config::keys {
 inline constexpr std::string_view kTop[] = {
     "listen", "admin",   "auth",    "limits",  "naming",  "filters",      "modes",             "default_mode", "chain",
     "welcome", "sagas",  "audit",   "servers", "plugins", "instructions", "shutdown_grace_ms", "discovery",    "cluster",
-    "upstream_oauth", "apps", "tasks", "telemetry", "startup_wait_ms", "redact", "policies"};
+    "upstream_oauth", "apps", "tasks", "telemetry", "startup_wait_ms", "redact", "policies", "integrity"};
 inline constexpr std::string_view kListen[] = {"host",         "port",      "path",           "allowed_origins",
                                                "allowed_hosts", "max_body_bytes", "heartbeat_ms", "page_size",
                                                "session_idle_s", "tls",     "reuse_port"};
@@ -63,6 +63,7 @@ inline constexpr std::string_view kServerOAuth[] = {"grant",          "client_id
                                                     "token_endpoint", "authorization_endpoint", "client_id_metadata_url"};
 inline constexpr std::string_view kPolicy[] = {"name", "match", "allow", "deny", "message"};
 inline constexpr std::string_view kPolicyMatch[] = {"tools", "modes", "principals"};
+inline constexpr std::string_view kIntegrity[] = {"pins", "store", "strip_invisible"};
 inline constexpr std::string_view kUpstreamOAuth[] = {"redirect_url", "store", "key"};
 
 /// A mapping with a fixed set of keys and where it sits in the file, as
@@ -108,6 +109,7 @@ inline constexpr Section kSections[] = {
     {"telemetry.otlp", kOtlp},
     {"policies[]", kPolicy},
     {"policies[].match", kPolicyMatch},
+    {"integrity", kIntegrity},
 };
 
 /// Every accepted key as the reference names it (`listen.tls.cert_file`,

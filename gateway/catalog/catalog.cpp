@@ -41,11 +41,12 @@ bool template_matches(std::string_view tmpl, std::string_view uri) {
   return u == uri.size();
 }
 
-std::string patched(const json::Value& def, const char* key, const std::string& value,
-                    const std::string* description = nullptr) {
+std::string patched(const json::Value& def, const char* key, const std::string& value, IntegrityPass& integrity,
+                    const std::string& what, const std::string* description = nullptr) {
   json::Document d = json::clone(def);
   json::set(d, key, json::str(value, d.GetAllocator()), d.GetAllocator());
   if (description) json::set(d, "description", json::str(*description, d.GetAllocator()), d.GetAllocator());
+  integrity.strip_entry(d, d.GetAllocator(), what);
   return json::write(d);
 }
 
@@ -53,8 +54,8 @@ std::string patched(const json::Value& def, const char* key, const std::string& 
 /// references to its server's resources exposed (`ref_server` non-empty),
 /// with chains resolved, `mcpgw/hops` declared in its outputSchema, and
 /// `execution.taskSupport: "optional"` when the gateway runs it as a task.
-std::string tool_definition(const json::Value& def, const std::string& name, const std::string* description,
-                            std::string_view ref_server, bool hops, bool gateway_task) {
+json::Document tool_definition(const json::Value& def, const std::string& name, const std::string* description,
+                               std::string_view ref_server, bool hops, bool gateway_task) {
   json::Document d = json::clone(def);
   auto& a = d.GetAllocator();
   json::set(d, "name", json::str(name, a), a);
@@ -70,7 +71,7 @@ std::string tool_definition(const json::Value& def, const std::string& name, con
     }
     json::set(*execution, "taskSupport", json::Value("optional", a), a);
   }
-  return json::write(d);
+  return d;
 }
 
 /// Adds the skill entries of `up` to the snapshot, their URIs exposed.
@@ -275,7 +276,8 @@ namespace {
 /// an exposed name.
 class ToolAdder {
  public:
-  ToolAdder(const config::Config& cfg, Snapshot& snap) : cfg_(cfg), snap_(snap) {}
+  ToolAdder(const config::Config& cfg, Snapshot& snap, IntegrityPass& integrity)
+      : cfg_(cfg), snap_(snap), integrity_(integrity) {}
 
   /// Adds `def` (a Tool object) of `origin` as `full` (before shortening)
   /// if it passes `filters`. `server_filters`: the filters are the
@@ -286,6 +288,7 @@ class ToolAdder {
            std::vector<std::string> slices, const std::string* description, const std::string& who,
            std::string_view ref_server = {}, std::shared_ptr<const ArgumentMap> argument_map = nullptr) {
     std::string name = shorten(full, cfg_.naming.max_length);
+    integrity_.strip_name(name);
     // Filters are written with full names: a shortened one's hash suffix
     // cannot be known when writing the file.
     if (!passes(filters, full, server_filters ? uname : std::string_view{}, slices)) return;
@@ -309,7 +312,11 @@ class ToolAdder {
     e.argument_map = std::move(argument_map);
     e.task_support = mcp::task_support(def);
     e.gateway_task = cfg_.tasks.gateway && e.task_support == mcp::TaskSupport::Forbidden;
-    e.definition = tool_definition(def, name, description, ref_server, cfg_.chain.resolve, e.gateway_task);
+    json::Document d = tool_definition(def, name, description, ref_server, cfg_.chain.resolve, e.gateway_task);
+    // The definition is final here: what integrity strips and judges is
+    // what clients are shown.
+    if (!integrity_.admit(composite ? std::string() : origin->name(), uname, name, d, d.GetAllocator())) return;
+    e.definition = json::write(d);
     e.slices = std::move(slices);
     if (const auto* a = json::find(def, "annotations"); a && a->IsObject() && !cfg_.policies.empty())
       e.annotations = std::make_shared<const json::Document>(json::clone(*a));
@@ -326,7 +333,7 @@ class ToolAdder {
     if (!composite) snap_.upstream_tool_index[uname].push_back(snap_.tools.size());
     snap_.tool_index.emplace(name, snap_.tools.size());
     snap_.tools.push_back(std::move(e));
-    documents_.push_back(document_of(def, name));
+    documents_.push_back(document_of(d, name));
   }
 
   /// What the search index holds of each added tool, in `tools` order.
@@ -335,6 +342,7 @@ class ToolAdder {
  private:
   const config::Config& cfg_;
   Snapshot& snap_;
+  IntegrityPass& integrity_;
   std::unordered_map<std::string, std::pair<std::string, bool>> seen_;  // exposed name -> (who, composite)
   std::unordered_map<const upstream::ToolOrigin*, int> welcome_seen_;
   std::vector<search::Document> documents_;
@@ -367,11 +375,12 @@ void apply_discovery(const config::Config& cfg, Snapshot& snap) {
 /// The prompts `up` lists, under their exposed names; the first server
 /// to give a name keeps it.
 void add_prompts(const config::Config& cfg, const std::shared_ptr<upstream::Upstream>& up,
-                 const upstream::Listing& listing, Snapshot& snap) {
+                 const upstream::Listing& listing, Snapshot& snap, IntegrityPass& integrity) {
   const auto& sc = up->config();
   for (const auto& p : listing.prompts.GetArray()) {
     std::string uname(json::get_string(p, "name").value_or(""));
     std::string name = exposed_name(cfg.naming, sc.name, uname, sc.prefix);
+    integrity.strip_name(name);
     if (snap.prompt_index.count(name)) {
       snap.warnings.push_back("prompt \"" + name + "\" of server " + sc.name + " is also given by server " +
                               snap.prompts[snap.prompt_index[name]].origin->name() + "; keeping the first");
@@ -379,12 +388,13 @@ void add_prompts(const config::Config& cfg, const std::shared_ptr<upstream::Upst
     }
     std::string desc = exposed_description(cfg.naming, sc.name, json::get_string(p, "description").value_or(""));
     snap.prompt_index.emplace(name, snap.prompts.size());
-    snap.prompts.push_back({name, up, uname, patched(p, "name", name, &desc)});
+    snap.prompts.push_back({name, up, uname, patched(p, "name", name, integrity, "prompt " + name, &desc)});
   }
 }
 
 /// The resources and resource templates `up` lists, under their exposed URIs.
-void add_resources(const std::shared_ptr<upstream::Upstream>& up, const upstream::Listing& listing, Snapshot& snap) {
+void add_resources(const std::shared_ptr<upstream::Upstream>& up, const upstream::Listing& listing, Snapshot& snap,
+                   IntegrityPass& integrity) {
   const std::string& server = up->config().name;
   for (const auto& r : listing.resources.GetArray()) {
     std::string uri(json::get_string(r, "uri").value_or(""));
@@ -399,14 +409,14 @@ void add_resources(const std::shared_ptr<upstream::Upstream>& up, const upstream
     // A raw URI listed by two servers is ambiguous: route it by neither.
     auto& listed_by = snap.raw_resource_index[uri];
     if (listed_by.empty() || snap.resources[listed_by[0]].origin != up) listed_by.push_back(i);
-    snap.resources.push_back({exposed, up, uri, patched(r, "uri", exposed)});
+    snap.resources.push_back({exposed, up, uri, patched(r, "uri", exposed, integrity, "resource " + exposed)});
   }
   for (const auto& t : listing.resource_templates.GetArray()) {
     std::string tmpl(json::get_string(t, "uriTemplate").value_or(""));
     std::string exposed = snap.expose_uri(*up, tmpl);
     if (snap.template_index.count(exposed)) continue;
     snap.template_index.emplace(exposed, snap.templates.size());
-    snap.templates.push_back({exposed, up, tmpl, patched(t, "uriTemplate", exposed)});
+    snap.templates.push_back({exposed, up, tmpl, patched(t, "uriTemplate", exposed, integrity, "resource template " + exposed)});
   }
 }
 
@@ -415,11 +425,12 @@ void add_resources(const std::shared_ptr<upstream::Upstream>& up, const upstream
 std::shared_ptr<const Snapshot> build(const config::Config& cfg,
                                       const std::vector<std::shared_ptr<upstream::Upstream>>& upstreams,
                                       const std::vector<std::shared_ptr<plugin::Plugin>>& plugins,
-                                      std::uint64_t generation) {
+                                      std::uint64_t generation, const IntegrityInput& integrity_input) {
   auto snap = std::make_shared<Snapshot>();
   snap->generation = generation;
   for (const auto& m : cfg.modes) snap->modes.push_back(m.name);
-  ToolAdder tools(cfg, *snap);
+  IntegrityPass integrity(integrity_input, cfg.naming, upstreams);
+  ToolAdder tools(cfg, *snap, integrity);
   json::Document extensions(rapidjson::kObjectType);
 
   // Composite tools keep the names their plugin gives them (no prefix, no
@@ -456,8 +467,8 @@ std::shared_ptr<const Snapshot> build(const config::Config& cfg,
       }
     }
 
-    add_prompts(cfg, up, *listing, *snap);
-    add_resources(up, *listing, *snap);
+    add_prompts(cfg, up, *listing, *snap, integrity);
+    add_resources(up, *listing, *snap, integrity);
     add_skills(up, *listing, *snap);
     snap->resources_subscribable |= listing->can_subscribe;
     add_extensions(*listing, extensions);
@@ -469,6 +480,7 @@ std::shared_ptr<const Snapshot> build(const config::Config& cfg,
   snap->tasks |= cfg.tasks.gateway;
   snap->extensions = json::write(extensions);
 
+  snap->integrity = integrity.take();
   apply_discovery(cfg, *snap);
   snap->index = std::make_shared<const search::Index>(tools.take_documents());
   snap->mode_tools.resize(snap->modes.size());

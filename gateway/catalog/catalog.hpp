@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "catalog/overrides.hpp"
+#include "catalog/integrity_pass.hpp"
 #include "config/config.hpp"
 #include "mcp/tasks.hpp"
 #include "plugin/plugin.hpp"
@@ -146,6 +147,9 @@ struct Snapshot {
   /// The search index over `tools` (document i is tools[i]), built with the
   /// snapshot so that a new listing is searchable as soon as it is published.
   std::shared_ptr<const search::Index> index;
+  /// What integrity decided (integrity.pins, strip_invisible): the tools
+  /// withheld from `tools`, the reports, the records for the pins.
+  IntegrityView integrity;
 };
 
 /// Builds a snapshot from the plugins' tools and the upstreams' current
@@ -155,7 +159,7 @@ struct Snapshot {
 std::shared_ptr<const Snapshot> build(const config::Config& cfg,
                                       const std::vector<std::shared_ptr<upstream::Upstream>>& upstreams,
                                       const std::vector<std::shared_ptr<plugin::Plugin>>& plugins,
-                                      std::uint64_t generation);
+                                      std::uint64_t generation, const IntegrityInput& integrity = {});
 
 /// Warnings about exposed tool names that clients may reject, one per kind.
 std::vector<std::string> name_warnings(const Snapshot& s);

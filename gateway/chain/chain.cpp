@@ -90,6 +90,13 @@ const catalog::ExposedTool* find_target(const Context& ctx, const catalog::Expos
   return found;
 }
 
+/// The hop's target withheld by integrity.pins (block), by either name.
+const integrity::ToolReport* withheld_target(const Context& ctx, const catalog::ExposedTool& from, std::string_view name) {
+  const auto& view = ctx.snapshot.integrity;
+  if (const integrity::ToolReport* w = view.withheld_tool(name)) return w;
+  return from.composite ? nullptr : view.withheld_tool(from.origin->name(), name);
+}
+
 }  // namespace
 
 bool has_next_tool(const json::Value& result) { return next_tool(result) != nullptr; }
@@ -154,7 +161,9 @@ Task<json::Document> resolve(const Context& ctx, const catalog::ExposedTool& fir
       bool hidden = false, own_name = false;
       const catalog::ExposedTool* tool = find_target(ctx, *current, *name, hidden, own_name);
       if (!tool) {
-        refusal = hidden ? "hidden: the tool is not available to this client" : "unknown tool";
+        const integrity::ToolReport* withheld = withheld_target(ctx, *current, *name);
+        refusal = withheld ? "withheld: " + withheld->refusal()
+                           : hidden ? "hidden: the tool is not available to this client" : "unknown tool";
       } else {
         refused.tool = tool->name;
         // The server's own names go the way of the exposed ones, which the

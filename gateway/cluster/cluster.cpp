@@ -281,6 +281,10 @@ void Cluster::on_event(const std::string& payload) {
     oauth_changed(digest);
     return;
   }
+  if (kind == "pins") {
+    pins_changed();
+    return;
+  }
   if (kind == "task" || kind == "answers" || kind == "cancel") {
     std::function<void(const std::string&, const std::string&, const std::string&)> hook;
     {
@@ -307,6 +311,8 @@ void Cluster::on_event(const std::string& payload) {
 
 void Cluster::on_state() {
   if (!cmd_ || !cmd_->up() || !sub_->up()) return;
+  // Whatever changed while this replica could not hear it.
+  pins_changed();
   {
     util::MutexLock lk(mu_);
     if (syncing_) return;

@@ -19,6 +19,7 @@
 #include "cluster/redis.hpp"
 #include "cluster/sealer.hpp"
 #include "config/config.hpp"
+#include "integrity/store.hpp"
 #include "oauth/store.hpp"
 #include "transport/shared_sessions.hpp"
 #include "util/thread_annotations.hpp"
@@ -31,6 +32,13 @@ namespace mcpgw::cluster {
 
 /// The pub/sub channel on which the replicas tell each other of changes.
 inline constexpr const char* kEvents = "mcpgw:events";
+/// The hash of the pinned tool definitions (field "<server>\n<tool>").
+inline constexpr const char* kPins = "mcpgw:pins";
+
+/// The pins a reply to HGETALL kPins holds.
+Result<integrity::Ledger> ledger_of(const RedisReply& r);
+/// The HSET that writes `changes` to kPins.
+std::vector<std::string> pins_command(const std::vector<integrity::Change>& changes);
 
 /// What /readyz says of the cluster machinery.
 struct Health {
@@ -102,6 +110,10 @@ class Cluster final : public transport::SharedSessions {
   /// The upstream OAuth tokens' store in Redis (cluster.redis set), shared
   /// by every replica; it tells of records another replica changed.
   std::shared_ptr<oauth::TokenStore> token_store();
+  /// The pinned tool definitions' store in Redis (cluster.redis set),
+  /// shared by every replica; it tells of changes another replica or
+  /// `mcpgw pins approve` made, and of Redis coming back.
+  std::shared_ptr<integrity::Store> pin_store();
 
 
   // --- tasks the gateway runs (docs/protocol.md, "Tasks"); `done` on an I/O thread ---
@@ -126,6 +138,8 @@ class Cluster final : public transport::SharedSessions {
   void on_event(const std::string& payload);
   /// Another replica (or this one) changed an upstream OAuth record.
   void oauth_changed(const std::string& key);
+  /// The pins changed elsewhere, or Redis is back: the pin store is told.
+  void pins_changed();
   void on_state();
   /// Loads the ended sessions from Redis (after a (re)connect), writing
   /// back the ones this replica knows and Redis lost.
@@ -155,6 +169,8 @@ class Cluster final : public transport::SharedSessions {
   bool syncing_ GUARDED_BY(mu_) = false;
   class TokenStore;
   std::shared_ptr<TokenStore> tokens_ GUARDED_BY(mu_);  ///< made on first use
+  class PinStore;
+  std::shared_ptr<PinStore> pins_ GUARDED_BY(mu_);  ///< made on first use
 };
 
 }  // namespace mcpgw::cluster

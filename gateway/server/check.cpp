@@ -213,6 +213,8 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out, const std::op
   for (const auto& s : cfg.servers)
     if (s.transport == config::Server::Transport::Stdio) stdio.emplace(s.name, s);
   Gateway gw(std::move(cfg));
+  // check looks: what it sees is judged against the pins, never pinned.
+  gw.pins().set_read_only();
   gw.start_upstreams();
   gw.await_upstreams();  // a failure shows as errors in the snapshot
   Findings f{gw, source, default_mode, gw.snapshot(), gw.upstreams(), gw.plugins(), std::move(stdio), {}, {}, {}, false, std::move(redact)};
@@ -230,6 +232,7 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out, const std::op
                          (report.credentials.empty() || !report.discovered ? report.discovery : report.credentials));
   f.warnings = f.snap->warnings;
   for (auto& w : catalog::name_warnings(*f.snap)) f.warnings.push_back(std::move(w));
+  for (const auto& r : f.snap->integrity.reports) f.warnings.push_back(integrity_warning(r));
   f.ok = f.errors.empty();
   if (as) {
     f.principal = as->subject.principal;

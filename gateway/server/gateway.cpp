@@ -41,6 +41,8 @@ Gateway::Gateway(config::Config cfg, unsigned io_threads)
                             [this](std::string_view name) { return find_upstream(name); }}) {
   if (auto made = make_oauth(*cfg_)) oauth_ = std::move(*made);
   else startup_error_ = made.error();
+  pins_ = std::make_unique<integrity::Guard>(make_pin_store(*cfg_));
+  start_pins();
   for (const auto& s : cfg_->servers) upstreams_.push_back(make_upstream(s));
 }
 
@@ -95,6 +97,7 @@ std::shared_ptr<const saga::Keyring> Gateway::make_keyring(const config::Config&
 }
 
 Gateway::~Gateway() {
+  pins_->stop();
   cluster_->stop();
   router_.drain();
   stop_upstreams();
@@ -206,7 +209,8 @@ void Gateway::on_tools_changed(const std::string& server) {
   auto old = catalog_.snapshot();
   auto ups = upstreams();
   auto started = std::chrono::steady_clock::now();
-  auto next = catalog::build(*config(), ups, plugins(), catalog_.next_generation());
+  auto cfg = config();
+  auto next = catalog::build(*cfg, ups, plugins(), catalog_.next_generation(), integrity_input(*cfg));
   spdlog::debug("catalog: generation {} ({} tools, search index included) built in {:.1f} ms", next->generation,
                 next->tools.size(),
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
@@ -226,6 +230,7 @@ void Gateway::on_tools_changed(const std::string& server) {
     for (const auto& e : next->errors) spdlog::error("catalog: {}", e);
   if (old->warnings != next->warnings)
     for (const auto& w : next->warnings) spdlog::warn("catalog: {}", w);
+  integrity_reported(*old, *next);
   catalog_.publish(std::move(next));
   if (server.empty()) return;
   if (tools || resources || prompts) spdlog::info("catalog: {} changed", server);
@@ -390,6 +395,7 @@ std::string Gateway::status_document() {
   in.recent = router_.audit().recent();
   in.series = metrics_.history().snapshot();
   in.started_unix_ms = started_unix_ms_;
+  in.pins_error = pins_->why();
   return status_json(in);
 }
 
@@ -512,10 +518,16 @@ void warn_restart_needed(const config::Config& prev, const config::Config& next)
 
 }  // namespace
 
-Result<void> Gateway::reload(const std::string& path) {
-  // SIGHUP is also logrotate's signal: the audit file is reopened whether
-  // or not the configuration reads.
+void Gateway::reread_files() {
   router_.audit().reopen();
+  // A store that could not be watched (or a damaged file, since mended).
+  pins_->reload([this] { on_tools_changed(kPinsChanged); });
+}
+
+Result<void> Gateway::reload(const std::string& path) {
+  // SIGHUP is also logrotate's signal: the audit file is reopened (and the
+  // pins read again) whether or not the configuration reads.
+  reread_files();
   auto loaded = config::load(path);
   if (!loaded) return Error{loaded.error()};
   auto next = std::make_shared<const config::Config>(std::move(*loaded));

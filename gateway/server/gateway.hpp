@@ -10,6 +10,7 @@
 #include "catalog/catalog.hpp"
 #include "cluster/cluster.hpp"
 #include "config/config.hpp"
+#include "integrity/guard.hpp"
 #include "oauth/manager.hpp"
 #include "plugin/plugin.hpp"
 #include "server/metrics.hpp"
@@ -23,6 +24,9 @@
 #include "util/thread_annotations.hpp"
 
 namespace mcpgw::server {
+
+/// What `mcpgw check` and the log say of a tool integrity reported.
+std::string integrity_warning(const integrity::ToolReport& r);
 
 class Gateway final : public upstream::Listener {
  public:
@@ -78,6 +82,8 @@ class Gateway final : public upstream::Listener {
   /// Why the gateway cannot serve its OAuth upstreams (a private key or a
   /// token file that does not load); "" when it can.
   const std::string& startup_error() const { return startup_error_; }
+  /// The pins (integrity.pins).
+  integrity::Guard& pins() { return *pins_; }
   /// The upstreams' OAuth clients; null when they could not be made.
   oauth::Manager* oauth() { return oauth_.get(); }
   /// `mcpgw check`'s report of each OAuth upstream (discovery, the
@@ -95,6 +101,9 @@ class Gateway final : public upstream::Listener {
   /// The keys of `cfg`'s sagas section (a per-process one when it has none).
   static std::shared_ptr<const saga::Keyring> make_keyring(const config::Config& cfg);
   std::shared_ptr<upstream::Upstream> find_upstream(std::string_view name) const;
+  /// SIGHUP's part that does not depend on the file: the audit log
+  /// reopened, the pins read again.
+  void reread_files();
 
   std::shared_ptr<const config::Config> config() const;
   /// Registers /healthz, /readyz and /metrics on `server` (the MCP
@@ -115,6 +124,20 @@ class Gateway final : public upstream::Listener {
   /// cluster.redis, else upstream_oauth.store, else memory).
   Result<std::unique_ptr<oauth::Manager>> make_oauth(const config::Config& cfg);
   std::shared_ptr<upstream::Upstream> make_upstream(const config::Server& s);
+  // --- tool integrity (server/integrity.cpp) ---
+  /// What on_tools_changed() names when the pins changed under it.
+  static constexpr const char* kPinsChanged = "pins";
+  /// integrity.store's file, Redis with cluster.redis, else memory; null
+  /// when the file cannot be read (startup_error_ says why).
+  std::shared_ptr<integrity::Store> make_pin_store(const config::Config& cfg);
+  /// Reads the pins and watches their store.
+  void start_pins();
+  /// Another process changed the pins: read them again and rebuild.
+  void pins_changed();
+  catalog::IntegrityInput integrity_input(const config::Config& cfg) const;
+  /// Writes what build `next` added to the pins; logs, audits and counts
+  /// what it found that `old` had not.
+  void integrity_reported(const catalog::Snapshot& old, const catalog::Snapshot& next);
 
   // First member: every socket, pipe and timer below lives on it, so it is
   // destroyed last.
@@ -138,6 +161,10 @@ class Gateway final : public upstream::Listener {
   std::unique_ptr<cluster::Cluster> cluster_;
   /// After the cluster: its token store may be the cluster's Redis.
   std::unique_ptr<oauth::Manager> oauth_;
+  /// The hidden-instruction rules, compiled once.
+  const integrity::Scanner scanner_;
+  /// After the cluster: the pins' store may be its Redis. Never null.
+  std::unique_ptr<integrity::Guard> pins_;
   std::string startup_error_;
   /// One catalog rebuild at a time (on_tools_changed, on the rebuild thread
   /// or off the loop: start-up, a reload): each reads the snapshot the one

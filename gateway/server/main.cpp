@@ -18,6 +18,7 @@
 #include "server/check.hpp"
 #include "server/gateway.hpp"
 #include "server/logging.hpp"
+#include "server/pins_cli.hpp"
 #include "server/revoke.hpp"
 #include "util/thread_annotations.hpp"
 
@@ -86,6 +87,8 @@ struct Cli {
   std::optional<std::string> search;  ///< check --search
   std::optional<server::CheckPrincipal> principal;  ///< check --principal (--claims)
   std::string revoke_server, revoke_url;
+  bool pins_list = false, pins_approve = false;
+  integrity::Selection approve;
 };
 
 /// The command line, or the exit code when there is nothing to run (help,
@@ -119,6 +122,17 @@ std::variant<Cli, int> parse_cli(int argc, char** argv) {
   revoke->fallthrough();
   revoke->add_option("--server", c.revoke_server, "only this upstream's (default: every upstream's)");
   revoke->add_option("--url", c.revoke_url, "the gateway's /oauth/revoke (default: from the configuration's admin or listen)");
+  auto* pins = app.add_subcommand("pins", "the pinned tool definitions (integrity.pins)");
+  pins->fallthrough();
+  pins->require_subcommand(1);
+  auto* pins_list = pins->add_subcommand("list", "each pinned tool: server, tool, state (pinned, changed, new), when");
+  pins_list->fallthrough();
+  pins_list->add_flag("--json", c.as_json, "machine-readable output");
+  auto* pins_approve = pins->add_subcommand("approve", "accept the current definitions as the pins");
+  pins_approve->fallthrough();
+  pins_approve->add_option("names", c.approve.names, "exposed tool names");
+  pins_approve->add_option("--server", c.approve.server, "every tool of this server");
+  pins_approve->add_flag("--all", c.approve.all, "every tool");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -133,6 +147,8 @@ std::variant<Cli, int> parse_cli(int argc, char** argv) {
   }
   c.check = check->parsed();
   c.revoke = revoke->parsed();
+  c.pins_list = pins_list->parsed();
+  c.pins_approve = pins_approve->parsed();
   if (search->count()) c.search = search_query;
   if (principal->count()) c.principal = as;
   return c;
@@ -226,6 +242,8 @@ int main(int argc, char** argv) {
     const char* token = std::getenv("MCPGW_TOKEN");
     return server::run_revoke(*cfg, cli.revoke_server, cli.revoke_url, token ? token : "", std::cout, std::cerr);
   }
+  if (cli.pins_list) return server::run_pins_list(*cfg, cli.as_json, std::cout, std::cerr);
+  if (cli.pins_approve) return server::run_pins_approve(*cfg, cli.approve, std::cout, std::cerr);
   if (cli.check) {
     std::optional<server::PrincipalView> as;
     if (cli.principal) {

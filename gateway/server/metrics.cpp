@@ -43,6 +43,15 @@ struct Metrics::Impl {
                                                             .Name("mcpgw_redactions_total")
                                                             .Help("Secrets masked or refused by redaction, by detector")
                                                             .Register(*registry);
+  prometheus::Family<prometheus::Counter>& integrity = prometheus::BuildCounter()
+                                                           .Name("mcpgw_integrity_changes_total")
+                                                           .Help("Tool definitions seen changed or new against their pins, by server and state")
+                                                           .Register(*registry);
+  prometheus::Gauge& withheld = prometheus::BuildGauge()
+                                    .Name("mcpgw_integrity_withheld_tools")
+                                    .Help("Tools withheld until an operator approves them (integrity.pins: block)")
+                                    .Register(*registry)
+                                    .Add({});
   prometheus::Counter& audit_dropped = prometheus::BuildCounter()
                                            .Name("mcpgw_audit_dropped_total")
                                            .Help("Audit lines dropped (queue full or write failed)")
@@ -172,6 +181,12 @@ void Metrics::refused(std::string_view reason) { impl_->refused.Add({{"reason", 
 void Metrics::redacted(const std::string& detector, std::uint32_t n) {
   impl_->redactions.Add({{"detector", detector}}).Increment(static_cast<double>(n));
 }
+
+void Metrics::integrity_change(const std::string& server, std::string_view state) {
+  impl_->integrity.Add({{"server", server}, {"state", std::string(state)}}).Increment();
+}
+
+void Metrics::set_withheld(double n) { impl_->withheld.Set(n); }
 
 void Metrics::audit_dropped() { impl_->audit_dropped.Increment(); }
 void Metrics::spans_exported(std::size_t n) { impl_->spans_exported.Increment(static_cast<double>(n)); }

@@ -38,6 +38,11 @@ class Metrics {
   void refused(std::string_view reason);
   /// `n` secrets detector `detector` masked or refused (redact:).
   void redacted(const std::string& detector, std::uint32_t n);
+  /// A tool definition of `server` seen changed or new against its pin
+  /// (`state`: changed, new), once per definition.
+  void integrity_change(const std::string& server, std::string_view state);
+  /// Tools withheld until an operator approves them (integrity.pins: block).
+  void set_withheld(double n);
   /// An audit line that could not be queued or written.
   void audit_dropped();
   /// Spans the OTLP collector accepted, and spans dropped (queue full,

@@ -1,5 +1,6 @@
 // tools/callSaga and tools/resumeSaga (seed 004): a tool call whose
 // questions are handed out as saga steps under a signed sagaToken.
+#include "mcp/protocol.hpp"
 #include "server/call_filter.hpp"
 #include "server/tool_search.hpp"
 #include "server/tools.hpp"
@@ -142,6 +143,8 @@ Task<Answer> resume_saga(Services& sv, Request& r) {
   auto snap = sv.catalog.snapshot();
   auto mode = snap->mode_index(r.session->mode());
   const catalog::ExposedTool* tool = mode ? snap->find_tool(*name, *mode) : nullptr;
+  if (const integrity::ToolReport* w = tool ? nullptr : snap->integrity.withheld_tool(*name))
+    co_return Answer::relay(upstream::Reply{false, mcp::tool_error(w->refusal())});
   if (!tool)
     co_return Answer::error(jsonrpc::kInvalidParams,
                          "Invalid sagaToken: its tool " + std::string(*name) + " is not available to this client");

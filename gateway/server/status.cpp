@@ -123,6 +123,32 @@ json::Value recent_entries(const StatusInputs& in, json::Allocator& a) {
   return recent;
 }
 
+/// integrity.pins: what waits for approval (docs/operations.md, "Tool integrity").
+json::Value integrity_entry(const catalog::Snapshot& snap, const std::string& store_error, json::Allocator& a) {
+  const auto& view = snap.integrity;
+  json::Value e(rapidjson::kObjectType);
+  const char* mode = view.mode == integrity::Mode::Block ? "block" : view.mode == integrity::Mode::Warn ? "warn" : "off";
+  e.AddMember("pins", json::ref(mode), a);
+  e.AddMember("pinned", static_cast<std::uint64_t>(view.pinned), a);
+  if (!store_error.empty()) e.AddMember("store_error", str(store_error, a), a);
+  json::Value waiting(rapidjson::kArrayType);
+  for (const auto& r : view.reports) {
+    json::Value w(rapidjson::kObjectType);
+    w.AddMember("server", str(r.server, a), a);
+    w.AddMember("tool", str(r.tool, a), a);
+    w.AddMember("state", str(integrity::name_of(r.state), a), a);
+    w.AddMember("withheld", r.withheld, a);
+    json::Value changes(rapidjson::kArrayType), findings(rapidjson::kArrayType);
+    for (const auto& c : r.changes) changes.PushBack(str(c, a), a);
+    for (const auto& f : r.findings) findings.PushBack(str(integrity::describe(f), a), a);
+    w.AddMember("changes", changes, a);
+    w.AddMember("findings", findings, a);
+    waiting.PushBack(w, a);
+  }
+  e.AddMember("waiting", waiting, a);
+  return e;
+}
+
 }  // namespace
 
 std::string status_json(const StatusInputs& in) {
@@ -151,6 +177,7 @@ std::string status_json(const StatusInputs& in) {
   d.AddMember("plugin_errors", plugin_errors, a);
 
   d.AddMember("catalog", catalog_entry(*in.snapshot, a), a);
+  d.AddMember("integrity", integrity_entry(*in.snapshot, in.pins_error, a), a);
   d.AddMember("sessions", sessions_entry(in, a), a);
 
   json::Value series(rapidjson::kObjectType);

@@ -30,6 +30,7 @@ struct StatusInputs {
   std::vector<Audit::Notable> recent;
   std::vector<CallHistory::Series> series;
   std::int64_t started_unix_ms = 0;
+  std::string pins_error;  ///< why the pins cannot be read; "" when they are
 };
 
 /// The page's live data: upstreams, plugins, modes, sessions, the call

@@ -81,6 +81,11 @@ button { font:inherit; padding:4px 12px; border-radius:6px; border:1px solid var
     <p id="session-summary"></p>
     <table><thead><tr><th>principal</th><th class="num">sessions</th></tr></thead><tbody id="principals"></tbody></table>
   </section>
+  <section class="wide"><h2>Tool integrity</h2>
+    <p id="integrity-summary"></p>
+    <table><thead><tr><th>tool</th><th>server</th><th>state</th><th>what changed</th><th>served</th></tr></thead>
+    <tbody id="integrity"></tbody></table>
+  </section>
   <section><h2>Recent refusals and failed calls</h2>
     <table><thead><tr><th>when</th><th>what</th><th>principal</th><th>tool / server</th><th>why</th></tr></thead>
     <tbody id="recent"></tbody></table>
@@ -216,6 +221,18 @@ function renderRecent() {
   fill("recent", rows.length ? rows : [row([td("none", "dim")])]);
 }
 
+// What waits for `mcpgw pins approve` (integrity.pins).
+function renderIntegrity() {
+  const i = status.integrity;
+  document.getElementById("integrity-summary").textContent = "pins: " + i.pins + (i.pins === "off" ? "" :
+    " · " + i.pinned + " tools pinned · " + i.waiting.length + " waiting for approval" + (i.store_error ? " · store: " + i.store_error : ""));
+  const rows = i.waiting.map((w) => {
+    const what = [w.changes.join(", "), w.findings.length ? "hidden instructions: " + w.findings.join("; ") : ""].filter(Boolean).join(" · ");
+    return row([td(w.tool, "mono"), td(w.server), td(w.state), td(what), td(w.withheld ? "withheld (mcpgw pins approve " + w.tool + ")" : "served (warn)")]);
+  });
+  fill("integrity", rows.length ? rows : [row([td("nothing waits", "dim")])]);
+}
+
 let modesShown = "";
 function renderModes() {
   const select = document.getElementById("mode");
@@ -264,7 +281,7 @@ async function refresh() {
     live.className = "";
     document.getElementById("version").textContent = "v" + status.version;
     document.getElementById("uptime").textContent = "up " + duration((status.now_ms - status.started_ms) / 1000);
-    renderUpstreams(); renderCharts(); renderSessions(); renderRecent(); renderModes();
+    renderUpstreams(); renderCharts(); renderSessions(); renderRecent(); renderIntegrity(); renderModes();
     // The catalog view is drawn again only when the catalog, the mode or
     // the filter changed: thousands of tools are not redrawn every refresh.
     if (status.catalog.generation !== generation) {

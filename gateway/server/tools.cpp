@@ -212,6 +212,14 @@ Resolution resolve_in(Services& sv, Request& r, std::shared_ptr<const catalog::S
   if (!called.tool && mode && !names_some_tool(s, target.name))
     called.unlisted = unlisted_oauth_server(s, *sv.settings.config(), target.name);
   if (!called.tool && !called.unlisted) {
+    // Withheld by integrity.pins: block; the client is told why and what
+    // accepts it, as a tool error the model can read.
+    if (const integrity::ToolReport* w = s.integrity.withheld_tool(target.name)) {
+      AuditRecord a = audit_record(*r.session, target.name, target.args, p);
+      a.reason = w->refusal();
+      sv.audit.refused("integrity", std::move(a));
+      return end(Answer::relay(upstream::Reply{false, mcp::tool_error(w->refusal())}));
+    }
     std::string message = "Unknown tool: " + std::string(target.name);
     if (!names_some_tool(s, target.name))
       return end(refuse_call(sv, r, "unknown_tool", target.name, target.args, jsonrpc::kInvalidParams, message));
