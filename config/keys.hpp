@@ -51,7 +51,7 @@ inline constexpr std::string_view kServer[] = {
     "circuit",     "oauth"};
 inline constexpr std::string_view kServerTls[] = {"ca_file", "verify"};
 inline constexpr std::string_view kCircuit[] = {"failures", "open_ms"};
-inline constexpr std::string_view kPlugin[] = {"path", "config"};
+inline constexpr std::string_view kPlugin[] = {"path", "config", "isolation", "timeout_ms", "memory_mb", "max_concurrency"};
 inline constexpr std::string_view kTelemetry[] = {"otlp"};
 inline constexpr std::string_view kOtlp[] = {"endpoint", "headers", "sample_ratio", "service_name"};
 inline constexpr std::string_view kServerOAuth[] = {"grant",          "client_id",      "client_secret",

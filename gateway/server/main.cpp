@@ -15,6 +15,7 @@
 #include <variant>
 
 #include "config/config.hpp"
+#include "server/call_command.hpp"
 #include "server/check.hpp"
 #include "server/gateway.hpp"
 #include "server/logging.hpp"
@@ -82,7 +83,8 @@ struct Cli {
   std::string config_path, mode, log_level = "info", log_format = "text";
   bool stdio = false, as_json = false;
   unsigned threads = 0;
-  bool check = false, revoke = false;
+  bool check = false, revoke = false, call = false;
+  server::CallCommand call_args;  ///< call NAME [ARGS_JSON] --principal
   std::optional<std::string> search;  ///< check --search
   std::string revoke_server, revoke_url;
 };
@@ -112,6 +114,11 @@ std::variant<Cli, int> parse_cli(int argc, char** argv) {
   revoke->fallthrough();
   revoke->add_option("--server", c.revoke_server, "only this upstream's (default: every upstream's)");
   revoke->add_option("--url", c.revoke_url, "the gateway's /oauth/revoke (default: from the configuration's admin or listen)");
+  auto* call = app.add_subcommand("call", "run one tools/call through the configured gateway, print its result as JSON");
+  call->fallthrough();
+  call->add_option("NAME", c.call_args.tool, "the tool's exposed name")->required();
+  call->add_option("ARGS_JSON", c.call_args.arguments, "its arguments, a JSON object (default {})");
+  call->add_option("--principal", c.call_args.principal, "call as this principal");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -126,6 +133,8 @@ std::variant<Cli, int> parse_cli(int argc, char** argv) {
   }
   c.check = check->parsed();
   c.revoke = revoke->parsed();
+  c.call = call->parsed();
+  c.call_args.mode = c.mode;
   if (search->count()) c.search = search_query;
   return c;
 }
@@ -194,7 +203,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mcpgw: --config FILE is required (see mcpgw --help)\n");
     return 2;
   }
-  if (!cli.mode.empty() && !cli.stdio && !cli.check && !cli.revoke) {
+  if (!cli.mode.empty() && !cli.stdio && !cli.check && !cli.revoke && !cli.call) {
     std::fprintf(stderr, "mcpgw: --mode applies to --stdio; HTTP clients select a mode with the URL /mcp/<mode>\n");
     return 2;
   }
@@ -225,6 +234,7 @@ int main(int argc, char** argv) {
     const char* token = std::getenv("MCPGW_TOKEN");
     return server::run_revoke(*cfg, cli.revoke_server, cli.revoke_url, token ? token : "", std::cout, std::cerr);
   }
+  if (cli.call) return server::run_call(std::move(*cfg), cli.call_args, std::cout, std::cerr);
   if (cli.check) return server::run_check(std::move(*cfg), cli.as_json, std::cout, cli.search);
   return serve(std::move(*cfg), cli);
 }
