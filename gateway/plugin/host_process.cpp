@@ -193,6 +193,7 @@ void HostProcess::handle(ph::Frame& f) {
         if (it == pending_.end()) return;
         p = it->second;
         pending_.erase(it);
+        served_ = true;
         const std::string_view st = f.text(0);
         using K = Outcome::Kind;
         if (st == "ok") p->outcome = Outcome{K::Result, std::string(f.text(1))};
@@ -304,6 +305,11 @@ void HostProcess::on_death(std::function<void(const std::string&)> fn) {
   bool stopping = stopping_;
   lk.unlock();
   if (!stopping) fn(why);
+}
+
+bool HostProcess::served() const {
+  util::MutexLock lk(mu_);
+  return served_;
 }
 
 void HostProcess::stop() {

@@ -59,6 +59,8 @@ class HostProcess : public std::enable_shared_from_this<HostProcess> {
   int pid() const { return child_->pid(); }
   /// When it was started.
   std::chrono::steady_clock::time_point started() const { return started_; }
+  /// Whether it has answered a call: it started well.
+  bool served() const;
 
  private:
   struct Pending;
@@ -93,6 +95,7 @@ class HostProcess : public std::enable_shared_from_this<HostProcess> {
   std::optional<std::string> dead_ GUARDED_BY(mu_);     ///< why it is gone
   std::optional<std::string> killing_ GUARDED_BY(mu_);  ///< why we killed it
   bool stopping_ GUARDED_BY(mu_) = false;
+  bool served_ GUARDED_BY(mu_) = false;
   std::optional<Hello> hello_ GUARDED_BY(mu_);
   std::optional<std::string> refused_ GUARDED_BY(mu_);  ///< the host's Failed message
   std::function<void(const std::string&)> on_death_ GUARDED_BY(mu_);

@@ -81,7 +81,9 @@ void Isolated::lost(const HostProcess* hp, const std::string& why) {
   {
     util::MutexLock lk(mu_);
     if (stopped_ || current_.get() != hp) return;
-    if (std::chrono::steady_clock::now() - hp->started() >= kStableAfter) backoff_ = kFirstBackoff;
+    // A host that answered calls, or ran a while, started well: the next
+    // one starts at once; only hosts dying young back off further.
+    if (hp->served() || std::chrono::steady_clock::now() - hp->started() >= kStableAfter) backoff_ = kFirstBackoff;
     current_.reset();
     delay = backoff_;
     backoff_ = std::min(backoff_ * 2, kMaxBackoff);

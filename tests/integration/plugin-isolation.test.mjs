@@ -91,10 +91,11 @@ test(
       ['exit', /^plugin bad: tool exit failed: its host process exited with status 3/],
       ['kill', /^plugin bad: tool kill failed: its host process was killed by signal SIGKILL/],
       ['spin', /^plugin bad: tool spin failed: it ran past timeout_ms \(1500 ms\); its host process is replaced/],
-      ['hog', /^plugin bad: tool hog failed: its host process was killed by signal SIGSEGV/],
+      // Asks for 1 GiB, four times memory_mb: the limit stops it first.
+      ['hog', /^plugin bad: tool hog failed: its host process was killed by signal SIGSEGV/, { mb: 1024 }],
     ];
-    for (const [tool, expected] of cases) {
-      const [r] = await Promise.all([mine.callTool(tool, {}), othersSucceed(other)]);
+    for (const [tool, expected, args = {}] of cases) {
+      const [r] = await Promise.all([mine.callTool(tool, args), othersSucceed(other)]);
       assert.equal(r.isError, true, `${tool}: ${JSON.stringify(r)}`);
       assert.match(textOf(r), expected, tool);
       assert.doesNotMatch(textOf(r), /may have run/, tool);
@@ -218,11 +219,8 @@ test(
     rmSync(gate, { force: true });
     const order = [];
     const first = c.callTool('gate', { path: gate }).then((r) => order.push(['gate', textOf(r)]));
-    await pollUntil(async () => {
-      // The first call holds the slot once the host runs it: its host has a thread in it.
-      const s = JSON.parse((await httpGet(`${gw.base}/status.json`)).text);
-      return s.plugins[0].pid;
-    }, { what: 'host pid' });
+    // The plugin logs once the first call runs in it, holding the one slot.
+    await gw.proc.waitForLine('stderr', /plugin gated: gate is waiting/, 20000);
     const second = c.callTool('ok', {}).then((r) => order.push(['ok', textOf(r)]));
     writeFileSync(gate, 'open');
     await Promise.all([first, second]);
@@ -251,7 +249,8 @@ for (const isolation of ['process', 'none']) {
       await pollUntil(async () => textOf(await c.callTool('version', {})) === '2', { what: 'the rebuilt library answering' });
       // Unchanged on disk: a second SIGHUP keeps it.
       process.kill(gw.proc.pid, 'SIGHUP');
-      await gw.proc.waitForLine('stderr', /reloaded .*: \d+ upstreams kept/, 20000);
+      await pollUntil(() => (gw.proc.stderrText.match(/reloaded .*: \d+ upstreams kept/g) || []).length === 2, { what: 'the second reload' });
+      assert.equal((gw.proc.stderrText.match(/changed on disk; loading it anew/g) || []).length, 1);
       assert.equal(textOf(await c.callTool('version', {})), '2');
       await c.close();
       await gw.proc.stop();

@@ -82,8 +82,11 @@ static char* call(void* st, mcpgw_call* c, const char* tool, const char* argumen
     for (volatile unsigned long i = 0;; ++i) {
     }
   if (strcmp(tool, "hog") == 0) {
-    /* Leaks until the memory limit stops it, touching what it gets. */
-    for (;;) {
+    /* Takes "mb" MiB (touching it) unless the memory limit stops it first:
+       then it writes through the NULL it got, as careless code does. */
+    const char* at = strstr(arguments_json, "\"mb\":");
+    long mb = at ? strtol(at + 5, NULL, 10) : 0;
+    for (long got = 0; got < mb; got += 16) {
       char* p = malloc(16 << 20);
       if (!p) {
         volatile int* nothing = NULL;
@@ -91,6 +94,7 @@ static char* call(void* st, mcpgw_call* c, const char* tool, const char* argumen
       }
       memset(p, 1, 16 << 20);
     }
+    return text_result(h, "not limited");
   }
   if (strcmp(tool, "noisy") == 0) {
     for (int i = 0; i < 50; ++i) {
@@ -110,6 +114,7 @@ static char* call(void* st, mcpgw_call* c, const char* tool, const char* argumen
     /* Holds its call until the file named by "path" exists. */
     char path[1024];
     if (!string_arg(arguments_json, "path", path, sizeof path)) return text_result(h, "no path");
+    h->log(h, MCPGW_LOG_INFO, "gate is waiting");
     while (access(path, F_OK) != 0) usleep(5000);
     return text_result(h, "opened");
   }
