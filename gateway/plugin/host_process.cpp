@@ -27,7 +27,6 @@ constexpr auto kStopGrace = 5000ms;
 /// Longest line of a plugin's output logged whole.
 constexpr std::size_t kMaxOutputLine = 16 * 1024;
 
-std::optional<std::string_view> opt(const char* s) { return s ? std::optional<std::string_view>(s) : std::nullopt; }
 }  // namespace
 
 /// One call running in the host.
@@ -254,6 +253,7 @@ Task<Outcome> HostProcess::call(const Run& run, const upstream::CallOptions& opt
   {
     util::MutexLock lk(mu_);
     if (dead_) co_return Outcome{Outcome::Kind::Failed, lost_message(*p, *dead_)};
+    if (killing_) co_return Outcome{Outcome::Kind::Failed, lost_message(*p, "its host process was " + *killing_)};
     id = next_id_++;
     pending_[id] = p;
   }
@@ -297,11 +297,11 @@ Task<Outcome> HostProcess::call(const Run& run, const upstream::CallOptions& opt
 
 void HostProcess::on_death(std::function<void(const std::string&)> fn) {
   util::UniqueLock lk(mu_);
-  if (!dead_) {
+  if (!dead_ && !killing_) {
     on_death_ = std::move(fn);
     return;
   }
-  std::string why = *dead_;
+  std::string why = dead_ ? *dead_ : "its host process was " + *killing_;
   bool stopping = stopping_;
   lk.unlock();
   if (!stopping) fn(why);
@@ -321,14 +321,20 @@ void HostProcess::stop() {
 }
 
 void HostProcess::kill(const std::string& why) {
+  std::function<void(const std::string&)> told;
   {
     util::MutexLock lk(mu_);
     if (dead_ || killing_) return;
     killing_ = why;
+    if (!stopping_) told = std::move(on_death_);
   }
   // Not reaped yet (its exit is handled on this object's strand, after
   // killing_ is set), so the process group is still the host's.
   if (!child_->status()) ::kill(-child_->pid(), SIGKILL);
+  // The supervisor stops sending it calls now, before the caller that
+  // killed it answers its client: that client's next call finds the next
+  // host, not this one. Its calls in flight fail once its exit is seen.
+  if (told) told("its host process was " + why);
 }
 
 std::string HostProcess::exit_cause() const {
@@ -364,6 +370,9 @@ void HostProcess::died(const std::string& status) {
     if (!stopping_) told = std::move(on_death_);
     outbox_.clear();
   }
+  // The supervisor first, so that no caller told of this death can reach
+  // this host again with its next call.
+  if (told) told(why);
   for (auto& [id, p] : lost) {
     {
       util::MutexLock lk(mu_);
@@ -372,7 +381,6 @@ void HostProcess::died(const std::string& status) {
     p->changed.notify();
   }
   changed_.notify();
-  if (told) told(why);
 }
 
 }  // namespace mcpgw::plugin

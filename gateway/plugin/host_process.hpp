@@ -49,7 +49,8 @@ class HostProcess : public std::enable_shared_from_this<HostProcess> {
   /// killed (its other calls fail as having lost their host). Returns once
   /// the plugin's upstream calls for it have ended too.
   Task<Outcome> call(const Run& run, const upstream::CallOptions& opts, std::chrono::steady_clock::time_point deadline);
-  /// Called once when the host has died (not when stop() ended it), with why.
+  /// Called once when the host has died or been killed (not when stop()
+  /// ended it), with why; at once when that has happened already.
   void on_death(std::function<void(const std::string& why)> fn);
   /// Asks the host to end: it lets its calls finish, runs the plugin's
   /// shutdown and exits; killed if still there after a grace period.

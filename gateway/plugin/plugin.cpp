@@ -91,9 +91,8 @@ Result<std::shared_ptr<Plugin>> Plugin::load(const config::Plugin& cfg, std::sha
   if (auto checked = check_tools(*tools, who); !checked) return Error{checked.error()};
   p->tools_ = std::move(*tools);
   p->loaded_ = true;
-  spdlog::info("plugin {} {} loaded from {}: {} tools ({})", p->name_, p->version_, cfg.path, p->tools_.Size(),
-               cfg.isolation == config::Plugin::Isolation::None ? "in process"
-                                                                : "host process " + std::to_string(p->pid()));
+  if (int pid = p->pid()) spdlog::info("plugin {}: running in host process {}", p->name_, pid);
+  spdlog::info("plugin {} {} loaded from {}: {} tools", p->name_, p->version_, cfg.path, p->tools_.Size());
   return p;
 }
 
