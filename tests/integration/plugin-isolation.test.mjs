@@ -137,8 +137,8 @@ test(
     assert.equal(textOf(r), 'made noise');
     const bal = await client.callTool('bank:get_account_balance', { accountId: 'acc_checking_001' });
     assert.equal(bal.structuredContent.balance, 2543.17);
-    await proc.waitForLine('stderr', /plugin noisy output: noise on stdout 49/, 10000);
-    await proc.waitForLine('stderr', /plugin noisy output: noise on stderr 49/, 10000);
+    await proc.waitForLine('stderr', /plugin noisy output: noise on stdout 39/, 10000);
+    await proc.waitForLine('stderr', /plugin noisy output: noise on stderr 39/, 10000);
     assert.deepEqual(client.badLines, [], 'every line on the client stream is JSON-RPC');
     assert.ok(!client.messages.some((m) => m.id === 999), 'the plugin\'s printed JSON never reached the client');
     client.closeStdin();

@@ -97,7 +97,7 @@ static char* call(void* st, mcpgw_call* c, const char* tool, const char* argumen
     return text_result(h, "not limited");
   }
   if (strcmp(tool, "noisy") == 0) {
-    for (int i = 0; i < 50; ++i) {
+    for (int i = 0; i < 40; ++i) {
       printf("noise on stdout %d {\"jsonrpc\":\"2.0\",\"id\":999,\"result\":{}}\n", i);
       fprintf(stderr, "noise on stderr %d\n", i);
     }
