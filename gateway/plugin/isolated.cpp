@@ -30,7 +30,11 @@ std::string host_program() {
   std::error_code ec;
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return "mcpgw-plugin-host";
-  return (self.parent_path() / "mcpgw-plugin-host").string();
+  // A build tree has it next to mcpgw; an installed mcpgw (bin/) in the
+  // package's private directory, lib/mcpgw/.
+  auto beside = self.parent_path() / "mcpgw-plugin-host";
+  if (std::filesystem::exists(beside, ec)) return beside.string();
+  return (self.parent_path().parent_path() / "lib" / "mcpgw" / "mcpgw-plugin-host").string();
 }
 
 Isolated::Isolated(std::shared_ptr<Host> host, HostSpec spec)

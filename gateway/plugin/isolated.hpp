@@ -61,7 +61,8 @@ class Isolated final : public Engine, public std::enable_shared_from_this<Isolat
   Event changed_;  ///< a host came, or the plugin went down
 };
 
-/// The mcpgw-plugin-host executable: next to the running mcpgw binary.
+/// The mcpgw-plugin-host executable: next to the running mcpgw binary (a
+/// build tree), else in ../lib/mcpgw/ from it (installed).
 std::string host_program();
 
 }  // namespace mcpgw::plugin

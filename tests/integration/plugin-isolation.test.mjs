@@ -53,7 +53,7 @@ before(async () => {
   assertRan(await run('cmake', ['--install', BUILD, '--prefix', prefix]), 'cmake --install');
   include = path.join(prefix, 'include');
   assert.ok(existsSync(path.join(include, 'mcpgw', 'plugin.h')));
-  assert.ok(existsSync(path.join(prefix, 'bin', 'mcpgw-plugin-host')), 'mcpgw-plugin-host is installed beside mcpgw');
+  assert.ok(existsSync(path.join(prefix, 'lib', 'mcpgw', 'mcpgw-plugin-host')), 'mcpgw-plugin-host is installed in lib/mcpgw');
 });
 
 /** The other client's work: an upstream call and a good plugin's composite, both must succeed. */
