@@ -87,7 +87,25 @@ Task<Result<std::pair<std::shared_ptr<HostProcess>, Hello>>> HostProcess::start(
 
 void HostProcess::begin() {
   auto self = shared_from_this();
-  child_->on_exit([self](const std::string&) { self->died(self->exit_cause()); });
+  child_->on_exit([self](const std::string&) {
+    // What it wrote before it died (a refusal, results) is read first: its
+    // exit and its last frames arrive in either order.
+    asio::co_spawn(
+        self->strand_,
+        [self]() -> Task<> {
+          const auto bound = std::chrono::steady_clock::now() + kStopGrace;
+          for (;;) {
+            const auto seen = self->changed_.generation();
+            {
+              util::MutexLock lk(self->mu_);
+              if (self->frames_ended_) break;
+            }
+            if (!co_await self->changed_.wait(seen, bound)) break;
+          }
+          self->died(self->exit_cause());
+        },
+        asio::detached);
+  });
   asio::co_spawn(strand_, [self]() { return self->read_frames(); }, asio::detached);
   asio::co_spawn(strand_, [self]() { return self->read_stderr(); }, asio::detached);
 }
@@ -131,13 +149,26 @@ Task<> HostProcess::read_frames() {
   std::vector<char> buf(64 * 1024);
   for (;;) {
     auto [ec, n] = co_await child_->out().async_read_some(asio::buffer(buf), kAwait);
-    if (ec) co_return;  // its exit follows
+    if (ec) {
+      // Its exit follows (or came first and waits for this).
+      {
+        util::MutexLock lk(mu_);
+        frames_ended_ = true;
+      }
+      changed_.notify();
+      co_return;
+    }
     dec.feed(std::string_view(buf.data(), n));
     for (;;) {
       auto st = dec.next(f);
       if (st == ph::Decoder::Status::More) break;
       if (st == ph::Decoder::Status::Broken) {
         kill("killed: it broke the plugin host protocol");
+        {
+          util::MutexLock lk(mu_);
+          frames_ended_ = true;
+        }
+        changed_.notify();
         co_return;
       }
       handle(f);

@@ -97,10 +97,11 @@ class HostProcess : public std::enable_shared_from_this<HostProcess> {
   std::optional<std::string> killing_ GUARDED_BY(mu_);  ///< why we killed it
   bool stopping_ GUARDED_BY(mu_) = false;
   bool served_ GUARDED_BY(mu_) = false;
+  bool frames_ended_ GUARDED_BY(mu_) = false;  ///< its stdout reached its end
   std::optional<Hello> hello_ GUARDED_BY(mu_);
   std::optional<std::string> refused_ GUARDED_BY(mu_);  ///< the host's Failed message
   std::function<void(const std::string&)> on_death_ GUARDED_BY(mu_);
-  Event changed_;  ///< hello, refusal or death
+  Event changed_;  ///< hello, refusal, the end of its frames, or death
 };
 
 }  // namespace mcpgw::plugin
