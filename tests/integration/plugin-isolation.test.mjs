@@ -84,7 +84,6 @@ test(
     );
     const mine = await connectHttp(gw.url);
     const other = await connectHttp(gw.url);
-    const gwPid = gw.proc.pid;
     const cases = [
       ['crash', /^plugin bad: tool crash failed: its host process was killed by signal SIGSEGV/],
       ['abort', /^plugin bad: tool abort failed: its host process was killed by signal SIGABRT/],
@@ -116,7 +115,6 @@ test(
     await gw.proc.waitForLine('stderr', /plugin bad: whoami was asked/, 10000);
     // The gateway never died, and logged each host's end.
     assert.equal(gw.proc.exitInfo, null);
-    assert.equal(gw.proc.pid, gwPid);
     assert.match(gw.proc.stderrText, /plugin bad: its host process was killed by signal SIGSEGV \(Segmentation fault\); starting it again in \d+ ms/);
     await mine.close();
     await other.close();
