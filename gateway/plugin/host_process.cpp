@@ -112,11 +112,14 @@ void HostProcess::begin() {
 
 void HostProcess::send(ph::Type type, std::uint64_t id, std::uint64_t sub,
                        std::initializer_list<std::optional<std::string_view>> fields) {
-  util::MutexLock lk(mu_);
-  if (dead_) return;
-  ph::encode(outbox_, type, id, sub, fields);
-  if (writing_) return;
-  writing_ = true;
+  {
+    util::MutexLock lk(mu_);
+    if (dead_) return;
+    ph::encode(outbox_, type, id, sub, fields);
+    if (writing_) return;
+    writing_ = true;
+  }
+  // Unlocked: the writer may start at once, in this thread, and take mu_.
   asio::co_spawn(strand_, [self = shared_from_this()]() { return self->write_out(); }, asio::detached);
 }
 

@@ -132,7 +132,8 @@ Task<upstream::Reply> Plugin::run_rounds(std::string_view tool, const json::Valu
   // Each round runs the handler afresh with every answer so far; a round
   // that needs more input says so, and the client is asked.
   for (int round = 0; round < kMaxInputRounds; ++round) {
-    upstream::Reply r = co_await run_once(name, args, json::write(answers), state, opts);
+    std::string given = json::write(answers);
+    upstream::Reply r = co_await run_once(name, args, std::move(given), state, opts);
     if (r.rpc_error || json::get_string(r.body, "resultType") != "input_required") co_return r;
     auto asked = co_await upstream::ask_client(r.body, opts, "plugin " + name_ + " (tool " + name + ")", true);
     if (!asked) co_return upstream::Reply{false, mcp::tool_error(asked.error())};
@@ -157,7 +158,10 @@ Task<upstream::Reply> Plugin::run_once(std::string name, std::string args, std::
                                       std::to_string(cfg_.max_concurrency) + " max_concurrency slots";
     co_return upstream::Reply{false, mcp::tool_error("plugin " + name_ + ": tool " + name + why)};
   }
-  Outcome o = co_await engine_->call(Run{name, std::move(args), std::move(answers), std::move(state)}, opts, deadline);
+  // A named local, not a temporary in the co_await expression: GCC 12
+  // destroys such temporaries twice.
+  const Run run{name, std::move(args), std::move(answers), std::move(state)};
+  Outcome o = co_await engine_->call(run, opts, deadline);
   release();
   co_return reply(name, std::move(o));
 }
