@@ -1,6 +1,8 @@
 #include "plugin/in_process.hpp"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <mcpgw/plugin.h>
 #include <spdlog/spdlog.h>
 
@@ -130,7 +132,19 @@ constexpr std::size_t kDescriptorV1Size = offsetof(mcpgw_plugin, shutdown) + siz
 /// entry point gives (`where` names it in errors).
 Result<const mcpgw_plugin*> open_descriptor(const std::string& path, const std::string& where, void*& handle) {
   dlerror();
-  handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // dlopen finds a library already loaded under the same name without
+  // looking at the file: one rebuilt on disk while its old instance is
+  // loaded (a SIGHUP reload) is opened through its descriptor, a name of
+  // its own, so that the new file is what loads.
+  std::string name = path;
+  int fd = -1;
+  if (void* loaded = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) {
+    dlclose(loaded);
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) name = "/proc/self/fd/" + std::to_string(fd);
+  }
+  handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (fd >= 0) ::close(fd);
   if (!handle) {
     const char* why = dlerror();
     return Error{where + ": cannot load: " + (why ? why : "unknown dlopen error")};
