@@ -28,7 +28,7 @@ plugins:
 welcome: {strategy: none}
 listen: {port: 0}
 YAML
-  "$build/mcpgw" --config "$work/$iso.yaml" --log-level warn 2> "$work/$iso.err" &
+  "$build/mcpgw" --config "$work/$iso.yaml" --log-level info 2> "$work/$iso.err" &
   pids+=($!); eval "pid_$iso=$!"
   for _ in $(seq 1 100); do url=$(grep -o 'http://[^ ]*' "$work/$iso.err" | head -1 || true); [ -n "$url" ] && break; sleep 0.1; done
   [ -n "$url" ] || { "$build/mcpgw" --version; cat "$work/$iso.err"; exit 1; }
