@@ -432,6 +432,11 @@ Plugin read_plugin(const Value& v) {
     if (!config->is_map()) config->fail("expected a mapping (handed to the plugin as a JSON object), got " + config->found());
     p.config_json = config->json();
   }
+  if (auto iso = f.get("isolation"))
+    p.isolation = iso->one_of<Plugin::Isolation>({{"process", Plugin::Isolation::Process}, {"none", Plugin::Isolation::None}});
+  f.read("timeout_ms", p.timeout_ms, 1);
+  f.read("memory_mb", p.memory_mb, 0, 1 << 20);
+  f.read("max_concurrency", p.max_concurrency, 1, 4096);
   return p;
 }
 

@@ -263,6 +263,16 @@ struct Plugin {
   /// library (ld.so rules).
   std::string path;
   std::string config_json = "{}";     // compact JSON object, handed to the plugin
+  /// Where the plugin's code runs: a host process of its own (the
+  /// default), or inside the gateway (trusted code only).
+  enum class Isolation { Process, None };
+  Isolation isolation = Isolation::Process;
+  /// A call running longer fails; under process isolation its host is replaced.
+  int timeout_ms = 60000;
+  /// The host's memory limit (process isolation); 0 = none.
+  int memory_mb = 1024;
+  /// Calls at once in this plugin; more wait within timeout_ms.
+  int max_concurrency = 16;
   bool operator==(const Plugin&) const = default;
 };
 

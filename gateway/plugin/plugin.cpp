@@ -1,225 +1,46 @@
 #include "plugin/plugin.hpp"
 
-#include <dlfcn.h>
 #include <mcpgw/plugin.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include <algorithm>
-#include <cctype>
-#include <condition_variable>
-#include <cstddef>
-#include <cstdlib>
-#include <cstring>
 #include <set>
 
-#include <boost/asio/strand.hpp>
-
 #include "mcp/protocol.hpp"
-#include "util/offload.hpp"
-#include "util/thread_annotations.hpp"
-
-// The C ABI's opaque types, defined at global scope where plugin.h declares
-// them.
-
-/// Per plugin: what its host functions act on.
-struct mcpgw_host_state {
-  const mcpgw::plugin::Plugin* plugin;
-};
-
-/// One running call of a plugin tool. Lives on the stack of
-/// Plugin::call_tool, which waits for its asynchronous calls before
-/// returning.
-struct mcpgw_call {
-  const mcpgw::plugin::Plugin* plugin;
-  const mcpgw::upstream::CallOptions* opts;
-  mcpgw::util::Mutex mu;
-  std::condition_variable idle;
-  int outstanding GUARDED_BY(mu) = 0;
-  /// The client's answers so far and the state of the last round, as JSON
-  /// (set before the call starts, then only read).
-  std::string input_responses = "{}";
-  std::string input_state = "null";
-};
+#include "plugin/in_process.hpp"
+#include "plugin/isolated.hpp"
 
 namespace mcpgw::plugin {
-namespace {
 
-char* alloc_string(const char* data, std::size_t size) {
-  auto* s = static_cast<char*>(std::malloc(size + 1));
-  if (!s) return nullptr;
-  if (size) std::memcpy(s, data, size);
-  s[size] = '\0';
-  return s;
-}
-
-char* alloc_string(std::string_view s) { return alloc_string(s.data(), s.size()); }
-
-void free_string(char* s) { std::free(s); }
-
-struct Freed {
-  void operator()(char* s) const { free_string(s); }
-};
-using OwnedString = std::unique_ptr<char, Freed>;
-
-/// The call a plugin asked for, run to the end; the CallToolResult as JSON.
-std::string run_upstream_call(const mcpgw_call& call, const char* server, const char* tool, const char* arguments) {
-  auto fail = [](const std::string& why) { return json::write(mcp::tool_error(why)); };
-  if (!server || !tool) return fail("call_tool needs a server and a tool name");
-  auto up = call.plugin->host().find(server);
-  if (!up) return fail("unknown server \"" + std::string(server) + "\" (not in gateway.yaml)");
-  std::optional<json::Document> args;
-  if (arguments) {
-    auto parsed = json::parse(arguments);
-    if (!parsed || !parsed->IsObject())
-      return fail("arguments for " + std::string(server) + "/" + tool + " must be a JSON object");
-    args = std::move(*parsed);
-  }
-  if (call.opts->vet_upstream_call)
-    if (auto refused = call.opts->vet_upstream_call(up->name(), tool, args ? &*args : nullptr))
-      return json::write(refused->body);
-  upstream::CallOptions o;
-  o.deadline = std::min(call.opts->deadline, up->deadline());
-  o.cancel = call.opts->cancel;
-  o.caller = call.opts->caller;
-  // The client's progress token and its way back cover the plugin's own
-  // upstream calls: their progress and requests reach the client.
-  o.on_progress = call.opts->on_progress;
-  o.client = call.opts->client;
-  o.trace = call.opts->trace;
-  o.spans = call.opts->spans;
-  auto started = std::chrono::steady_clock::now();
-  // Only this pool thread waits: the call itself runs on the loop.
-  upstream::Reply r = block_on(asio::make_strand(call.plugin->host().io()),
-                               up->call_tool(tool, args ? &*args : nullptr, nullptr, o), [] {
-                                 return upstream::Reply{false, mcp::tool_error("mcpgw is shutting down")};
-                               });
-  if (call.opts->on_upstream_call) {
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-    call.opts->on_upstream_call(upstream::UpstreamCall{up->name(), tool, args ? &*args : nullptr, up->has_tool(tool),
-                                                       upstream::outcome_of(r, o), ms});
-  }
-  if (r.rpc_error) return fail("server " + up->name() + ": " + jsonrpc::describe_error(r.body));
-  return json::write(r.body);
-}
-
-void host_log(const mcpgw_host* host, mcpgw_log_level level, const char* message) {
-  if (host && host->state && message) host->state->plugin->log(static_cast<int>(level), message);
-}
-
-char* host_call_tool(mcpgw_call* call, const char* server, const char* tool, const char* arguments) {
-  return alloc_string(run_upstream_call(*call, server, tool, arguments));
-}
-
-void host_call_tool_async(mcpgw_call* call, const char* server, const char* tool, const char* arguments,
-                          mcpgw_tool_done done, void* user_data) {
-  if (!done) return;
-  // The borrowed strings die when this returns: the task keeps copies.
-  auto copy = [](const char* s) { return s ? std::optional<std::string>(s) : std::nullopt; };
-  auto task = [call, done, user_data, s = copy(server), t = copy(tool), a = copy(arguments)] {
-    std::string result = run_upstream_call(*call, s ? s->c_str() : nullptr, t ? t->c_str() : nullptr,
-                                           a ? a->c_str() : nullptr);
-    done(user_data, alloc_string(result));
-    util::MutexLock lk(call->mu);
-    if (--call->outstanding == 0) call->idle.notify_all();
-  };
-  {
-    util::MutexLock lk(call->mu);
-    ++call->outstanding;
-  }
-  if (!call->plugin->host().submit(task)) {
-    {
-      util::MutexLock lk(call->mu);
-      --call->outstanding;
-    }
-    done(user_data, alloc_string(json::write(mcp::tool_error("mcpgw is shutting down"))));
+void log_line(std::string_view name, int level, std::string_view message) {
+  switch (level) {
+    case MCPGW_LOG_DEBUG: spdlog::debug("plugin {}: {}", name, message); break;
+    case MCPGW_LOG_INFO: spdlog::info("plugin {}: {}", name, message); break;
+    case MCPGW_LOG_WARN: spdlog::warn("plugin {}: {}", name, message); break;
+    default: spdlog::error("plugin {}: {}", name, message); break;
   }
 }
 
-const char* host_principal(const mcpgw_call* call) {
-  return call->opts->caller ? call->opts->caller->principal.c_str() : "";
+FileIdentity identify(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  return FileIdentity{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+                      static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
 }
-
-const char* host_mode(const mcpgw_call* call) {
-  return call->opts->caller && !call->opts->caller->mode.empty() ? call->opts->caller->mode.c_str() : "all";
-}
-
-int host_cancelled(const mcpgw_call* call) { return call->opts->cancel && call->opts->cancel->cancelled() ? 1 : 0; }
-
-char* host_input_responses(const mcpgw_call* call) { return alloc_string(call->input_responses); }
-
-char* host_input_state(const mcpgw_call* call) { return alloc_string(call->input_state); }
-
-bool valid_plugin_name(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
-    return std::isalnum(c) || c == '_' || c == '-' || c == '.';
-  });
-}
-
-/// Fields a v1 descriptor must have: everything up to `shutdown`.
-constexpr std::size_t kDescriptorV1Size = offsetof(mcpgw_plugin, shutdown) + sizeof(mcpgw_plugin::shutdown);
-
-}  // namespace
-
-struct Plugin::Library {
-  void* handle = nullptr;
-  mcpgw_host_state state{};
-  mcpgw_host host{};
-  ~Library() {
-    if (handle) dlclose(handle);
-  }
-};
 
 Host::Host(UpstreamLookup lookup, asio::any_io_executor io) : lookup_(std::move(lookup)), io_(std::move(io)), pool_(0, 256) {}
 
 Host::~Host() = default;
 
-Plugin::Plugin(config::Plugin cfg, std::shared_ptr<Host> host)
-    : cfg_(std::move(cfg)), host_(std::move(host)), lib_(std::make_unique<Library>()) {}
+Plugin::Plugin(config::Plugin cfg, std::shared_ptr<Host> host) : cfg_(std::move(cfg)), host_(std::move(host)) {}
 
 Plugin::~Plugin() {
-  if (!initialized_) return;
-  try {
-    if (desc_->shutdown) desc_->shutdown(state_);
-  } catch (...) {
-    spdlog::error("plugin {}: shutdown threw an exception across the C ABI", name_);
-  }
+  engine_.reset();
   if (loaded_) spdlog::info("plugin {} unloaded", name_);
 }
 
 namespace {
-
-/// Opens the library at `path` into `handle` and checks the descriptor its
-/// entry point gives (`where` names it in errors).
-Result<const mcpgw_plugin*> open_descriptor(const std::string& path, const std::string& where, void*& handle) {
-  dlerror();
-  handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* why = dlerror();
-    return Error{where + ": cannot load: " + (why ? why : "unknown dlopen error")};
-  }
-  dlerror();
-  void* sym = dlsym(handle, MCPGW_PLUGIN_ENTRY);
-  if (!sym)
-    return Error{where + ": no entry point " MCPGW_PLUGIN_ENTRY
-                         " (define it with MCPGW_PLUGIN from <mcpgw/plugin.hpp>, or export extern \"C\" "
-                         "const mcpgw_plugin* " MCPGW_PLUGIN_ENTRY "(void))"};
-  auto entry = reinterpret_cast<mcpgw_plugin_entry_v1>(sym);
-  const mcpgw_plugin* d = entry();
-  if (!d) return Error{where + ": " MCPGW_PLUGIN_ENTRY " returned no descriptor"};
-  if (d->abi_version != MCPGW_PLUGIN_ABI_VERSION)
-    return Error{where + ": built for plugin ABI version " + std::to_string(d->abi_version) +
-                 ", this mcpgw speaks version " + std::to_string(MCPGW_PLUGIN_ABI_VERSION) +
-                 "; rebuild it against this mcpgw's <mcpgw/plugin.h>"};
-  if (d->struct_size < kDescriptorV1Size)
-    return Error{where + ": descriptor is " + std::to_string(d->struct_size) + " bytes, ABI version 1 needs " +
-                 std::to_string(kDescriptorV1Size)};
-  if (!d->name || !valid_plugin_name(d->name))
-    return Error{where + ": plugin name must match [A-Za-z0-9_.-]+, got " +
-                 (d->name ? json::quote(d->name) : std::string("none"))};
-  if (!d->init || !d->list_tools || !d->call)
-    return Error{where + ": descriptor lacks " + std::string(!d->init ? "init" : !d->list_tools ? "list_tools" : "call")};
-  return d;
-}
 
 /// Checks list_tools' answer: named tools, each once, with object schemas
 /// (`who` names the plugin in errors).
@@ -245,59 +66,32 @@ Result<void> check_tools(const json::Value& tools, const std::string& who) {
 
 Result<std::shared_ptr<Plugin>> Plugin::load(const config::Plugin& cfg, std::shared_ptr<Host> host) {
   // Not make_shared: the constructor is private to keep load() the only way in.
-  std::shared_ptr<Plugin> p(new Plugin(cfg, std::move(host)));
-  const std::string where = "plugin " + cfg.path;
-  auto opened = open_descriptor(cfg.path, where, p->lib_->handle);
-  if (!opened) return Error{opened.error()};
-  const mcpgw_plugin* d = *opened;
-  p->desc_ = d;
-  p->name_ = d->name;
-  p->version_ = d->version ? d->version : "";
-
-  auto& lib = *p->lib_;
-  lib.state.plugin = p.get();
-  lib.host = mcpgw_host{sizeof(mcpgw_host),
-                        MCPGW_PLUGIN_ABI_VERSION,
-                        &lib.state,
-                        [](const char* data, std::size_t size) { return alloc_string(data, size); },
-                        &free_string,
-                        &host_log,
-                        &host_call_tool,
-                        &host_call_tool_async,
-                        &host_principal,
-                        &host_mode,
-                        &host_cancelled,
-                        &host_input_responses,
-                        &host_input_state};
-  char* error = nullptr;
-  void* state = nullptr;
-  // Exceptions must not cross the C ABI; one that does anyway (a plugin not
-  // built with plugin.hpp) is a failed init, not a dead daemon.
-  try {
-    state = d->init(&lib.host, cfg.config_json.c_str(), &error);
-  } catch (...) {
-    return Error{where + " (" + p->name_ + "): init threw an exception across the C ABI"};
+  std::shared_ptr<Plugin> p(new Plugin(cfg, host));
+  p->file_ = identify(cfg.path);
+  std::string tools_json;
+  if (cfg.isolation == config::Plugin::Isolation::None) {
+    auto opened = InProcess::open(cfg, std::move(host));
+    if (!opened) return Error{opened.error()};
+    p->engine_ = std::move(opened->engine);
+    p->name_ = std::move(opened->name);
+    p->version_ = std::move(opened->version);
+    tools_json = std::move(opened->tools_json);
+  } else {
+    auto opened = Isolated::open(cfg, std::move(host));
+    if (!opened) return Error{opened.error()};
+    p->engine_ = std::move(opened->engine);
+    p->name_ = std::move(opened->hello.name);
+    p->version_ = std::move(opened->hello.version);
+    tools_json = std::move(opened->hello.tools_json);
   }
-  if (error) {
-    OwnedString owned(error);
-    return Error{where + " (" + p->name_ + "): init failed: " + error};
-  }
-  p->state_ = state;
-  p->initialized_ = true;
-
-  OwnedString listed;
-  try {
-    listed.reset(d->list_tools(state));
-  } catch (...) {
-    return Error{where + " (" + p->name_ + "): list_tools threw an exception across the C ABI"};
-  }
-  if (!listed) return Error{where + " (" + p->name_ + "): list_tools returned nothing"};
-  auto tools = json::parse(listed.get());
-  if (!tools) return Error{where + " (" + p->name_ + "): list_tools returned invalid JSON: " + tools.error()};
-  if (!tools->IsArray()) return Error{where + " (" + p->name_ + "): list_tools must return a JSON array of tools"};
-  if (auto checked = check_tools(*tools, where + " (" + p->name_ + ")"); !checked) return Error{checked.error()};
+  const std::string who = "plugin " + cfg.path + " (" + p->name_ + ")";
+  auto tools = json::parse(tools_json);
+  if (!tools) return Error{who + ": list_tools returned invalid JSON: " + tools.error()};
+  if (!tools->IsArray()) return Error{who + ": list_tools must return a JSON array of tools"};
+  if (auto checked = check_tools(*tools, who); !checked) return Error{checked.error()};
   p->tools_ = std::move(*tools);
   p->loaded_ = true;
+  if (int pid = p->pid()) spdlog::info("plugin {}: running in host process {}", p->name_, pid);
   spdlog::info("plugin {} {} loaded from {}: {} tools", p->name_, p->version_, cfg.path, p->tools_.Size());
   return p;
 }
@@ -308,14 +102,9 @@ bool Plugin::has_tool(std::string_view tool) const {
   return false;
 }
 
-void Plugin::log(int level, std::string_view message) const {
-  switch (level) {
-    case MCPGW_LOG_DEBUG: spdlog::debug("plugin {}: {}", name_, message); break;
-    case MCPGW_LOG_INFO: spdlog::info("plugin {}: {}", name_, message); break;
-    case MCPGW_LOG_WARN: spdlog::warn("plugin {}: {}", name_, message); break;
-    default: spdlog::error("plugin {}: {}", name_, message); break;
-  }
-}
+std::string Plugin::down() const { return engine_->down(); }
+
+int Plugin::pid() const { return engine_->pid(); }
 
 Task<upstream::Reply> Plugin::call_tool(std::string_view tool, const json::Value* arguments, const json::Value*,
                                         const upstream::CallOptions& opts) {
@@ -343,9 +132,8 @@ Task<upstream::Reply> Plugin::run_rounds(std::string_view tool, const json::Valu
   // Each round runs the handler afresh with every answer so far; a round
   // that needs more input says so, and the client is asked.
   for (int round = 0; round < kMaxInputRounds; ++round) {
-    upstream::Reply r = co_await offload(
-        host_->pool(), [&] { return invoke(name, args, json::write(answers), state, opts); },
-        [] { return upstream::Reply{false, mcp::tool_error("mcpgw is shutting down")}; });
+    std::string given = json::write(answers);
+    upstream::Reply r = co_await run_once(name, args, std::move(given), state, opts);
     if (r.rpc_error || json::get_string(r.body, "resultType") != "input_required") co_return r;
     auto asked = co_await upstream::ask_client(r.body, opts, "plugin " + name_ + " (tool " + name + ")", true);
     if (!asked) co_return upstream::Reply{false, mcp::tool_error(asked.error())};
@@ -360,28 +148,60 @@ Task<upstream::Reply> Plugin::run_rounds(std::string_view tool, const json::Valu
                                                    std::to_string(kMaxInputRounds) + " times")};
 }
 
-upstream::Reply Plugin::invoke(const std::string& name, const std::string& args, std::string answers,
-                               std::string state, const upstream::CallOptions& opts) {
-  mcpgw_call call{this, &opts, {}, {}, 0, std::move(answers), std::move(state)};
-  OwnedString out;
-  bool threw = false;
-  try {
-    out.reset(desc_->call(state_, &call, name.c_str(), args.c_str()));
-  } catch (...) {
-    threw = true;
+Task<upstream::Reply> Plugin::run_once(std::string name, std::string args, std::string answers, std::string state,
+                                       const upstream::CallOptions& opts) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg_.timeout_ms);
+  if (!co_await acquire(deadline, opts.cancel)) {
+    const std::string why = opts.cancel && opts.cancel->cancelled()
+                                ? " was cancelled while it waited for a free max_concurrency slot"
+                                : " waited timeout_ms (" + std::to_string(cfg_.timeout_ms) + " ms) for one of its " +
+                                      std::to_string(cfg_.max_concurrency) + " max_concurrency slots";
+    co_return upstream::Reply{false, mcp::tool_error("plugin " + name_ + ": tool " + name + why)};
   }
+  // A named local, not a temporary in the co_await expression: GCC 12
+  // destroys such temporaries twice.
+  const Run run{name, std::move(args), std::move(answers), std::move(state)};
+  Outcome o = co_await engine_->call(run, opts, deadline);
+  release();
+  co_return reply(name, std::move(o));
+}
+
+Task<bool> Plugin::acquire(std::chrono::steady_clock::time_point deadline, CancelSignal* cancel) {
+  for (;;) {
+    const auto seen = slot_freed_.generation();
+    {
+      util::MutexLock lk(slots_mu_);
+      if (running_ < cfg_.max_concurrency) {
+        ++running_;
+        co_return true;
+      }
+    }
+    if (!co_await slot_freed_.wait(seen, deadline, cancel) || (cancel && cancel->cancelled())) co_return false;
+  }
+}
+
+void Plugin::release() {
   {
-    // Asynchronous calls still running use `call`: it must outlive them.
-    util::UniqueLock lk(call.mu);
-    call.idle.wait(lk.native(), [&]() REQUIRES(call.mu) { return call.outstanding == 0; });
+    util::MutexLock lk(slots_mu_);
+    --running_;
   }
+  slot_freed_.notify();
+}
+
+upstream::Reply Plugin::reply(const std::string& tool, Outcome o) const {
   auto fail = [&](const std::string& why) {
-    spdlog::error("plugin {}: tool {}: {}", name_, name, why);
-    return upstream::Reply{false, mcp::tool_error("plugin " + name_ + ": tool " + name + " " + why)};
+    spdlog::error("plugin {}: tool {}: {}", name_, tool, why);
+    return upstream::Reply{false, mcp::tool_error("plugin " + name_ + ": tool " + tool + " " + why)};
   };
-  if (threw) return fail("threw an exception across the C ABI");
-  if (!out) return fail("returned no result");
-  auto result = json::parse(out.get());
+  switch (o.kind) {
+    case Outcome::Kind::Failed:
+      spdlog::error("{}", o.text);
+      return upstream::Reply{false, mcp::tool_error(o.text)};
+    case Outcome::Kind::Threw: return fail("threw an exception across the C ABI");
+    case Outcome::Kind::NoResult: return fail("returned no result");
+    case Outcome::Kind::Result: break;
+  }
+  auto result = json::parse(o.text);
   if (!result) return fail("returned invalid JSON: " + result.error());
   if (!result->IsObject()) return fail("returned a result that is not a JSON object");
   if (json::get_string(*result, "resultType") == "input_required") {
@@ -403,9 +223,19 @@ LoadResult load_all(const std::vector<config::Plugin>& cfgs, const std::shared_p
   for (const auto& cfg : cfgs) {
     std::shared_ptr<Plugin> p;
     auto same = std::find_if(reuse.begin(), reuse.end(), [&](const auto& r) { return r->config() == cfg; });
-    if (same != reuse.end()) {
+    const FileIdentity now = identify(cfg.path);
+    // In process, a library overwritten in place (same inode) cannot be
+    // loaded anew: dlopen would hand back the one already mapped.
+    const bool in_place = cfg.isolation == config::Plugin::Isolation::None && same != reuse.end() &&
+                          now.inode == (*same)->file().inode && now.device == (*same)->file().device;
+    if (same != reuse.end() && (now == (*same)->file() || in_place)) {
+      if (!(now == (*same)->file()))
+        spdlog::warn("plugin {}: {} changed in place; under isolation: none a library is loaded anew only when "
+                     "replaced by a new file (install or mv, not cp over it): keeping the loaded one",
+                     (*same)->name(), cfg.path);
       p = *same;
     } else {
+      if (same != reuse.end()) spdlog::info("plugin {}: {} changed on disk; loading it anew", (*same)->name(), cfg.path);
       auto loaded = Plugin::load(cfg, host);
       if (!loaded) {
         out.errors.push_back(loaded.error());

@@ -325,6 +325,16 @@ void Gateway::add_operator_endpoints(Server& http, const transport::HttpServer& 
       e.AddMember("state", json::str(upstream::state_name(u->circuit()), a), a);
       circuits.PushBack(e, a);
     }
+    // A plugin whose host keeps failing at start is down like a required
+    // server: its tools answer only with that error.
+    for (const auto& p : plugins()) {
+      const std::string why = p->down();
+      if (why.empty()) continue;
+      json::Value e(rapidjson::kObjectType);
+      e.AddMember("plugin", json::str(p->name(), a), a);
+      e.AddMember("status", json::str("down: " + why, a), a);
+      down.PushBack(e, a);
+    }
     bool ready = down.Empty();
     // Calls go on while Redis is down (what needs it fails with an error
     // naming it), so that alone keeps a replica ready; a replica that never

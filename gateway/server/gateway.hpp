@@ -84,6 +84,8 @@ class Gateway final : public upstream::Listener {
   const std::string& startup_error() const { return startup_error_; }
   /// The pins (integrity.pins).
   integrity::Guard& pins() { return *pins_; }
+  /// Where client messages go (`mcpgw call` speaks to it as a client would).
+  transport::Handler& handler() { return router_; }
   /// The upstreams' OAuth clients; null when they could not be made.
   oauth::Manager* oauth() { return oauth_.get(); }
   /// `mcpgw check`'s report of each OAuth upstream (discovery, the

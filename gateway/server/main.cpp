@@ -15,6 +15,7 @@
 #include <variant>
 
 #include "config/config.hpp"
+#include "server/call_command.hpp"
 #include "server/check.hpp"
 #include "server/gateway.hpp"
 #include "server/logging.hpp"
@@ -83,7 +84,8 @@ struct Cli {
   std::string config_path, mode, log_level = "info", log_format = "text";
   bool stdio = false, as_json = false;
   unsigned threads = 0;
-  bool check = false, revoke = false;
+  bool check = false, revoke = false, call = false;
+  server::CallCommand call_args;  ///< call NAME [ARGS_JSON] --principal
   std::optional<std::string> search;  ///< check --search
   std::optional<server::CheckPrincipal> principal;  ///< check --principal (--claims)
   std::string revoke_server, revoke_url;
@@ -133,6 +135,11 @@ std::variant<Cli, int> parse_cli(int argc, char** argv) {
   pins_approve->add_option("names", c.approve.names, "exposed tool names");
   pins_approve->add_option("--server", c.approve.server, "every tool of this server");
   pins_approve->add_flag("--all", c.approve.all, "every tool");
+  auto* call = app.add_subcommand("call", "run one tools/call through the configured gateway, print its result as JSON");
+  call->fallthrough();
+  call->add_option("NAME", c.call_args.tool, "the tool's exposed name")->required();
+  call->add_option("ARGS_JSON", c.call_args.arguments, "its arguments, a JSON object (default {})");
+  call->add_option("--principal", c.call_args.principal, "call as this principal");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -149,6 +156,8 @@ std::variant<Cli, int> parse_cli(int argc, char** argv) {
   c.revoke = revoke->parsed();
   c.pins_list = pins_list->parsed();
   c.pins_approve = pins_approve->parsed();
+  c.call = call->parsed();
+  c.call_args.mode = c.mode;
   if (search->count()) c.search = search_query;
   if (principal->count()) c.principal = as;
   return c;
@@ -211,7 +220,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mcpgw: --config FILE is required (see mcpgw --help)\n");
     return 2;
   }
-  if (!cli.mode.empty() && !cli.stdio && !cli.check && !cli.revoke) {
+  if (!cli.mode.empty() && !cli.stdio && !cli.check && !cli.revoke && !cli.call) {
     std::fprintf(stderr, "mcpgw: --mode applies to --stdio; HTTP clients select a mode with the URL /mcp/<mode>\n");
     return 2;
   }
@@ -244,6 +253,7 @@ int main(int argc, char** argv) {
   }
   if (cli.pins_list) return server::run_pins_list(*cfg, cli.as_json, std::cout, std::cerr);
   if (cli.pins_approve) return server::run_pins_approve(*cfg, cli.approve, std::cout, std::cerr);
+  if (cli.call) return server::run_call(std::move(*cfg), cli.call_args, std::cout, std::cerr);
   if (cli.check) {
     std::optional<server::PrincipalView> as;
     if (cli.principal) {

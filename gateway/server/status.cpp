@@ -169,6 +169,10 @@ std::string status_json(const StatusInputs& in) {
     e.AddMember("name", str(p->name(), a), a);
     e.AddMember("version", str(p->version(), a), a);
     e.AddMember("tools", p->tools().IsArray() ? p->tools().Size() : 0, a);
+    e.AddMember("isolation", str(p->config().isolation == config::Plugin::Isolation::None ? "none" : "process", a), a);
+    const std::string down = p->down();
+    e.AddMember("status", str(down.empty() ? "up" : "down: " + down, a), a);
+    if (int pid = p->pid()) e.AddMember("pid", pid, a);
     plugins.PushBack(e, a);
   }
   d.AddMember("plugins", plugins, a);

@@ -145,7 +145,7 @@ function renderUpstreams() {
     state.classList.add("nowrap");
     return row([name, state, td(u.protocol || "–", "nowrap"), td(u.tools, "num"), td(u.circuit.replace("_", " "), "state-" + u.circuit), td(u.waiting, "num"), last]);
   }));
-  const p = status.plugins.map((x) => x.name + " " + x.version + " (" + x.tools + " tools)");
+  const p = status.plugins.map((x) => x.name + " " + x.version + " (" + x.tools + " tools, " + x.status + ")");
   document.getElementById("plugins").textContent = (p.length ? "plugins: " + p.join(", ") : "") +
     (status.plugin_errors.length ? "  plugin errors: " + status.plugin_errors.join("; ") : "");
 }

@@ -210,11 +210,11 @@ void ChildProcess::watch() {
                       do r = waitpid(self->pid_, &st, WNOHANG);
                       while (r < 0 && errno == EINTR);
                       if (r == 0 && !ec) return self->watch();  // woken without an exit
-                      self->reaped(r == self->pid_ ? describe(st) : "gone");
+                      self->reaped(r == self->pid_ ? describe(st) : "gone", r == self->pid_ ? st : 0);
                     });
 }
 
-void ChildProcess::reaped(const std::string& status) {
+void ChildProcess::reaped(const std::string& status, int wait_status) {
   // Grandchildren left in the group go with it.
   kill(-pid_, SIGKILL);
   kill_timer_.cancel();
@@ -222,6 +222,7 @@ void ChildProcess::reaped(const std::string& status) {
   {
     util::MutexLock lk(mu_);
     status_ = status;
+    wait_status_ = wait_status;
     handlers.swap(on_exit_);
   }
   for (auto& h : handlers) h(status);
@@ -236,6 +237,16 @@ void ChildProcess::on_exit(ExitHandler fn) {
   std::string st = *status_;
   lk.unlock();
   fn(st);
+}
+
+int ChildProcess::term_signal() const {
+  util::MutexLock lk(mu_);
+  return status_ && WIFSIGNALED(wait_status_) ? WTERMSIG(wait_status_) : 0;
+}
+
+int ChildProcess::exit_code() const {
+  util::MutexLock lk(mu_);
+  return status_ && WIFEXITED(wait_status_) ? WEXITSTATUS(wait_status_) : 0;
 }
 
 std::optional<std::string> ChildProcess::status() const {

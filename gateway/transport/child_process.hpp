@@ -67,6 +67,10 @@ class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
   void on_exit(ExitHandler fn);
   /// The exit status once reaped.
   std::optional<std::string> status() const;
+  /// The signal that ended the child (0: it exited, or is not reaped yet),
+  /// and its exit code when it exited.
+  int term_signal() const;
+  int exit_code() const;
   /// Closes its stdin (unless released), TERMs the group and KILLs it
   /// after `grace` if the child is still there; returns at once (on_exit
   /// tells when it is over). Idempotent.
@@ -75,13 +79,14 @@ class ChildProcess : public std::enable_shared_from_this<ChildProcess> {
  private:
   ChildProcess(asio::any_io_executor ex, pid_t pid, int pidfd, int in, int out, int err);
   void watch();
-  void reaped(const std::string& status);
+  void reaped(const std::string& status, int wait_status);
 
   pid_t pid_;
   asio::posix::stream_descriptor in_, out_, err_, pidfd_;
   asio::steady_timer kill_timer_;
   mutable util::Mutex mu_;
   std::optional<std::string> status_ GUARDED_BY(mu_);
+  int wait_status_ GUARDED_BY(mu_) = 0;  ///< waitpid's, once reaped
   std::vector<ExitHandler> on_exit_ GUARDED_BY(mu_);
   bool stopping_ = false;  ///< only touched on the executor (stop()'s handler): no lock
 };

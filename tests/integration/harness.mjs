@@ -190,10 +190,18 @@ function inlineEmpty(v) {
   return undefined;
 }
 
-/** Writes a config (object → YAML, or raw text) to a new file in `dir`. */
+/**
+ * Writes a config (object → YAML, or raw text) to a new file in `dir`.
+ * MCPGW_PLUGIN_ISOLATION (process | none), when set, is the isolation of
+ * every plugin entry that names none: the plugin tests run under both
+ * (plugins-in-process.test.mjs).
+ */
 let configCounter = 0;
 export function writeConfig(dir, config, name) {
   const file = path.join(dir, name || `gateway-${++configCounter}.yaml`);
+  const isolation = process.env.MCPGW_PLUGIN_ISOLATION;
+  if (isolation && typeof config === 'object' && Array.isArray(config.plugins))
+    config = { ...config, plugins: config.plugins.map((p) => ({ isolation, ...p })) };
   writeFileSync(file, typeof config === 'string' ? config : toYaml(config));
   return file;
 }

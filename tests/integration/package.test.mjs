@@ -44,6 +44,7 @@ test(
     assertRan(await run('dpkg', ['-x', deb, root]), 'dpkg -x');
     for (const f of [
       'usr/bin/mcpgw',
+      'usr/lib/mcpgw/mcpgw-plugin-host',
       'usr/include/mcpgw/plugin.h',
       'usr/include/mcpgw/plugin.hpp',
       'usr/include/mcpgw/json.hpp',

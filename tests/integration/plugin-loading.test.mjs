@@ -18,7 +18,6 @@
 // - SIGTERM unloads every plugin before the gateway exits 0.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   BUILD,
@@ -32,7 +31,6 @@ import {
   startGateway,
   tempDir,
   textOf,
-  toYaml,
   toolboxStdio,
   withDiagnostics,
   writeConfig,
@@ -88,7 +86,7 @@ const isReloaded = (l) => / reloaded .*: \d+ upstreams kept, \d+ started, \d+ st
 /** Rewrites the gateway's config file, sends SIGHUP and waits for the "reloaded" log line. */
 async function reload(gw, config) {
   const before = count(gw.proc, isReloaded);
-  writeFileSync(gw.configPath, toYaml(config));
+  writeConfig(path.dirname(gw.configPath), config, path.basename(gw.configPath));
   gw.proc.child.kill('SIGHUP');
   await waitForLines(gw.proc, isReloaded, before + 1, 'the reload to finish');
 }
