@@ -121,20 +121,26 @@ std::string validate_arguments(const catalog::ExposedTool& tool, const json::Val
          "\" of the schema at " + rule.GetString();
 }
 
+namespace {
+
+/// The client's own call of `first`, as the chain's first call.
+Call first_call(const catalog::ExposedTool& first, const json::Value* arguments, json::Document result, double ms) {
+  Call c;
+  c.tool = first.name;
+  if (arguments) c.arguments = json::clone(*arguments);
+  c.is_error = is_error_result(result);
+  c.result = std::move(result);
+  c.ms = ms;
+  return c;
+}
+
+}  // namespace
+
 Task<json::Document> resolve(const Context& ctx, const catalog::ExposedTool& first, const json::Value* arguments,
                              json::Document first_result, double first_ms) {
   std::vector<Call> calls;
-  std::set<std::string> seen;
-  {
-    Call c;
-    c.tool = first.name;
-    if (arguments) c.arguments = json::clone(*arguments);
-    c.is_error = is_error_result(first_result);
-    c.result = std::move(first_result);
-    c.ms = first_ms;
-    seen.insert(c.tool + "\n" + canonical(c.arguments));
-    calls.push_back(std::move(c));
-  }
+  calls.push_back(first_call(first, arguments, std::move(first_result), first_ms));
+  std::set<std::string> seen{calls.back().tool + "\n" + canonical(calls.back().arguments)};
   const catalog::ExposedTool* current = &first;
   std::string refusal;  // why the chain stopped early, if it did
   Call refused;         // the hop that was refused, for the trace

@@ -89,6 +89,21 @@ Task<Result<Endpoints>> Client::endpoints(Clock::time_point deadline, CancelSign
   co_return found;
 }
 
+namespace {
+
+/// What the provider's metadata adds to `ep`: the endpoints the
+/// configuration does not name, and what the provider supports.
+void take_metadata(Endpoints& ep, const ServerMetadata& meta, bool code) {
+  if (ep.token_endpoint.empty()) ep.token_endpoint = meta.token_endpoint;
+  if (code && ep.authorization_endpoint.empty()) ep.authorization_endpoint = meta.authorization_endpoint;
+  ep.registration_endpoint = meta.registration_endpoint;
+  ep.revocation_endpoint = meta.revocation_endpoint;
+  ep.auth_methods = meta.token_endpoint_auth_methods;
+  ep.cimd_supported = meta.client_id_metadata_document_supported;
+}
+
+}  // namespace
+
 Task<Result<Endpoints>> Client::discover(Clock::time_point deadline, CancelSignal* cancel) {
   Endpoints ep;
   ep.issuer = cfg_.issuer;
@@ -153,12 +168,7 @@ Task<Result<Endpoints>> Client::discover(Clock::time_point deadline, CancelSigna
 
   auto meta = co_await server_metadata(ep.issuer, deadline, cancel);
   if (!meta) co_return Error{meta.error()};
-  if (ep.token_endpoint.empty()) ep.token_endpoint = meta->token_endpoint;
-  if (code && ep.authorization_endpoint.empty()) ep.authorization_endpoint = meta->authorization_endpoint;
-  ep.registration_endpoint = meta->registration_endpoint;
-  ep.revocation_endpoint = meta->revocation_endpoint;
-  ep.auth_methods = meta->token_endpoint_auth_methods;
-  ep.cimd_supported = meta->client_id_metadata_document_supported;
+  take_metadata(ep, *meta, code);
   if (code) {
     if (ep.authorization_endpoint.empty())
       co_return Error{failed(Step::Metadata, ep.issuer, "the provider's metadata has no authorization_endpoint")};

@@ -382,6 +382,20 @@ void serve(Host& h, ph::Decoder& dec) {
   h.calls_idle.wait(lk, [&] { return h.calls.empty(); });
 }
 
+/// The protocol moves off fds 0 and 1: what the plugin prints to stdout
+/// joins its stderr (read into the gateway log), and it reads nothing.
+bool take_protocol_fds(Host& h) {
+  h.in = fcntl(0, F_DUPFD_CLOEXEC, 3);
+  h.out = fcntl(1, F_DUPFD_CLOEXEC, 3);
+  int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (h.in < 0 || h.out < 0 || devnull < 0) return false;
+  dup2(devnull, 0);
+  dup2(2, 1);
+  close(devnull);
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -393,17 +407,8 @@ int main(int argc, char** argv) {
   for (int i = 2; i + 1 < argc; ++i)
     if (std::strcmp(argv[i], "--memory-mb") == 0) memory_mb = std::strtol(argv[i + 1], nullptr, 10);
 
-  // The protocol moves off fds 0 and 1: what the plugin prints to stdout
-  // joins its stderr (read into the gateway log), and it reads nothing.
   Host h;
-  h.in = fcntl(0, F_DUPFD_CLOEXEC, 3);
-  h.out = fcntl(1, F_DUPFD_CLOEXEC, 3);
-  int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (h.in < 0 || h.out < 0 || devnull < 0) return 2;
-  dup2(devnull, 0);
-  dup2(2, 1);
-  close(devnull);
-  setvbuf(stdout, nullptr, _IOLBF, 0);
+  if (!take_protocol_fds(h)) return 2;
   // The gateway ends a host by closing the protocol: the plugin then
   // shuts down; TERM (the gateway's process group) would cut that short.
   signal(SIGTERM, SIG_IGN);

@@ -108,6 +108,10 @@ class Gateway final : public upstream::Listener {
   void reread_files();
 
   std::shared_ptr<const config::Config> config() const;
+  /// /readyz: 200 when every required server is connected and no plugin
+  /// is down (and Redis read, when shared), else 503; the JSON names what
+  /// is not (server/readiness.cpp).
+  transport::SimpleResponse readiness();
   /// Registers /healthz, /readyz and /metrics on `server` (the MCP
   /// listener or the admin one); `mcp` is the MCP listener, whose streams
   /// the metrics count.

@@ -146,6 +146,21 @@ Answer refused_call(Services& sv, Request& r, std::string_view reason, std::stri
 
 namespace {
 
+/// The audit line of a meta tool's answer (search_tools, a call_tool
+/// refused before it names a tool).
+void audit_meta_answer(Services& sv, Request& r, std::string_view name, const json::Value* args, Answer& answered) {
+  AuditRecord a = audit_record(*r.session, name, args, r.params());
+  if (answered.is_error()) {
+    auto message = json::get_string(answered.body(), "message");
+    a.reason = message ? std::string(*message) : "refused";
+    sv.audit.refused("invalid_params", std::move(a));
+  } else if (sv.audit.enabled()) {
+    a.event = "call";
+    a.outcome = "ok";
+    sv.audit.record(a);
+  }
+}
+
 /// resolve_called against `snap`. After the wait (`may_wait` false) a tool
 /// still missing is unknown or hidden. Not a coroutine: its locals (audit
 /// records, messages) would otherwise sit in a frame on every call.
@@ -178,16 +193,7 @@ Resolution resolve_in(Services& sv, Request& r, std::shared_ptr<const catalog::S
   }
   auto meta = resolve_meta_tool(s, mode, *name, args, permitted.empty() ? nullptr : &permitted);
   if (auto* answered = std::get_if<Answer>(&meta)) {
-    AuditRecord a = audit_record(*r.session, *name, args, p);
-    if (answered->is_error()) {
-      auto message = json::get_string(answered->body(), "message");
-      a.reason = message ? std::string(*message) : "refused";
-      sv.audit.refused("invalid_params", std::move(a));
-    } else if (sv.audit.enabled()) {
-      a.event = "call";
-      a.outcome = "ok";
-      sv.audit.record(a);
-    }
+    audit_meta_answer(sv, r, *name, args, *answered);
     return end(std::move(*answered));
   }
   const auto& target = std::get<ToolTarget>(meta);

@@ -267,10 +267,14 @@ test(
     const { client, proc } = startGatewayStdio({ servers: [fixture('fx')] });
     await client.initialize();
     assert.ok(!(await client.listAllTools()).tools.some((t) => t.name === 'fx:t3'));
+    // The gateway serves from its first moment: notifications of its own
+    // start-up may come first; those that count follow the grow.
+    const seen = client.messages.length;
     await client.callTool('fx:grow');
-    await pollUntil(() => ['tools', 'resources', 'prompts'].every((w) => client.messages.some((m) => m.method === `notifications/${w}/list_changed`)), {
-      what: 'three list_changed notifications on stdout',
-    });
+    await pollUntil(
+      () => ['tools', 'resources', 'prompts'].every((w) => client.messages.slice(seen).some((m) => m.method === `notifications/${w}/list_changed`)),
+      { what: 'three list_changed notifications on stdout' },
+    );
     assert.ok((await client.listAllTools()).tools.some((t) => t.name === 'fx:t3'));
     assert.ok((await client.result('prompts/list', {})).prompts.some((p) => p.name === 'fx:p5'));
     assert.deepEqual(client.badLines, []);
