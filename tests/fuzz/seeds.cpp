@@ -203,6 +203,8 @@ void address_seeds(const fs::path& dir) {
                         "fe80::1%25eth0", "fd00:ec2::254", "64:ff9b::10.0.0.1", "2002:a00:1::1", "::",
                         "metadata.google.internal.", "localhost", "idp.example.com", "1:2:3:4:5:6:7::", "8.8.8.8"})
     put_raw(dir, h);
+}
+
 void redact_seeds(const fs::path& dir) {
   // Texts, JSON results and audit-like lines holding secrets of each kind.
   for (const char* s : {
@@ -217,6 +219,8 @@ void redact_seeds(const fs::path& dir) {
            "call \"password=hunter22 and \\",
        })
     put_raw(dir, s);
+}
+
 void expr_seeds(const fs::path& dir) {
   // The expression; 0x00; the call's arguments.
   const std::string args = R"({"schema":"prod","rows":[1,2,3],"opts":{"cascade":true},"tags":["a"]})";
