@@ -461,7 +461,10 @@ test(
     // (ef12c32 aborted with a double free) stays within this test.
     const dir = tempDir('mcpgw-listen-');
     const log = path.join(dir, 'talker.jsonl');
-    const gw = await startGateway(mainConfig(log), { dir, label: 'mcpgw-listen' });
+    // The exact sequence of notifications is the point here: a server still
+    // connecting would add a list_changed of its own (start-up is tested in
+    // startup*.test.mjs).
+    const gw = await startGateway(mainConfig(log), { dir, label: 'mcpgw-listen', waitUpstreams: true });
     const talkerSaw = () => readLog(log);
     const a = await listen(gw.url, 'listen-A', { toolsListChanged: true, resourceSubscriptions: ['fx+fx://item/0', 'nope://unknown'] });
     const b = await listen(gw.url, 77, { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true });
