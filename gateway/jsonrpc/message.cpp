@@ -192,6 +192,43 @@ std::variant<Message, Unreadable> read(std::string_view text) {
   return std::move(*msg);
 }
 
+std::optional<Message> Message::relayed(std::shared_ptr<const std::string> text) {
+  auto scanned = scan_response(*text);
+  if (!scanned) return std::nullopt;
+  return relayed(std::move(text), *scanned);
+}
+
+std::optional<Message> Message::relayed(std::string_view text) {
+  // Scanned before it is copied: most messages that are not relayed (a
+  // notification, an error) are told apart within their first members.
+  auto scanned = scan_response(text);
+  if (!scanned) return std::nullopt;
+  auto copy = std::make_shared<const std::string>(text);
+  auto rebase = [&](std::string_view part) { return std::string_view(*copy).substr(part.data() - text.data(), part.size()); };
+  scanned->id = rebase(scanned->id);
+  scanned->result = rebase(scanned->result);
+  return relayed(std::move(copy), *scanned);
+}
+
+std::optional<Message> Message::relayed(std::shared_ptr<const std::string> text, const ScannedResponse& scanned) {
+  // A string id is never one of the gateway's own: the DOM path reads it.
+  if (scanned.id.front() == '"') return std::nullopt;
+  Id id = Id::number(scanned.id);
+  json::Document head(rapidjson::kObjectType);
+  head.AddMember("jsonrpc", "2.0", head.GetAllocator());
+  head.AddMember("id", id.value(head.GetAllocator()), head.GetAllocator());
+  Message m(std::move(head), Kind::Response, std::move(id));
+  m.raw_ = std::make_shared<const RawResult>(RawResult{std::move(text), scanned.result, scanned.facts});
+  return m;
+}
+
+void Message::build() const {
+  auto doc = json::parse(*raw_->text);
+  // The scan accepted it, so the parser does too.
+  if (doc) doc_ = std::move(*doc);
+  raw_.reset();
+}
+
 std::optional<std::int64_t> answer_id_in(std::string_view text) {
   int depth = 0;
   bool in_string = false, escaped = false, key = false;
@@ -254,11 +291,11 @@ std::string make_result(const Id& id, const json::Value& result) {
 }
 
 std::string make_result_raw(const Id& id, std::string_view result_json) {
-  std::string out = "{\"jsonrpc\":\"2.0\",\"id\":";
-  out += id.json();
-  out += ",\"result\":";
-  out += result_json;
-  out += '}';
+  // Sized once: a relayed result of megabytes is copied once.
+  constexpr std::string_view head = "{\"jsonrpc\":\"2.0\",\"id\":", mid = ",\"result\":";
+  std::string out;
+  out.reserve(head.size() + id.json().size() + mid.size() + result_json.size() + 1);
+  out.append(head).append(id.json()).append(mid).append(result_json).push_back('}');
   return out;
 }
 

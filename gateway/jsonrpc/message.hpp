@@ -1,6 +1,7 @@
 #pragma once
 // JSON-RPC 2.0 messages: classification, validation, construction.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,6 +10,7 @@
 
 #include "jsonrpc/id.hpp"
 #include "jsonrpc/json.hpp"
+#include "jsonrpc/scan.hpp"
 
 namespace mcpgw::jsonrpc {
 
@@ -25,10 +27,19 @@ enum ErrorCode : int {
 enum class Kind { Request, Notification, Response, ErrorResponse };
 
 struct Parsed;
+struct Unreadable;
 
 /// One validated JSON-RPC message, owning its document.
 class Message {
  public:
+  /// The success response in `text` with its result left as the bytes it
+  /// came in (raw()), when scan_response() accepts it with a numeric id
+  /// (the gateway's own requests' ids); nullopt otherwise, for the DOM
+  /// path. For the answers whose result the gateway mostly passes on.
+  static std::optional<Message> relayed(std::shared_ptr<const std::string> text);
+  /// The same for a text that is copied (once) only when it is relayed.
+  static std::optional<Message> relayed(std::string_view text);
+
   /// Classifies `doc`; fails with a message suitable for an -32600 error.
   /// `source`, the text `doc` was parsed from, gives a numeric id its
   /// digits as written (without it, a number is kept as RapidJSON read it).
@@ -45,24 +56,39 @@ class Message {
   const Id& id() const { return id_; }
   /// `params`, or nullptr when absent.
   const json::Value* params() const { return json::find(doc_, "params"); }
-  /// `result` of a success response, or nullptr.
-  const json::Value* result() const { return json::find(doc_, "result"); }
+  /// `result` of a success response, or nullptr (a relayed one is built
+  /// now: what needs the value pays for it).
+  const json::Value* result() const { return json::find(doc(), "result"); }
+  /// The result as the bytes it came in, for a response made by relayed()
+  /// whose result nothing has built yet; else null.
+  const RawResult* raw() const { return raw_.get(); }
   /// `error` of an error response, or nullptr.
   const json::Value* error() const { return json::find(doc_, "error"); }
 
   /// A copy with its own document (kind and id kept).
-  Message clone() const { return Message(json::clone(doc_), kind_, id_); }
+  Message clone() const { return Message(json::clone(doc()), kind_, id_); }
 
-  json::Document& doc() { return doc_; }
-  const json::Document& doc() const { return doc_; }
+  json::Document& doc() {
+    if (raw_) build();
+    return doc_;
+  }
+  const json::Document& doc() const {
+    if (raw_) build();
+    return doc_;
+  }
 
  private:
   Message(json::Document doc, Kind k, Id id) : doc_(std::move(doc)), kind_(k), id_(std::move(id)) {}
   static Result<Message> classify(json::Document doc, Id id);
+  static std::optional<Message> relayed(std::shared_ptr<const std::string> text, const ScannedResponse& scanned);
+  /// Parses the relayed text into the document (once; raw() is null after).
+  void build() const;
   friend Parsed parse(std::string_view body, std::size_t max_batch);
-  json::Document doc_;
+  // Mutable: a relayed message is built on first use, behind const access.
+  mutable json::Document doc_;
   Kind kind_;
   Id id_;
+  mutable std::shared_ptr<const RawResult> raw_;
 };
 
 /// The outcome of parsing a request body: one message, a batch, or an error

@@ -125,8 +125,12 @@ void set_outcome(Span& span, bool rpc_error, const json::Value& body) {
     span.set("rpc.response.status_code", type);
     span.fail(type, std::string(json::get_string(body, "message").value_or("")));
   } else if (const json::Value* is_error = json::find(body, "isError"); is_error && is_error->IsTrue()) {
-    span.fail("tool_error");
+    set_tool_outcome(span, true);
   }
+}
+
+void set_tool_outcome(Span& span, bool is_error) {
+  if (is_error) span.fail("tool_error");
 }
 
 }  // namespace mcpgw::mcp

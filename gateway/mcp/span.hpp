@@ -146,5 +146,7 @@ void set_request_id(Span& span, const jsonrpc::Id& id);
 /// code, the status message its message), or a result, failed as
 /// `tool_error` when it has `isError: true`.
 void set_outcome(Span& span, bool rpc_error, const json::Value& body);
+/// The outcome of a tool result known only by its `isError` (a relayed one).
+void set_tool_outcome(Span& span, bool is_error);
 
 }  // namespace mcpgw::mcp

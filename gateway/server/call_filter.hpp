@@ -46,6 +46,10 @@ struct ToolCallContext {
   std::optional<mcp::TraceContext> request_span;
   /// Who the caller is to the policies; null when none are configured.
   std::shared_ptr<const catalog::Subject> subject;
+  /// The call's answer goes to its client as it is (a session's own call,
+  /// not a task, saga or MRTR round): the tool's result may stay the bytes
+  /// the upstream sent (upstream::CallOptions::relay).
+  bool relay = false;
 };
 
 /// One run of that work: the way back to the client, the cancellation,

@@ -154,12 +154,16 @@ class WorkFilter final : public AdmitFilter {
     auto arguments = std::make_shared<json::Document>(c.args ? json::clone(*c.args) : json::Document());
     auto meta = upstream_meta(json::find(*r.params(), "_meta"));
     std::string target = "tools/call " + c.name;
-    if (!call.plan) return execute(sv, r, std::move(target), c.args, called_work(sv, r, c, arguments, std::move(meta)));
+    // A session's call answered at once is relayed; a stateless client's
+    // may be suspended for MRTR and answered from the saga's store.
+    const bool relay = !r.context.stateless;
+    if (!call.plan)
+      return execute(sv, r, std::move(target), c.args, called_work(sv, r, c, arguments, std::move(meta), relay));
     TaskPlan& plan = *call.plan;
     auto task = plan.kind == TaskPlan::Kind::Upstream ? std::make_shared<const json::Document>(json::clone(plan.task))
                                                        : nullptr;
     Work work = tool_work(sv, *r.session, c.snap, c.mode, *c.tool, std::move(arguments), std::move(meta),
-                          r.context.span, std::move(task));
+                          r.context.span, std::move(task), relay && plan.kind == TaskPlan::Kind::None);
     if (plan.kind == TaskPlan::Kind::None) return execute(sv, r, std::move(target), c.args, std::move(work));
     return run_as_task(sv, r, std::move(plan), *c.tool, c.args, std::move(work));
   }
@@ -381,6 +385,7 @@ ServerCall::ServerCall(const ToolCallRun& run, const catalog::ExposedTool& tool,
   opts.trace = run.span;
   opts.spans = run.c.spans;
   if (run.c.task && hop == 0) opts.task = &*run.c.task;
+  opts.relay = run.c.relay && hop == 0;
   opts.on_upstream_call = [this](const upstream::UpstreamCall& u) {
     for (const CallFilter* f : order) f->on_upstream_call(*this, u);
   };

@@ -41,7 +41,17 @@ Answer Answer::invalid_params(std::string_view why) {
 Answer Answer::relay(upstream::Reply reply) {
   Answer out(std::move(reply.body), reply.rpc_error);
   out.upstream_session_ = std::move(reply.session);
+  out.raw_ = std::move(reply.raw);
   return out;
+}
+
+json::Document& Answer::body() {
+  if (raw_) {
+    upstream::Reply built{false, json::Document(), false, {}, std::move(raw_)};
+    built.materialize();
+    body_ = std::move(built.body);
+  }
+  return body_;
 }
 
 Answer Answer::page(std::string_view key, std::vector<std::string_view> items, json::Document rest,
@@ -56,6 +66,7 @@ Answer Answer::page(std::string_view key, std::vector<std::string_view> items, j
 
 std::string Answer::write(const jsonrpc::Id& id) const {
   if (error_) return jsonrpc::make_error_response(id, body_);
+  if (raw_) return jsonrpc::make_result_raw(id, raw_->result);
   if (!spliced_) return jsonrpc::make_result(id, body_);
   const Spliced& sp = *spliced_;
   std::string out = "{";

@@ -55,8 +55,12 @@ class Answer {
   int error_code() const;
   /// The upstream session a relayed reply came from (upstream::Reply).
   const std::string& upstream_session() const { return upstream_session_; }
-  /// The result (without a page's items) or the error object.
-  json::Document& body() { return body_; }
+  /// The result (without a page's items) or the error object; a relayed
+  /// result is built first.
+  json::Document& body();
+  /// A tool result still the bytes its upstream sent (relayed as they are
+  /// by write() unless body() builds it); else null.
+  const jsonrpc::RawResult* raw() const { return raw_.get(); }
   /// The response to request `id`, serialised.
   std::string write(const jsonrpc::Id& id) const;
 
@@ -75,6 +79,7 @@ class Answer {
   json::Document body_;
   bool error_;
   std::string upstream_session_;
+  std::shared_ptr<const jsonrpc::RawResult> raw_;
   std::unique_ptr<Spliced> spliced_;
 };
 

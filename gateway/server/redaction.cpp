@@ -50,6 +50,7 @@ Redaction redact_reply(const config::Redact& cfg, Relayed what, upstream::Reply&
   if (!cfg.enabled || !cfg.results || !cfg.detectors) return out;
   const redact::Redactor& r = *cfg.detectors;
   out.tally = r.tally();
+  reply.materialize();
   // Under refuse the masked body is dropped: masking it is how its
   // secrets are counted.
   if (!redact::mask_json(r, reply.body, reply.body.GetAllocator(), out.tally)) return out;

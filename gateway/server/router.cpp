@@ -215,7 +215,8 @@ void Router::request(const std::shared_ptr<McpSession>& parent, jsonrpc::Message
 std::string Router::finish(Answer answer, const jsonrpc::Message& m, const mcp::RequestContext& ctx) {
   // Lists and reads are the same for every client of a mode unless
   // principals see different things.
-  if (!answer.is_error())
+  // A relayed result needs no stamp but a stateless client's.
+  if (!answer.is_error() && (ctx.stateless || !answer.raw()))
     mcp::encode_result(answer.body(), m.method(), ctx, settings_.config()->auth.enabled ? "private" : "public",
                        answer.body().GetAllocator());
   return answer.write(m.id());

@@ -24,7 +24,8 @@ std::shared_ptr<mcp::SpanTimer> start_server_span(mcp::SpanSink* sink, const jso
 
 void end_server_span(const std::shared_ptr<mcp::SpanTimer>& span, Answer& answer) {
   if (!span || !span->recording()) return;
-  mcp::set_outcome(span->span(), answer.is_error(), answer.body());
+  if (const jsonrpc::RawResult* raw = answer.raw()) mcp::set_tool_outcome(span->span(), raw->facts.is_error);
+  else mcp::set_outcome(span->span(), answer.is_error(), answer.body());
   span->finish();
 }
 

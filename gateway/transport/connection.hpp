@@ -34,6 +34,9 @@ struct RequestOptions {
   /// Non-empty: the HTTP session to send in instead of the connection's
   /// own; stdio ignores it.
   std::string session;
+  /// The answer's result may stay the bytes it came in
+  /// (jsonrpc::Message::relayed): the caller relays it rather than reads it.
+  bool relay = false;
 };
 
 /// Why a request produced no response. TooLarge: the answer was over the

@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <charconv>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -42,13 +44,14 @@ struct HttpConnection::PostAnswer {
   // parentheses needs C++20's P0960, which the Clang of the thread-safety
   // stage lacks.)
   PostAnswer(HttpConnection& conn, std::optional<std::int64_t> request,
-             std::function<void(jsonrpc::Message&)> related, std::string in_session)
-      : c(conn), id(request), on_related(std::move(related)), session(std::move(in_session)) {}
+             std::function<void(jsonrpc::Message&)> related, std::string in_session, bool relay_answer)
+      : c(conn), id(request), on_related(std::move(related)), session(std::move(in_session)), relay(relay_answer) {}
 
   HttpConnection& c;
   const std::optional<std::int64_t> id;
   const std::function<void(jsonrpc::Message&)> on_related;
   const std::string session;  ///< the session the POST goes in; "" = the connection's
+  const bool relay;            ///< RequestOptions::relay
   std::optional<jsonrpc::Message> answer{};
   bool sse = false;
   std::optional<std::size_t> too_large{};
@@ -75,6 +78,8 @@ struct HttpConnection::PostAnswer {
   bool on_event(std::string_view data) {
     // Servers prime a stream with an event without data (2025-11-25).
     if (data.empty()) return true;
+    if (relay)
+      if (auto m = jsonrpc::Message::relayed(data)) return deliver(*m);
     auto read = jsonrpc::read(data);
     if (auto* bad = std::get_if<jsonrpc::Unreadable>(&read)) {
       if (id && bad->answers == *id) {
@@ -92,6 +97,15 @@ struct HttpConnection::PostAnswer {
     // A request sent in another session (see RequestOptions) leaves the
     // connection's own alone.
     if (std::string sid = h.get("Mcp-Session-Id"); !sid.empty() && session.empty()) c.remember_session(std::move(sid));
+    // A JSON body is read into one buffer of its announced size: a large
+    // answer is not copied as the buffer grows.
+    if (!sse) {
+      std::string length = h.get("Content-Length");
+      std::size_t n = 0;
+      auto [end, ec] = std::from_chars(length.data(), length.data() + length.size(), n);
+      if (ec == std::errc() && end == length.data() + length.size() && n <= c.target_.max_response_bytes)
+        json_body.reserve(n);
+    }
     return true;
   };
   const HttpClient::OnData on_data = [this](std::string_view data) {
@@ -105,6 +119,15 @@ struct HttpConnection::PostAnswer {
   };
   /// Reads a JSON body that came with HTTP `status`.
   void read_json(int status) {
+    if (relay && status < 300) {
+      // The body is the answer's text from now on, held once.
+      auto text = std::make_shared<std::string>(std::move(json_body));
+      if (auto m = jsonrpc::Message::relayed(text)) {
+        deliver(*m);
+        return;
+      }
+      json_body = std::move(*text);
+    }
     auto doc = json::parse(json_body);
     if (!doc) malformed = "not JSON (" + doc.error() + ")";
     else if (doc->IsArray()) {
@@ -189,7 +212,7 @@ Task<Response> HttpConnection::post(std::string& body, std::optional<std::int64_
   req.headers.emplace_back("Content-Type", "application/json");
   req.headers.emplace_back("Accept", "application/json, text/event-stream");
   const std::string had_session = opts.session.empty() ? session_id() : opts.session;
-  auto p = std::make_unique<PostAnswer>(*this, id, std::move(opts.on_related), std::move(opts.session));
+  auto p = std::make_unique<PostAnswer>(*this, id, std::move(opts.on_related), std::move(opts.session), opts.relay);
   // (Checked here, not in authorize(): a coroutine frame per request is not free.)
   if (target_.credential)
     if (auto authorized = co_await authorize(req, abort, opts.cancel); !authorized)

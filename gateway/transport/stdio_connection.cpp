@@ -297,6 +297,7 @@ void StdioConnection::start_request(Handed h) {
   }
   const std::int64_t id = h.id;
   Pending& p = pending_.try_emplace(id, std::move(h.done), strand_).first->second;
+  p.relay = h.opts.relay;
   // Held by the deadline until the request ends (finish() erases it), so
   // the connection outlives every deadline it armed.
   if (h.opts.deadline != std::chrono::steady_clock::time_point::max())
@@ -408,6 +409,14 @@ void StdioConnection::finish(std::int64_t id, Response r, bool tell_server) {
 }
 
 void StdioConnection::on_line(std::string_view line) {
+  // The answer to a request that relays its result keeps it as bytes.
+  if (auto id = jsonrpc::answer_id_in(line)) {
+    if (auto it = pending_.find(*id); it != pending_.end() && it->second.relay)
+      if (auto m = jsonrpc::Message::relayed(line)) {
+        finish(*id, {std::move(*m), Failure::Transport, {}}, false);
+        return;
+      }
+  }
   auto read = jsonrpc::read(line);
   if (auto* bad = std::get_if<jsonrpc::Unreadable>(&read)) {
     // An answer naming a call in flight fails that call now: its caller

@@ -62,6 +62,7 @@ class StdioConnection final : public Connection, public std::enable_shared_from_
     ResponseHandler done;
     Deadline expiry;
     CancelSignal::Subscription cancel;
+    bool relay = false;  ///< RequestOptions::relay
   };
   /// What a caller hands to the home: a request, a line with no answer to
   /// wait for (a notification, a response), a request's cancellation, or

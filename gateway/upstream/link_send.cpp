@@ -357,6 +357,7 @@ void Link::describe_client_span(mcp::Span& span, const Outgoing& out, const tran
   }
   mcp::set_request_id(span, r.message->id());
   if (const auto* e = r.message->error()) mcp::set_outcome(span, true, *e);
+  else if (const auto* raw = r.message->raw()) mcp::set_tool_outcome(span, raw->facts.is_error);
   else if (const auto* res = r.message->result()) mcp::set_outcome(span, false, *res);
 }
 
@@ -401,6 +402,9 @@ Task<Reply> Link::call_tool(std::string_view tool, const json::Value* arguments,
   // The request made and its answer read outside the coroutine: their
   // locals would make its frame too big for the allocator's fast path.
   Outgoing out = tool_call(tool, arguments, meta, opts);
+  // A stateless server's answer may be an input_required round, which the
+  // send filters read: only the session revisions' answers are relayed.
+  out.wire.relay = opts.relay && !out.stateless;
   auto r = co_await SendNext(send_chain_.order)(out);
   co_return tool_reply(r, out);
 }
@@ -427,6 +431,11 @@ Outgoing Link::tool_call(std::string_view tool, const json::Value* arguments, co
 Reply Link::tool_reply(const transport::Response& r, const Outgoing& out) const {
   if (!r.message) return Reply{false, mcp::tool_error(r.detail), server_failed(r)};
   if (const auto* e = r.message->error()) return Reply{true, json::clone(*e), server_failed(r)};
+  // Relayed as it came unless the gateway acts on its content: a chain to
+  // follow, an era's member, references to rewrite.
+  if (const jsonrpc::RawResult* raw = r.message->raw();
+      raw && !raw->facts.next_tool && !raw->facts.result_type && !(cfg_.prefix && raw->facts.uri))
+    return Reply{false, json::Document(), false, answering_session(out.opts), std::make_shared<const jsonrpc::RawResult>(*raw)};
   const auto* res = r.message->result();
   if (!res || !res->IsObject())
     return Reply{false, mcp::tool_error("mcpgw: upstream '" + cfg_.name + "' returned a result that is not an object")};

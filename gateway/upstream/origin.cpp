@@ -76,10 +76,17 @@ Task<Result<Reply>> ask_client(const json::Value& result, const CallOptions& opt
 
 namespace mcpgw::upstream {
 
+void Reply::materialize() {
+  if (!raw) return;
+  auto parsed = json::parse(raw->result);
+  // The scan accepted these bytes, so the parser does too.
+  if (parsed) body = std::move(*parsed);
+  raw.reset();
+}
+
 std::string_view outcome_of(const Reply& r, const CallOptions& opts) {
   if (opts.cancel && opts.cancel->cancelled()) return "cancelled";
-  bool is_error = r.rpc_error || (json::find(r.body, "isError") && r.body["isError"].IsTrue());
-  if (!is_error) return "ok";
+  if (!r.rpc_error && !r.tool_error()) return "ok";
   if (std::chrono::steady_clock::now() >= opts.deadline) return "timeout";
   return "error";
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "jsonrpc/json.hpp"
+#include "jsonrpc/scan.hpp"
 #include "mcp/span.hpp"
 #include "mcp/trace.hpp"
 #include "util/cancel.hpp"
@@ -66,6 +67,19 @@ struct Reply {
   /// The upstream session that answered (an HTTP server of the session
   /// revisions; "" otherwise): a task it created lives in that session.
   std::string session{};
+  /// Set when the result is still the bytes it came in (a call made with
+  /// CallOptions::relay): `body` is empty until materialize().
+  std::shared_ptr<const jsonrpc::RawResult> raw{};
+
+  /// Whether the result is a tool error (`isError`), built or not.
+  bool tool_error() const {
+    if (raw) return raw->facts.is_error;
+    const json::Value* e = json::find(body, "isError");
+    return e && e->IsTrue();
+  }
+  /// Builds `body` from `raw` (once): what reads or changes the result's
+  /// content calls it first.
+  void materialize();
 
   /// A JSON-RPC error reply `{code, message}`.
   static Reply error(int code, std::string_view message) {
@@ -135,6 +149,9 @@ struct CallOptions {
   /// Told of every upstream call a composite (plugin) tool makes for this
   /// call; may be empty.
   std::function<void(const UpstreamCall&)> on_upstream_call;
+  /// The result may come back as the bytes the upstream sent (Reply::raw):
+  /// set for a client's own call whose answer is relayed to it.
+  bool relay = false;
   /// Asked before a composite (plugin) tool calls tool `tool` (its own
   /// name) of server `server` for this call: a reply refuses the call, which
   /// then never reaches the server (the policies); may be empty.

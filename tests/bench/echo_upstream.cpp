@@ -2,7 +2,9 @@
 // tool, `echo`, that costs as little per call as an MCP server can, so that
 // what the bench measures behind the gateway is the gateway. One thread, no
 // timers, no worker pool, no SSE: every answer is one JSON body, parsed in
-// place and written with RapidJSON's plain writer. Protocol 2025-11-25 (and
+// place and written with RapidJSON's plain writer. A second tool, `blob`,
+// answers `{"bytes": N}` with an image of N base64 characters (what a
+// screenshot costs a gateway that relays it; the bench of large answers). Protocol 2025-11-25 (and
 // the older session revisions it is asked for); server/discover is unknown
 // to it, so the gateway uses a session, as with the example toolbox.
 //   echo_upstream               stdio: newline-delimited JSON-RPC
@@ -40,6 +42,8 @@ using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 constexpr std::array<std::string_view, 4> kVersions = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
 constexpr std::string_view kEchoSchema =
     R"({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]})";
+constexpr std::string_view kBlobSchema =
+    R"({"type":"object","properties":{"bytes":{"type":"integer"}},"required":["bytes"]})";
 constexpr std::size_t kMaxBody = std::size_t{1} << 20;
 constexpr int kParseError = -32700;
 constexpr int kInvalidRequest = -32600;
@@ -119,6 +123,37 @@ void tools_list_result(Writer& w) {
   key(w, "inputSchema");
   w.RawValue(kEchoSchema.data(), kEchoSchema.size(), rapidjson::kObjectType);
   w.EndObject();
+  w.StartObject();
+  key(w, "name");
+  str(w, "blob");
+  key(w, "description");
+  str(w, "Returns an image of the asked number of base64 characters.");
+  key(w, "inputSchema");
+  w.RawValue(kBlobSchema.data(), kBlobSchema.size(), rapidjson::kObjectType);
+  w.EndObject();
+  w.EndArray();
+  w.EndObject();
+}
+
+/// The blob tool's result: content [{type image, data, mimeType}]. The data
+/// (base64 characters, which need no escaping) is written as it is, so the
+/// upstream's cost per call is a copy, not an escaping writer's pass.
+void blob_result(Writer& w, const rapidjson::Value* args) {
+  const rapidjson::Value* bytes = args ? member(*args, "bytes") : nullptr;
+  std::size_t n = bytes && bytes->IsUint64() ? static_cast<std::size_t>(bytes->GetUint64()) : 0;
+  std::string data(n + 2, 'A');
+  data.front() = data.back() = '"';
+  w.StartObject();
+  key(w, "content");
+  w.StartArray();
+  w.StartObject();
+  key(w, "type");
+  str(w, "image");
+  key(w, "mimeType");
+  str(w, "image/png");
+  key(w, "data");
+  w.RawValue(data.data(), data.size(), rapidjson::kStringType);
+  w.EndObject();
   w.EndArray();
   w.EndObject();
 }
@@ -176,8 +211,10 @@ Answer answer(char* text) {
   key(w, "result");
   bool initialized = false;
   if (method == "tools/call") {
-    if (!params || member_string(*params, "name") != "echo") return {error_body(id, kInvalidParams, "Unknown tool")};
-    echo_result(w, member(*params, "arguments"));
+    std::string_view name = params ? member_string(*params, "name") : std::string_view{};
+    if (name == "echo") echo_result(w, member(*params, "arguments"));
+    else if (name == "blob") blob_result(w, member(*params, "arguments"));
+    else return {error_body(id, kInvalidParams, "Unknown tool")};
   } else if (method == "initialize") {
     initialize_result(w, params);
     initialized = true;

@@ -139,6 +139,21 @@ void jsonrpc_seeds(const fs::path& dir) {
     put_raw(dir, body);
 }
 
+void scan_seeds(const fs::path& dir) {
+  for (const char* body : {
+           R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok \u00e9 \ud83d\ude00"}],"isError":false}})",
+           R"({"result":{"content":[{"type":"image","data":"QUJD","mimeType":"image/png"}],"isError":true},"id":12,"jsonrpc":"2.0"})",
+           R"({"jsonrpc":"2.0","id":2,"result":{"_meta":{"nextTool":{"name":"a:b","arguments":{}}},"content":[]}})",
+           R"({"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"resource_link","uri":"file:///a"}],"resultType":"complete"}})",
+           R"({"jsonrpc":"2.0","id":4,"result":{"isError":false,"isError":true,"a":[1,-0,2.50,1e5,1E-400,true,null,{"b":[[]]}]}})",
+           R"( { "jsonrpc" : "2.0" , "id" : 5 , "result" : { "a" : "\"\\\/\b\f\n\r\t" } } )",
+           "{\"jsonrpc\":\"2.0\",\"id\":6,\"result\":{\"a\":\"caf\xC3\xA9 \xE6\x97\xA5 \xF0\x9F\x98\x80\"}}",
+           "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"a\":\"\xC3(\"}}",
+           R"({"jsonrpc":"2.0","id":8,"result":{"a":"\udc00","b":1e400}})",
+           R"({"jsonrpc":"2.0","id":9,"error":{"code":-1,"message":"x"}})"})
+    put_raw(dir, body);
+}
+
 void config_seeds(const fs::path& dir) {
   for (const char* yaml : {
            "servers:\n  - name: bank\n    command: ./bank\n    args: [--x]\n    slices: {read: [\"get_*\"]}\n",
@@ -244,6 +259,7 @@ int main(int argc, char** argv) {
   token_seeds(root / "fuzz_token");
   era_seeds(root / "fuzz_era");
   jsonrpc_seeds(root / "fuzz_jsonrpc");
+  scan_seeds(root / "fuzz_scan");
   config_seeds(root / "fuzz_config");
   sse_seeds(root / "fuzz_sse");
   search_seeds(root / "fuzz_search");

@@ -1,0 +1,166 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "jsonrpc/message.hpp"
+#include "jsonrpc/scan.hpp"
+
+using namespace mcpgw;
+
+namespace {
+
+/// The result the DOM path would write for response `text`.
+std::string dom_result(const std::string& text) {
+  auto d = json::parse(text);
+  REQUIRE(d.ok());
+  return json::write((*d)["result"]);
+}
+
+/// What `bytes` (a relayed result) means, written as the DOM path writes.
+std::string meaning(std::string_view bytes) {
+  auto d = json::parse(bytes);
+  REQUIRE(d.ok());
+  return json::write(*d);
+}
+
+std::string response(const std::string& result) { return R"({"jsonrpc":"2.0","id":3,"result":)" + result + "}"; }
+
+}  // namespace
+
+TEST_CASE("scan: a success response's result is found as its bytes, meaning what the DOM path writes") {
+  for (std::string result : {
+           R"({"content":[{"type":"text","text":"hi"}]})",
+           R"( { "content" : [ ] , "structuredContent" : { "a" : [1, 2.50, -0, 1e5, true, false, null] } } )",
+           R"({"content":[{"type":"text","text":"\u00e9\n\"quoted\" \\ \/ \ud83d\ude00"}]})",
+           R"({"content":[{"type":"text","text":"caf\u00e9 and café and 日本語 and 😀"}]})",
+           R"({"a":{"a":{"a":[[[[{"b":[]}]]]]}}})",
+           R"({"dup":1,"dup":2})",
+           R"({})",
+       }) {
+    std::string text = response(result);
+    auto scanned = jsonrpc::scan_response(text);
+    REQUIRE_MESSAGE(scanned, result);
+    CHECK(scanned->id == "3");
+    CHECK(scanned->result == std::string_view(result).substr(result.find_first_not_of(' '),
+                                                               result.find_last_not_of(' ') -
+                                                                   result.find_first_not_of(' ') + 1));
+    CHECK(meaning(scanned->result) == dom_result(text));
+  }
+}
+
+TEST_CASE("scan: the id may come after the result, members in any order, with whitespace anywhere") {
+  std::string text = "\r\n\t{ \"result\" : {\"x\":1} ,\n \"id\" : 12345678901234567890 , \"jsonrpc\":\"2.0\" }\n";
+  auto scanned = jsonrpc::scan_response(text);
+  REQUIRE(scanned);
+  CHECK(scanned->id == "12345678901234567890");
+  CHECK(scanned->result == R"({"x":1})");
+}
+
+TEST_CASE("scan: what the gateway acts on is found, at the right depth only") {
+  auto facts = [](const std::string& result) {
+    auto s = jsonrpc::scan_response(response(result));
+    REQUIRE(s);
+    return s->facts;
+  };
+  CHECK(facts(R"({"content":[],"isError":true})").is_error);
+  CHECK_FALSE(facts(R"({"content":[],"isError":false})").is_error);
+  CHECK_FALSE(facts(R"({"content":[{"isError":true}]})").is_error);
+  CHECK_FALSE(facts(R"({"isError":"true"})").is_error);
+  CHECK(facts(R"({"_meta":{"nextTool":{"name":"x"}}})").next_tool);
+  CHECK_FALSE(facts(R"({"structuredContent":{"_meta":{"nextTool":{}}}})").next_tool);
+  CHECK_FALSE(facts(R"({"_meta":{"other":{"nextTool":1}}})").next_tool);
+  CHECK(facts(R"({"resultType":"complete"})").result_type);
+  CHECK_FALSE(facts(R"({"content":[{"resultType":1}]})").result_type);
+  CHECK(facts(R"({"content":[{"type":"resource_link","uri":"file:///x"}]})").uri);
+  CHECK_FALSE(facts(R"({"content":[{"type":"text","text":"\"uri\":1"}]})").uri);
+}
+
+TEST_CASE("scan: anything else, or what the DOM path would change, is left to the DOM path") {
+  for (std::string text : {
+           // not a success response
+           std::string(R"({"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"x"}})"),
+           std::string(R"({"jsonrpc":"2.0","method":"notifications/progress","params":{}})"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"method":"ping"})"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"result":[1]})"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"result":"x"})"),
+           std::string(R"({"jsonrpc":"1.0","id":1,"result":{}})"),
+           std::string(R"({"id":1,"result":{}})"),
+           std::string(R"({"jsonrpc":"2.0","result":{}})"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"result":{},"result":{}})"),
+           std::string(R"({"jsonrpc":"2.0","id":null,"result":{}})"),
+           std::string(R"([{"jsonrpc":"2.0","id":1,"result":{}}])"),
+           // malformed
+           std::string(R"({"jsonrpc":"2.0","id":1,"result":{"a":1,}})"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"result":{"a":01}})"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"result":{"a":1.}})"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"result":{"a":tru}})"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"result":{"a":"x)"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"result":{}} trailing)"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"result":{"a":"\x"}})"),
+           std::string("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"a\":\"tab\there\"}}"),
+           // what the DOM path repairs or rewrites
+           std::string("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"a\":\"\xff\xfe\"}}"),
+           std::string("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"a\":\"\xed\xa0\x80\"}}"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"result":{"a":"\udc00"}})"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"result":{"a":"\ud800"}})"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"result":{"a":"\ud800\u0041"}})"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"result":{"a":1e400}})"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"result":{"a":)") + std::string(320, '9') + "}}",
+           std::string(R"({"jsonrpc":"2.0","id":1,"result":{"is\u0045rror":true}})"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"res\u0075lt":{}})"),
+           // a string id is never the gateway's own
+           std::string(R"({"jsonrpc":"2.0","id":"a","result":{}})"),
+       }) {
+    bool relayed = jsonrpc::Message::relayed(std::string_view(text)).has_value();
+    CHECK_MESSAGE(!relayed, text);
+  }
+}
+
+TEST_CASE("scan: nesting past the limit takes the DOM path; up to it, the scan") {
+  auto nested = [](std::size_t depth) {
+    return response("{\"a\":" + std::string(depth, '[') + std::string(depth, ']') + "}");
+  };
+  auto wrap = [](int depth) {
+    std::string inner = "1";
+    for (int i = 1; i < depth; ++i) inner = "[" + inner + "]";
+    return response("{\"a\":" + inner + "}");
+  };
+  CHECK(jsonrpc::scan_response(wrap(jsonrpc::kMaxScanDepth - 1)));
+  CHECK_FALSE(jsonrpc::scan_response(wrap(jsonrpc::kMaxScanDepth + 1)));
+  CHECK_FALSE(jsonrpc::scan_response(nested(100000)));
+}
+
+TEST_CASE("scan: a huge string passes whole, with what stops the fast path at every alignment") {
+  std::string big(1 << 20, 'A');
+  for (std::size_t at : {0u, 1u, 7u, 8u, 9u, 4095u, (1u << 20) - 1}) {
+    for (std::string special : {"\\\"", "\\\\", "é", "\\n"}) {
+      std::string s = big;
+      s.replace(at, special.size(), special);
+      std::string text = response(R"({"content":[{"type":"image","data":")" + s + R"("}]})");
+      auto scanned = jsonrpc::scan_response(text);
+      REQUIRE_MESSAGE(scanned, at);
+      CHECK(meaning(scanned->result) == dom_result(text));
+    }
+    std::string bad = big;
+    bad[at] = '\x01';
+    CHECK_FALSE(jsonrpc::scan_response(response(R"({"data":")" + bad + R"("})")));
+    bad[at] = '\x80';
+    CHECK_FALSE(jsonrpc::scan_response(response(R"({"data":")" + bad + R"("})")));
+  }
+}
+
+TEST_CASE("scan: a relayed message is built only when asked, into what read() builds") {
+  std::string text = R"({"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"x"}],"isError":true}})";
+  auto m = jsonrpc::Message::relayed(std::string_view(text));
+  REQUIRE(m);
+  CHECK(m->is_response());
+  CHECK(m->id().int64() == 9);
+  CHECK(m->error() == nullptr);
+  REQUIRE(m->raw());
+  CHECK(m->raw()->facts.is_error);
+  CHECK(m->raw()->result == R"({"content":[{"type":"text","text":"x"}],"isError":true})");
+  const json::Value* result = m->result();
+  REQUIRE(result);
+  CHECK(m->raw() == nullptr);
+  CHECK(json::write(*result) == dom_result(text));
+}
