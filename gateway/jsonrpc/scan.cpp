@@ -99,7 +99,7 @@ class Scanner {
       ws();
       if (!eat(':')) return false;
       ws();
-      if (key == "uri") facts_.uri = true;
+      if (key == "uri" || key == "resourceUri" || key == "ui/resourceUri") facts_.uri = true;
       // The first "isError" decides, as the DOM path's lookup finds it.
       if (place == Place::Result && key == "isError" && !seen_is_error_) {
         seen_is_error_ = true;

@@ -18,7 +18,9 @@ struct ResultFacts {
   bool is_error = false;     ///< the result's "isError" is true
   bool next_tool = false;    ///< its "_meta" has a "nextTool" (a chain to resolve)
   bool result_type = false;  ///< it has a "resultType" (an era's member: the DOM path stamps it)
-  bool uri = false;          ///< some object in it has a "uri" (a reference a prefixed server rewrites)
+  /// Some object in it has a "uri", "resourceUri" or "ui/resourceUri": a
+  /// resource reference, which a prefixed server's results have rewritten.
+  bool uri = false;
 };
 
 /// A success response as scanned: its id's text and its result object's,

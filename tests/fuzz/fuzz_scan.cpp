@@ -7,7 +7,8 @@
 //  - the relayed bytes are well-formed UTF-8 and parse to the same JSON as
 //    the DOM path writes for the result;
 //  - what the gateway acts on is never missed: the first isError as the
-//    DOM reads it, a _meta.nextTool, a resultType, a "uri" key anywhere;
+//    DOM reads it, a _meta.nextTool, a resultType, a resource reference
+//    ("uri", "resourceUri", "ui/resourceUri") anywhere;
 //  - Message::relayed() agrees, and builds on demand what read() builds.
 #include <cstddef>
 #include <cstdint>
@@ -64,7 +65,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const json::Value* meta = json::find(*result, "_meta");
   if (meta && json::find(*meta, "nextTool")) MCPGW_FUZZ_CHECK(scanned->facts.next_tool, "a nextTool missed");
   if (json::find(*result, "resultType")) MCPGW_FUZZ_CHECK(scanned->facts.result_type, "a resultType missed");
-  if (has_key_anywhere(*result, "uri")) MCPGW_FUZZ_CHECK(scanned->facts.uri, "a uri missed");
+  for (std::string_view key : {"uri", "resourceUri", "ui/resourceUri"})
+    if (has_key_anywhere(*result, key)) MCPGW_FUZZ_CHECK(scanned->facts.uri, "a resource reference missed");
 
   if (scanned->id.front() == '"') {
     MCPGW_FUZZ_CHECK(!relayed, "a string id relayed");

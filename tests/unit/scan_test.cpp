@@ -72,6 +72,8 @@ TEST_CASE("scan: what the gateway acts on is found, at the right depth only") {
   CHECK(facts(R"({"resultType":"complete"})").result_type);
   CHECK_FALSE(facts(R"({"content":[{"resultType":1}]})").result_type);
   CHECK(facts(R"({"content":[{"type":"resource_link","uri":"file:///x"}]})").uri);
+  CHECK(facts(R"({"_meta":{"ui":{"resourceUri":"ui://x/y"}}})").uri);
+  CHECK(facts(R"({"_meta":{"ui/resourceUri":"ui://x/y"}})").uri);
   CHECK_FALSE(facts(R"({"content":[{"type":"text","text":"\"uri\":1"}]})").uri);
 }
 

@@ -1,0 +1,119 @@
+// Issue 45: a tool's answer is relayed as the bytes it came in. Through the
+// real gateway, from an upstream that writes its answers byte by byte
+// (relay-fixture.mjs) over stdio, an HTTP JSON body and an HTTP SSE event:
+// what the gateway does not act on reaches the client exactly as sent
+// (members in odd places, escapes, duplicate keys, numbers as written, 200
+// levels of nesting, a 4 MiB image), spliced after the client's own id;
+// what it acts on or must repair takes the path that reads it (a key
+// written with escapes, nesting past 256 levels, ill-formed UTF-8, a
+// nextTool, a resource reference of a prefixed server), and the client
+// gets what that path always gave.
+import { before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { Proc, REPO, connectHttp, httpGet, requireBinaries, startGateway, textOf, withDiagnostics } from './harness.mjs';
+import { parseMetrics, sample } from './metrics-util.mjs';
+import { resultOf } from './relay-shapes.mjs';
+
+const FIXTURE = path.join(REPO, 'tests/integration/relay-fixture.mjs');
+const strict = new TextDecoder('utf-8', { fatal: true });
+let gw;
+const OVER = [
+  ['relay', {}, 'stdio'],
+  ['rh', {}, 'an HTTP JSON body'],
+  ['rh', { sse: true }, 'an HTTP SSE event'],
+];
+
+before(async () => {
+  requireBinaries();
+  const http = new Proc('relay-http', process.execPath, [FIXTURE, '--http']);
+  const m = await http.waitForLine('stdout', /^listening (http:\S+)/);
+  gw = await startGateway({
+    servers: [
+      { name: 'relay', transport: 'stdio', command: process.execPath, args: [FIXTURE] },
+      { name: 'rh', transport: 'http', url: m[1] },
+    ],
+  });
+});
+
+/** POSTs one tools/call on `c`'s session; the response body's bytes. */
+async function callBytes(c, name, args) {
+  const id = Math.floor(Math.random() * 1e9);
+  const res = await fetch(gw.url, {
+    method: 'POST',
+    headers: {
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      'mcp-session-id': c.session,
+      'mcp-protocol-version': c.protocolVersion,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }),
+  });
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type'), /^application\/json/);
+  return { id, bytes: Buffer.from(await res.arrayBuffer()) };
+}
+
+for (const [server, extra, over] of OVER) {
+  for (const shape of ['plain', 'error', 'nested', 'huge']) {
+    test(
+      `the ${shape} result over ${over} reaches the client as the bytes the upstream sent, after the client's id`,
+      withDiagnostics(async () => {
+        const c = await connectHttp(gw.url);
+        const args = { shape, bytes: 4 << 20, ...extra };
+        const { id, bytes } = await callBytes(c, `${server}:answer`, args);
+        const text = strict.decode(bytes);
+        assert.equal(text, `{"jsonrpc":"2.0","id":${id},"result":${resultOf(shape, args.bytes)}}`, text.slice(0, 300));
+        await c.close();
+      }),
+    );
+  }
+
+  test(
+    `over ${over}, a key written with an escape, nesting past the scan and ill-formed UTF-8 take the reading path`,
+    withDiagnostics(async () => {
+      const c = await connectHttp(gw.url);
+      // The escaped key is read as isError: the client sees it as the
+      // gateway writes it, and the call counts as an error.
+      const before = parseMetrics((await httpGet(`${gw.base}/metrics`)).text);
+      const escaped = await callBytes(c, `${server}:answer`, { shape: 'escaped_key', ...extra });
+      const got = JSON.parse(strict.decode(escaped.bytes));
+      assert.equal(got.result.isError, true, JSON.stringify(got));
+      assert.equal(textOf(got.result), 'escaped');
+      const after = parseMetrics((await httpGet(`${gw.base}/metrics`)).text);
+      const errors = (m) => sample(m, 'mcpgw_tool_calls_total', { server, tool: 'answer', via: 'call', outcome: 'error' }) ?? 0;
+      assert.equal(errors(after), errors(before) + 1);
+
+      // Past 256 levels the answer is refused, naming why, as before the relay.
+      const deep = await callBytes(c, `${server}:answer`, { shape: 'deep', ...extra });
+      assert.match(textOf(JSON.parse(strict.decode(deep.bytes)).result), /malformed answer: .*nested deeper than 256 levels/);
+
+      // Ill-formed bytes become U+FFFD, one per maximal subpart: the
+      // client never gets ill-formed UTF-8 (strict decoding above).
+      const bad = await callBytes(c, `${server}:answer`, { shape: 'bad_utf8', ...extra });
+      assert.equal(textOf(JSON.parse(strict.decode(bad.bytes)).result), 'before \uFFFD\uFFFD after');
+      await c.close();
+    }),
+  );
+
+  test(
+    `over ${over}, a relayed isError counts as an error, and a nextTool and a resource reference are acted on`,
+    withDiagnostics(async () => {
+      const c = await connectHttp(gw.url);
+      const before = parseMetrics((await httpGet(`${gw.base}/metrics`)).text);
+      const failed = await c.callTool(`${server}:answer`, { shape: 'error', ...extra });
+      assert.equal(failed.isError, true);
+      const after = parseMetrics((await httpGet(`${gw.base}/metrics`)).text);
+      const errors = (m) => sample(m, 'mcpgw_tool_calls_total', { server, tool: 'answer', via: 'call', outcome: 'error' }) ?? 0;
+      assert.equal(errors(after), errors(before) + 1);
+
+      const chained = await c.callTool(`${server}:answer`, { shape: 'next_tool', ...extra });
+      assert.match(textOf(chained), /second/, JSON.stringify(chained));
+      assert.equal(chained._meta?.nextTool, undefined, JSON.stringify(chained));
+
+      const linked = await c.callTool(`${server}:answer`, { shape: 'resource_link', ...extra });
+      assert.equal(linked.content[0].uri, `${server}+file:///notes.txt`, JSON.stringify(linked));
+      await c.close();
+    }),
+  );
+}
