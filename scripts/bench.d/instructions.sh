@@ -17,6 +17,8 @@
 #   INSTR_OVERRIDE=1    the echo tool overridden (servers[].tools: its argument renamed, one fixed, one
 #                       defaulted) and called by its exposed argument name: against a run without, what
 #                       mapping a call's arguments costs
+#   INSTR_PINS=1        integrity.pins: block with a store file (the tool pinned): against a run without,
+#                       what the pins cost a call
 # Prints an INSTR line per gateway: calls, instructions per call,
 # allocations (malloc, memalign, realloc) per call.
 set -euo pipefail
@@ -59,6 +61,7 @@ welcome: {strategy: none}
 listen: {port: 0}
 $telemetry
 YAML
+[ "${INSTR_PINS:-0}" = 1 ] && echo "integrity: {pins: block, store: \"$work/pins.json\"}" >> "$work/gw.yaml"
 
 # Instructions (Ir) and allocation calls of a callgrind dump.
 summarize() {  # callgrind file -> "Ir allocations"
