@@ -39,8 +39,8 @@ class Gateway final : public upstream::Listener {
   /// plugin that fails to load is logged and left out.
   void start_upstreams();
   /// Waits up to `timeout` until the pins were read from their store (Redis
-  /// answers once start_upstreams() connected it); an error naming the
-  /// store and why not.
+  /// answers once start_upstreams() connected it; at once with pins: off);
+  /// an error naming the store and why not.
   Result<void> await_pins(std::chrono::milliseconds timeout);
   /// Waits (bounded by their timeouts) until every upstream has connected or
   /// failed once, then checks the catalog: fails when it is invalid (two

@@ -99,7 +99,7 @@ test(
 );
 
 test(
-  'mcpgw check fails naming Redis when the pins in it cannot be read',
+  'mcpgw check fails naming Redis when the pins in it cannot be read; with pins: off it needs no Redis',
   withDiagnostics(async () => {
     const port = await closedPort();
     const cfgPath = writeConfig(tempDir('mcpgw-pins-noredis-'), {
@@ -111,5 +111,15 @@ test(
     assert.equal(checked.code, 1, checked.stdout + checked.stderr);
     assert.match(checked.stdout, /error: integrity: the pins could not be read from Redis at redis:\/\/127\.0\.0\.1:\d+\/0 within 10 s \(.+\)/);
     assert.match(checked.stdout, /^invalid$/m);
+    // pins: off judges nothing, so Redis is not needed for the check.
+    const offPath = writeConfig(tempDir('mcpgw-pins-off-noredis-'), {
+      integrity: { pins: 'off' },
+      cluster: { redis: `redis://127.0.0.1:${port}/0` },
+      servers: [fixture('v1')],
+    });
+    const off = await mcpgw(['check', '--config', offPath]);
+    assert.equal(off.code, 0, off.stdout + off.stderr);
+    assert.doesNotMatch(off.stdout, /the pins could not be read/);
+    assert.match(off.stdout, /^valid$/m);
   }),
 );
