@@ -98,8 +98,14 @@ const std::string* fixed_argument_in(const ArgumentMap& map, const json::Value* 
 }
 
 json::Document to_upstream(const ArgumentMap& map, const json::Value* args) {
-  json::Document out(rapidjson::kObjectType);
-  auto& a = out.GetAllocator();
+  json::Document out;
+  json::Value v = to_upstream(map, args, out.GetAllocator());
+  static_cast<json::Value&>(out).Swap(v);
+  return out;
+}
+
+json::Value to_upstream(const ArgumentMap& map, const json::Value* args, json::Allocator& a) {
+  json::Value out(rapidjson::kObjectType);
   if (args && args->IsObject())
     for (const auto& m : args->GetObject()) {
       std::string_view key(m.name.GetString(), m.name.GetStringLength());

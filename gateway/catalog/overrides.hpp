@@ -80,6 +80,9 @@ const std::string* fixed_argument_in(const ArgumentMap& map, const json::Value* 
 /// upstream takes them: renamed back, the fixed values put in, the
 /// defaults where the call omits them.
 json::Document to_upstream(const ArgumentMap& map, const json::Value* args);
+/// to_upstream() into `a`: a call builds it in an allocator of its own
+/// frame, without the document's allocator object on the heap.
+json::Value to_upstream(const ArgumentMap& map, const json::Value* args, json::Allocator& a);
 
 /// `args` (may be null) given in the upstream's own names (an MCP Apps
 /// view, or the server's own `_meta.nextTool`, calling the tool by its upstream name) in

@@ -14,6 +14,7 @@ void Guard::reload(std::function<void()> then) {
       if (r) {
         ledger_ = std::make_shared<const Ledger>(std::move(*r));
         why_.clear();
+        read_.notify_all();
       } else {
         why_ = store_->describe() + ": " + r.error();
       }
@@ -26,6 +27,14 @@ void Guard::reload(std::function<void()> then) {
 std::shared_ptr<const Ledger> Guard::ledger() const {
   util::MutexLock lk(mu_);
   return ledger_;
+}
+
+bool Guard::await_read(std::chrono::milliseconds timeout) const {
+  auto until = std::chrono::steady_clock::now() + timeout;
+  util::UniqueLock lk(mu_);
+  while (!ledger_)
+    if (read_.wait_until(lk.native(), until) == std::cv_status::timeout) return ledger_ != nullptr;
+  return true;
 }
 
 std::string Guard::why() const {

@@ -1,6 +1,8 @@
 #pragma once
 // The gateway's pins at run time: the ledger last read from the store, the
 // records each catalog build adds to it, written back to the store.
+#include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +26,9 @@ class Guard {
   std::shared_ptr<const Ledger> ledger() const;
   /// Why ledger() is null.
   std::string why() const;
+  /// Waits up to `timeout` until the store has been read once (true); what
+  /// judges once rather than as the pins arrive (`mcpgw check`) waits for it.
+  bool await_read(std::chrono::milliseconds timeout) const;
   /// Adds `changes` to the ledger in force and writes them to the store
   /// (failures logged: the ledger in force holds them meanwhile).
   void record(const std::vector<Change>& changes);
@@ -43,6 +48,7 @@ class Guard {
   mutable util::Mutex mu_;
   std::shared_ptr<const Ledger> ledger_ GUARDED_BY(mu_);
   std::string why_ GUARDED_BY(mu_) = "not read yet";
+  mutable std::condition_variable read_;  ///< told when ledger_ is first set
   bool read_only_ GUARDED_BY(mu_) = false;
 };
 

@@ -45,7 +45,8 @@ Task<upstream::Reply> mapped_call(ServerCall& call, CallNext next) {
   // refused at admission already.
   if (const std::string* fixed = catalog::fixed_argument_in(map, call.arguments))
     co_return upstream::Reply::error(jsonrpc::kInvalidParams, fixed_message(call.tool, *fixed));
-  json::Document upstream_args = catalog::to_upstream(map, call.arguments);
+  json::Pool pool;  // in this frame: one allocation fewer per call than a document's
+  json::Value upstream_args = catalog::to_upstream(map, call.arguments, pool);
   const json::Value* given = call.arguments;
   call.arguments = &upstream_args;
   upstream::Reply reply = co_await next(call);

@@ -216,6 +216,8 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out, const std::op
   // check looks: what it sees is judged against the pins, never pinned.
   gw.pins().set_read_only();
   gw.start_upstreams();
+  // Judged against the pins: with Redis they arrive once it is connected.
+  auto pins = gw.await_pins(std::chrono::seconds(10));
   gw.await_upstreams();  // a failure shows as errors in the snapshot
   Findings f{gw, source, default_mode, gw.snapshot(), gw.upstreams(), gw.plugins(), std::move(stdio), {}, {}, {}, false, std::move(redact)};
   f.errors = gw.plugin_errors();
@@ -223,6 +225,7 @@ int run_check(config::Config cfg, bool as_json, std::ostream& out, const std::op
   for (const auto& u : f.ups)
     if (!u->ready()) f.errors.push_back("upstream " + u->name() + " is not connected: " + u->status());
   if (!gw.startup_error().empty()) f.errors.push_back(gw.startup_error());
+  if (!pins) f.errors.push_back(pins.error());
   // OAuth upstreams: where their provider is and whether the gateway's own
   // credentials work (never a token).
   f.oauth = gw.check_oauth(std::chrono::seconds(15));

@@ -158,7 +158,13 @@ std::chrono::milliseconds first_attempt_bound(const upstream::Upstream& u) {
 
 }  // namespace
 
+void Gateway::start_cluster() {
+  std::call_once(cluster_started_, [this] { cluster_->start(); });
+}
+
 void Gateway::start_upstreams() {
+  // --stdio and `mcpgw check` too: the pins (and OAuth tokens) may be in Redis.
+  start_cluster();
   load_plugins(*config());
   for (auto& u : upstreams()) u->start();
   on_tools_changed("");
@@ -278,7 +284,7 @@ Result<void> Gateway::bind_http() {
   if (cluster_->sealing()) http->share_sessions(*cluster_);
   if (cluster_->sealing() || cluster_->redis()) {
     router_.set_cluster(*cluster_);
-    cluster_->start();
+    start_cluster();
   }
   std::unique_ptr<transport::AdminServer> admin;
   if (cfg->admin) {

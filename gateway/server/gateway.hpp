@@ -38,6 +38,10 @@ class Gateway final : public upstream::Listener {
   /// and publishes the catalog of what is there (the plugins' tools). A
   /// plugin that fails to load is logged and left out.
   void start_upstreams();
+  /// Waits up to `timeout` until the pins were read from their store (Redis
+  /// answers once start_upstreams() connected it; at once with pins: off);
+  /// an error naming the store and why not.
+  Result<void> await_pins(std::chrono::milliseconds timeout);
   /// Waits (bounded by their timeouts) until every upstream has connected or
   /// failed once, then checks the catalog: fails when it is invalid (two
   /// upstream tools under one exposed name, a welcome.tool that does not
@@ -136,6 +140,9 @@ class Gateway final : public upstream::Listener {
   /// integrity.store's file, Redis with cluster.redis, else memory; null
   /// when the file cannot be read (startup_error_ says why).
   std::shared_ptr<integrity::Store> make_pin_store(const config::Config& cfg);
+  /// Connects the cluster's Redis (cluster.redis), once; before the
+  /// upstreams, whose first catalog judges against the pins kept there.
+  void start_cluster();
   /// Reads the pins and watches their store.
   void start_pins();
   /// Another process changed the pins: read them again and rebuild.
@@ -186,6 +193,7 @@ class Gateway final : public upstream::Listener {
   transport::StdioServer* stdio_ GUARDED_BY(serve_mu_) = nullptr;
   bool stopping_ GUARDED_BY(serve_mu_) = false;
   std::once_flag upstreams_stopped_;
+  std::once_flag cluster_started_;
   /// Catalog rebuilds an upstream asks for (it tells on the I/O loop;
   /// building thousands of tools and their search index is CPU work): one
   /// at a time, in order. Stopped once the upstreams are. No lock: made

@@ -58,7 +58,18 @@ std::shared_ptr<integrity::Store> Gateway::make_pin_store(const config::Config& 
 void Gateway::start_pins() {
   if (!pins_->store()) return;
   pins_->store()->watch([this] { pins_changed(); });
-  pins_->reload();
+  // Redis is read once its connections hold (the store is told then):
+  // asked now, before start_cluster(), it could only fail.
+  if (!cluster_->redis()) pins_->reload();
+}
+
+Result<void> Gateway::await_pins(std::chrono::milliseconds timeout) {
+  // pins: off judges nothing: Redis is not waited for.
+  if (config()->integrity.pins == config::Integrity::Pins::Off || !pins_->store() || pins_->await_read(timeout)) return {};
+  // Unreachable Redis is never asked: its connection says why.
+  std::string why = cluster_->redis() && !cluster_->health().redis_up ? cluster_->health().status : pins_->why();
+  return Error{"integrity: the pins could not be read from " + pins_->store()->describe() + " within " +
+               std::to_string(timeout.count() / 1000) + " s (" + why + ")"};
 }
 
 void Gateway::pins_changed() {

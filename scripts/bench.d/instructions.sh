@@ -14,6 +14,11 @@
 #   INSTR_OTLP=1        export every call's spans to a receiver (the OTLP cost)
 #   INSTR_KEEP=DIR      keep each gateway's callgrind dump there (for callgrind_annotate --inclusive=yes)
 #   INSTR_TUNABLES=T    GLIBC_TUNABLES of the gateways (e.g. glibc.malloc.tcache_count=32, as the systemd units set)
+#   INSTR_OVERRIDE=1    the echo tool overridden (servers[].tools: its argument renamed, one fixed, one
+#                       defaulted) and called by its exposed argument name: against a run without, what
+#                       mapping a call's arguments costs
+#   INSTR_PINS=1        integrity.pins: block with a store file (the tool pinned): against a run without,
+#                       what the pins cost a call
 # Prints an INSTR line per gateway: calls, instructions per call,
 # allocations (malloc, memalign, realloc) per call.
 set -euo pipefail
@@ -40,13 +45,23 @@ if [ "${INSTR_OTLP:-0}" = 1 ]; then
   pids+=($!)
   telemetry="telemetry: {otlp: {endpoint: \"$(url_in "$work/sink.out")\"}}"
 fi
+override=""
+body=$(call eh:echo)
+if [ "${INSTR_OVERRIDE:-0}" = 1 ]; then
+  override='    tools: {echo: {arguments: {text: {name: message}, tenant: {value: acme}, limit: {default: 10}}}}'
+  body='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"eh:echo","arguments":{"message":"hello"}}}'
+fi
 cat > "$work/gw.yaml" <<YAML
 servers:
-  - {name: eh, transport: http, url: "$echo_http"}
+  - name: eh
+    transport: http
+    url: "$echo_http"
+$override
 welcome: {strategy: none}
 listen: {port: 0}
 $telemetry
 YAML
+[ "${INSTR_PINS:-0}" = 1 ] && echo "integrity: {pins: block, store: \"$work/pins.json\"}" >> "$work/gw.yaml"
 
 # Instructions (Ir) and allocation calls of a callgrind dump.
 summarize() {  # callgrind file -> "Ir allocations"
@@ -72,7 +87,6 @@ for b in "${builds[@]}"; do
   sid=$(session "$url")
   for _ in $(seq 1 600); do listed "$url" "$sid" eh:echo && break; sleep 0.1; done
   listed "$url" "$sid" eh:echo || { echo "$b: eh:echo never listed" >&2; cat "$work/$b.err" >&2; exit 1; }
-  body=$(call eh:echo)
   echoes_only "$(wrk_run "$url" "$sid" "$body" "$conns" 2)" > /dev/null  # warm: pools, caches, the upstream's session
   callgrind_control -z "$gw_pid" > /dev/null
   line=$(wrk_run "$url" "$sid" "$body" "$conns" "$secs")

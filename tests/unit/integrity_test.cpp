@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "integrity/definition.hpp"
+#include "integrity/guard.hpp"
 #include "integrity/hidden.hpp"
 #include "integrity/invisible.hpp"
 #include "integrity/pins.hpp"
@@ -306,4 +307,15 @@ TEST_CASE("integrity: the file store merges writes of two processes") {
   }
   CHECK_FALSE(FileStore::open(path, nullptr).ok());
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("integrity: await_read waits for the first read of the store, and only that") {
+  Guard off(nullptr);
+  CHECK_FALSE(off.await_read(std::chrono::milliseconds(0)));  // pins off: never read
+  Guard g(std::make_shared<MemoryStore>());
+  CHECK_FALSE(g.await_read(std::chrono::milliseconds(0)));
+  g.reload();  // a memory store answers at once
+  CHECK(g.await_read(std::chrono::milliseconds(0)));
+  REQUIRE(g.ledger() != nullptr);
+  CHECK(g.why().empty());
 }
