@@ -7,10 +7,12 @@
  * config: {"fail_init_if": "/path"}: init fails while that file exists.
  */
 #include <mcpgw/plugin.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef PLUGIN_NAME
@@ -111,11 +113,19 @@ static char* call(void* st, mcpgw_call* c, const char* tool, const char* argumen
     *nothing = 1;
   }
   if (strcmp(tool, "gate") == 0) {
-    /* Holds its call until the file named by "path" exists. */
+    /* Holds its call until the test writes into the FIFO it makes at
+       "path": open blocks until a writer comes, read until it closes. */
     char path[1024];
     if (!string_arg(arguments_json, "path", path, sizeof path)) return text_result(h, "no path");
+    if (mkfifo(path, 0600) != 0) return text_result(h, "cannot make the gate");
     h->log(h, MCPGW_LOG_INFO, "gate is waiting");
-    while (access(path, F_OK) != 0) usleep(5000);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return text_result(h, "cannot open the gate");
+    char buf[64];
+    while (read(fd, buf, sizeof buf) > 0) {
+    }
+    close(fd);
+    unlink(path);
     return text_result(h, "opened");
   }
   if (strcmp(tool, "whoami") == 0) {
