@@ -84,17 +84,21 @@ static char* call(void* st, mcpgw_call* c, const char* tool, const char* argumen
     for (volatile unsigned long i = 0;; ++i) {
     }
   if (strcmp(tool, "hog") == 0) {
-    /* Takes "mb" MiB (touching it) unless the memory limit stops it first:
-       then it writes through the NULL it got, as careless code does. */
+    /* Takes "mb" MiB unless the memory limit stops it first: then it
+       writes through the NULL it got, as careless code does. It touches
+       each page (a limit on memory in use counts only those) unless
+       "touch" is false (an address-space limit stops the allocation
+       itself: no CPU spent, however busy the machine). */
     const char* at = strstr(arguments_json, "\"mb\":");
     long mb = at ? strtol(at + 5, NULL, 10) : 0;
+    int touch = strstr(arguments_json, "\"touch\":false") == NULL;
     for (long got = 0; got < mb; got += 16) {
       char* p = malloc(16 << 20);
       if (!p) {
         volatile int* nothing = NULL;
         *nothing = 1;
       }
-      memset(p, 1, 16 << 20);
+      for (long i = 0; touch && i < (16 << 20); i += 4096) ((volatile char*)p)[i] = 1;
     }
     return text_result(h, "not limited");
   }
