@@ -77,7 +77,8 @@ idle_host=$(rss "$host")
 # frame on a FIFO nobody writes, before it loads the library.
 mkfifo "$work/fifo"
 exec 3<> "$work/fifo"
-"$build/mcpgw-plugin-host" "$build/plugins/libbanking_composites.so" < "$work/fifo" 2> /dev/null & bare=$!
+# Without fd 3: it must not hold a writer of its own FIFO open.
+"$build/mcpgw-plugin-host" "$build/plugins/libbanking_composites.so" < "$work/fifo" 3>&- 2> /dev/null & bare=$!
 pids+=($bare)
 sleep 0.5
 bare_rss=$(rss "$bare")
