@@ -40,6 +40,8 @@ class Engine {
   virtual std::string down() const { return ""; }
   /// Host process id, 0 for none (in process, or between hosts).
   virtual int pid() const { return 0; }
+  /// How memory_mb is enforced ("" in process, where it is not).
+  virtual std::string memory_limit() const { return ""; }
 };
 
 }  // namespace mcpgw::plugin

@@ -55,7 +55,8 @@ Task<Result<std::pair<std::shared_ptr<HostProcess>, Hello>>> HostProcess::start(
   transport::ChildSpec cs;
   cs.command = spec.program;
   cs.args = {spec.cfg.path};
-  if (spec.cfg.memory_mb > 0) cs.args.insert(cs.args.end(), {"--memory-mb", std::to_string(spec.cfg.memory_mb)});
+  if (spec.memory.kind() == MemoryLimit::Kind::Rlimit)
+    cs.args.insert(cs.args.end(), {"--memory-mb", std::to_string(spec.memory.mb())});
   auto strand = asio::make_strand(host->io());
   // Forked from a loop thread (this coroutine runs on one): the child dies
   // with the thread that forked it, and the loop's threads last as long as
@@ -63,6 +64,18 @@ Task<Result<std::pair<std::shared_ptr<HostProcess>, Hello>>> HostProcess::start(
   auto child = transport::ChildProcess::spawn(strand, cs);
   if (!child) co_return Error{where + ": cannot start its host process: " + child.error()};
   std::shared_ptr<HostProcess> hp(new HostProcess(std::move(host), std::move(spec), strand, std::move(*child)));
+  // The host loads no plugin before its Init frame: in its group by then,
+  // nothing of the plugin's runs unlimited.
+  if (hp->spec_.memory.kind() == MemoryLimit::Kind::Cgroup) {
+    auto group = hp->spec_.memory.group_for(hp->pid());
+    if (!group) {
+      hp->child_->stop(0ms);
+      co_return Error{where + ": cannot put its host process in a cgroup of its own (memory_mb): " + group.error()};
+    }
+    hp->cgroup_ = *group;
+    // Removed once the host is reaped, whoever lets go of it last.
+    hp->child_->on_exit([group = *group](const std::string&) {});
+  }
   hp->begin();
   hp->send(ph::Type::Init, 0, 0, {hp->spec_.cfg.config_json});
   for (;;) {
@@ -87,7 +100,11 @@ Task<Result<std::pair<std::shared_ptr<HostProcess>, Hello>>> HostProcess::start(
 
 void HostProcess::begin() {
   auto self = shared_from_this();
-  child_->on_exit([self](const std::string&) {
+  // Weak: the child's exit handlers live as long as the child, which this
+  // object owns; a host outliving the loop must not keep it forever.
+  child_->on_exit([weak = weak_from_this()](const std::string&) {
+    auto self = weak.lock();
+    if (!self) return;
     // What it wrote before it died (a refusal, results) is read first: its
     // exit and its last frames arrive in either order.
     asio::co_spawn(
@@ -375,8 +392,12 @@ std::string HostProcess::exit_cause() const {
   if (int sig = child_->term_signal()) {
     const char* abbrev = sigabbrev_np(sig);
     const char* text = strsignal(sig);
-    return "its host process was killed by signal " + (abbrev ? "SIG" + std::string(abbrev) : std::to_string(sig)) +
-           (text ? " (" + std::string(text) + ")" : "");
+    std::string out = "its host process was killed by signal " +
+                      (abbrev ? "SIG" + std::string(abbrev) : std::to_string(sig)) +
+                      (text ? " (" + std::string(text) + ")" : "");
+    if (cgroup_ && cgroup_->oom_killed())
+      out += ": it ran out of memory (memory_mb: " + std::to_string(spec_.cfg.memory_mb) + ", cgroup memory.max)";
+    return out;
   }
   int code = child_->exit_code();
   return code == 0 ? std::string("its host process exited") : "its host process exited with status " + std::to_string(code);

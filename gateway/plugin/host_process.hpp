@@ -12,6 +12,7 @@
 #include <boost/asio/strand.hpp>
 
 #include "plugin/engine.hpp"
+#include "plugin/memory_limit.hpp"
 #include "plugin/plugin.hpp"
 #include "plugin_host/frame.hpp"
 #include "transport/child_process.hpp"
@@ -26,6 +27,7 @@ struct HostSpec {
   std::string program;  ///< the mcpgw-plugin-host executable
   config::Plugin cfg;
   std::string label;    ///< how logs and errors name the plugin (its name once known, else its path)
+  MemoryLimit memory;   ///< how memory_mb is enforced
 };
 
 /// The plugin's own description, as its host reported it after init.
@@ -85,6 +87,7 @@ class HostProcess : public std::enable_shared_from_this<HostProcess> {
   HostSpec spec_;
   asio::strand<asio::any_io_executor> strand_;
   std::shared_ptr<transport::ChildProcess> child_;
+  std::shared_ptr<HostCgroup> cgroup_;  ///< its memory_mb group (cgroup v2), or null
   std::chrono::steady_clock::time_point started_;
   upstream::LogGate log_gate_;
 

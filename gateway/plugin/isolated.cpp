@@ -51,7 +51,7 @@ Isolated::~Isolated() {
 }
 
 Result<Isolated::Opened> Isolated::open(const config::Plugin& cfg, std::shared_ptr<Host> host) {
-  HostSpec spec{host_program(), cfg, cfg.path};
+  HostSpec spec{host_program(), cfg, cfg.path, MemoryLimit::choose(cfg.memory_mb)};
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg.timeout_ms);
   auto started = block_on(asio::make_strand(host->io()), HostProcess::start(host, spec, deadline),
                           []() -> Result<std::pair<std::shared_ptr<HostProcess>, Hello>> {
@@ -60,6 +60,7 @@ Result<Isolated::Opened> Isolated::open(const config::Plugin& cfg, std::shared_p
   if (!started) return Error{started.error()};
   auto& [hp, hello] = *started;
   spec.label = hello.name;
+  spdlog::info("plugin {}: memory_mb {} enforced by {}", spec.label, cfg.memory_mb, spec.memory.description());
   // Not make_shared: the constructor is private to keep open() the only way in.
   std::shared_ptr<Isolated> engine(new Isolated(std::move(host), std::move(spec)));
   engine->adopt(hp);

@@ -36,6 +36,7 @@ class Isolated final : public Engine, public std::enable_shared_from_this<Isolat
                      std::chrono::steady_clock::time_point deadline) override;
   std::string down() const override;
   int pid() const override;
+  std::string memory_limit() const override { return spec_.memory.description(); }
 
   /// Starts in a row that fail before a plugin is reported down.
   static constexpr int kDownAfter = 3;

@@ -106,6 +106,8 @@ std::string Plugin::down() const { return engine_->down(); }
 
 int Plugin::pid() const { return engine_->pid(); }
 
+std::string Plugin::memory_limit() const { return engine_->memory_limit(); }
+
 Task<upstream::Reply> Plugin::call_tool(std::string_view tool, const json::Value* arguments, const json::Value*,
                                         const upstream::CallOptions& opts) {
   if (!opts.trace) co_return co_await run_rounds(tool, arguments, opts);

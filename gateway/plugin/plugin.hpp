@@ -104,6 +104,8 @@ class Plugin final : public upstream::ToolOrigin {
   std::string down() const;
   /// Its host process, 0 in process or between hosts.
   int pid() const;
+  /// How memory_mb is enforced on its host processes ("" in process).
+  std::string memory_limit() const;
 
  private:
   /// call_tool's work: the handler's rounds, asking the client between them.

@@ -34,6 +34,7 @@
 #include <thread>
 #include <vector>
 
+#include "plugin_host/address_limit.hpp"
 #include "plugin_host/frame.hpp"
 
 namespace ph = mcpgw::plugin_host;
@@ -315,19 +316,16 @@ bool read_frame(int fd, ph::Decoder& dec, ph::Frame& f) {
   }
 }
 
-/// The address-space limit of memory_mb. A sanitizer build reserves
-/// terabytes of shadow memory up front: there, the limit is left off.
+/// The address-space limit of memory_mb, when the gateway has no cgroup
+/// for it (it passes --memory-mb then). Not in a sanitizer build
+/// (address_limit.hpp).
 void limit_memory(long mb) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  (void)mb;
-#else
-  if (mb <= 0) return;
+  if (!mcpgw::plugin_host::kAddressLimitWorks || mb <= 0) return;
   // Each malloc arena reserves 64 MiB of address space: a few keep the
   // limit about memory in use, not about reservations.
   mallopt(M_ARENA_MAX, 2);
   rlimit r{static_cast<rlim_t>(mb) * 1024 * 1024, static_cast<rlim_t>(mb) * 1024 * 1024};
   setrlimit(RLIMIT_AS, &r);
-#endif
 }
 
 /// Serves calls until the gateway closes the protocol, then lets the calls
@@ -445,6 +443,7 @@ int main(int argc, char** argv) {
   }
   if (error) {
     h.send(ph::Type::Failed, 0, 0, {" (" + name + "): init failed: " + error});
+    free_string(error);
     return 1;
   }
   char* listed = nullptr;

@@ -173,6 +173,7 @@ std::string status_json(const StatusInputs& in) {
     const std::string down = p->down();
     e.AddMember("status", str(down.empty() ? "up" : "down: " + down, a), a);
     if (int pid = p->pid()) e.AddMember("pid", pid, a);
+    if (auto limit = p->memory_limit(); !limit.empty()) e.AddMember("memory_limit", str(limit, a), a);
     plugins.PushBack(e, a);
   }
   d.AddMember("plugins", plugins, a);

@@ -15,7 +15,14 @@ build=${BUILD_DIR:-$here/build}; secs=${1:-5}
 command -v wrk > /dev/null || { echo "plugin-isolation: needs wrk (apt-get install wrk)" >&2; exit 2; }
 work=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+# The bare host (below) ignores TERM, as every host does, and waits for its
+# first frame: closing the FIFO's only writer ends it; the gateways end on TERM.
+cleanup() {
+  exec 3>&- 2>/dev/null || true
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
 trap cleanup EXIT
 
 start() {  # isolation -> sets url_<iso>, sid_<iso>, pid_<iso>
@@ -56,6 +63,8 @@ measure() {  # iso connections -> "rps us_per_call"
     wrk -t$threads -c"$c" -d${secs}s -s scripts/bench.d/call.lua "$url" | grep RESULT)
   t1=$(tree_ticks "$pid")
   rps=$(sed -E 's/.*rps=([0-9.]+).*/\1/' <<<"$out")
+  # A figure made of failed calls would be meaningless: say so.
+  grep -q 'errors=0 .*bad=0' <<<"$out" || echo "plugin-isolation: $iso c=$c: some answers failed: $out" >&2
   awk -v t=$((t1 - t0)) -v r="$rps" -v s="$secs" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.0f %.1f", r, 1e6 * t / hz / (r * s) }'
 }
 
@@ -68,12 +77,14 @@ idle_host=$(rss "$host")
 # frame on a FIFO nobody writes, before it loads the library.
 mkfifo "$work/fifo"
 exec 3<> "$work/fifo"
-"$build/mcpgw-plugin-host" "$build/plugins/libbanking_composites.so" < "$work/fifo" 2> /dev/null & bare=$!
+# Without fd 3: it must not hold a writer of its own FIFO open.
+"$build/mcpgw-plugin-host" "$build/plugins/libbanking_composites.so" < "$work/fifo" 3>&- 2> /dev/null & bare=$!
 pids+=($bare)
 sleep 0.5
 bare_rss=$(rss "$bare")
 
 echo "== plugin isolation: get_chained_info (one upstream call), ${secs}s per run, alternating"
+echo "load before: $(uptime)"
 for c in 1 8; do
   declare -A r=()
   for round in 1 2; do
@@ -88,3 +99,5 @@ for c in 1 8; do
     "$(awk -v p="$rps_process" -v n="$rps_none" 'BEGIN{print p/n}')" "$(awk -v p="$cpu_process" -v n="$cpu_none" 'BEGIN{print p-n}')"
 done
 echo "host idle RSS: ${idle_host} kB with the plugin loaded; ${bare_rss} kB before loading it (the program alone)"
+echo "host idle RSS above the plugin's own ($((idle_host - bare_rss)) kB): ${bare_rss} kB (goal: at most 5120 kB)"
+echo "load after: $(uptime)"

@@ -7,10 +7,12 @@
  * config: {"fail_init_if": "/path"}: init fails while that file exists.
  */
 #include <mcpgw/plugin.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef PLUGIN_NAME
@@ -82,17 +84,21 @@ static char* call(void* st, mcpgw_call* c, const char* tool, const char* argumen
     for (volatile unsigned long i = 0;; ++i) {
     }
   if (strcmp(tool, "hog") == 0) {
-    /* Takes "mb" MiB (touching it) unless the memory limit stops it first:
-       then it writes through the NULL it got, as careless code does. */
+    /* Takes "mb" MiB unless the memory limit stops it first: then it
+       writes through the NULL it got, as careless code does. It touches
+       each page (a limit on memory in use counts only those) unless
+       "touch" is false (an address-space limit stops the allocation
+       itself: no CPU spent, however busy the machine). */
     const char* at = strstr(arguments_json, "\"mb\":");
     long mb = at ? strtol(at + 5, NULL, 10) : 0;
+    int touch = strstr(arguments_json, "\"touch\":false") == NULL;
     for (long got = 0; got < mb; got += 16) {
       char* p = malloc(16 << 20);
       if (!p) {
         volatile int* nothing = NULL;
         *nothing = 1;
       }
-      memset(p, 1, 16 << 20);
+      for (long i = 0; touch && i < (16 << 20); i += 4096) ((volatile char*)p)[i] = 1;
     }
     return text_result(h, "not limited");
   }
@@ -111,11 +117,19 @@ static char* call(void* st, mcpgw_call* c, const char* tool, const char* argumen
     *nothing = 1;
   }
   if (strcmp(tool, "gate") == 0) {
-    /* Holds its call until the file named by "path" exists. */
+    /* Holds its call until the test writes into the FIFO it makes at
+       "path": open blocks until a writer comes, read until it closes. */
     char path[1024];
     if (!string_arg(arguments_json, "path", path, sizeof path)) return text_result(h, "no path");
+    if (mkfifo(path, 0600) != 0) return text_result(h, "cannot make the gate");
     h->log(h, MCPGW_LOG_INFO, "gate is waiting");
-    while (access(path, F_OK) != 0) usleep(5000);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return text_result(h, "cannot open the gate");
+    char buf[64];
+    while (read(fd, buf, sizeof buf) > 0) {
+    }
+    close(fd);
+    unlink(path);
     return text_result(h, "opened");
   }
   if (strcmp(tool, "whoami") == 0) {
