@@ -71,9 +71,9 @@ export function secretsServer(log, extra = {}) {
 
 const all = () => SECRETS.map((s) => s.text).join('\n');
 
-/** The stderr line SECRETS_LONG_STDERR writes: `LONG_STDERR_AT` bytes of filler, a GitHub token, more filler. */
+/** The stderr line SECRETS_LONG_STDERR writes: a GitHub token at byte `LONG_STDERR_AT`, among filler words. */
 export const LONG_STDERR_AT = 190;
-export const longStderrLine = () => `${'x'.repeat(LONG_STDERR_AT)}${SECRETS[2].text}${'y'.repeat(10000)}`;
+export const longStderrLine = () => `${'x'.repeat(LONG_STDERR_AT - 1)} ${SECRETS[2].text} ${'y'.repeat(10000)}`;
 
 /** `bytes` of log-like text, the same every time; a secret every `every` bytes (0: none). */
 function bulkText(bytes, every) {
