@@ -36,6 +36,9 @@ Task<std::string> call_upstream(Host& host, const upstream::CallOptions& opts, c
   o.spans = opts.spans;
   auto started = std::chrono::steady_clock::now();
   upstream::Reply r = co_await up->call_tool(tool, args ? &*args : nullptr, nullptr, o);
+  // Before anything else reads it: the plugin is the operator's code, and
+  // sees no more than a client would.
+  if (opts.screen_upstream_reply) opts.screen_upstream_reply(r);
   if (opts.on_upstream_call) {
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     opts.on_upstream_call(upstream::UpstreamCall{up->name(), tool, args ? &*args : nullptr, up->has_tool(tool),

@@ -270,7 +270,8 @@ class AuditFilter final : public CallFilter {
 };
 
 /// redact: the call's arguments on their way to the origin and its answer
-/// on the way back, with what the detectors find masked (redact.in), or the
+/// on the way back (and a composite's own upstream answers on their way to
+/// its plugin), with what the detectors find masked (redact.in), or the
 /// call refused naming them (action: refuse); a refused call never reaches
 /// the origin with its arguments. Counted by detector, and a refusal in
 /// mcpgw_refused_total; what was found is told to the audit line.
@@ -294,11 +295,14 @@ class RedactFilter final : public CallFilter {
       if (masked) call.arguments = masked.get();
       found = std::move(in.tally);
     }
+    auto inner = call.tool.composite ? std::make_shared<CompositeTally>() : nullptr;
+    if (inner) screen_composite_calls(call.run.c.cfg, metrics, call.opts, inner);
     upstream::Reply reply = co_await next(call);
     // The audit line outside says what the client sent (masked as it is written).
     call.arguments = given;
     Redaction out = redact_reply(cfg, Relayed::ToolResult, reply, metrics);
     out.tally.merge(found);
+    if (inner) out.tally.merge(inner->get());
     if (out.tally.total() == 0) co_return reply;
     if (out.refused) co_return refuse(call, out, std::move(reply));
     call.redactions = out.counts_json(cfg);

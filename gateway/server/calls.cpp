@@ -2,12 +2,12 @@
 
 namespace mcpgw::server {
 
-ClientRequestLimits client_limits(const Services& sv) {
-  // Held while it is read: a reload may drop the last other reference.
+ClientCallSettings client_settings(const Services& sv) {
   auto cfg = sv.settings.config();
   const auto& l = cfg->limits;
-  return {static_cast<std::size_t>(l.max_client_requests_per_call),
-          static_cast<std::size_t>(l.max_client_requests_per_session)};
+  ClientRequestLimits limits{static_cast<std::size_t>(l.max_client_requests_per_call),
+                             static_cast<std::size_t>(l.max_client_requests_per_session)};
+  return {limits, {std::move(cfg), &sv.metrics}};
 }
 
 namespace {
@@ -84,7 +84,7 @@ Task<Answer> mrtr(Services& sv, Request& r, const std::string& target, const jso
 
 Task<Answer> execute(Services& sv, Request& r, std::string target, const json::Value* args, Work work) {
   if (r.context.stateless) co_return co_await mrtr(sv, r, target, args, std::move(work));
-  auto client = std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, nullptr, client_limits(sv));
+  auto client = std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, nullptr, client_settings(sv));
   struct CloseAtEnd {
     ClientCall& c;
     ~CloseAtEnd() { c.close(); }
@@ -149,7 +149,7 @@ Task<saga::Engine::Outcome> drive(Services& sv, Request& r, std::shared_ptr<saga
     // answered.
     auto inbox = std::make_shared<saga::Inbox>();
     inbox->preload(answers);
-    auto client = std::make_shared<ClientCall>(r.session, ex, sv.forwarded_ids, inbox, client_limits(sv), !sagas);
+    auto client = std::make_shared<ClientCall>(r.session, ex, sv.forwarded_ids, inbox, client_settings(sv), !sagas);
     client->progress().retarget(r.progress_token());
     // Not the request's strand: the call outlives the request, and its
     // continuations come on other connections.

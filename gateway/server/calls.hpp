@@ -18,8 +18,9 @@ namespace mcpgw::server {
 /// work outlives the request that started it.
 using Work = std::function<Task<upstream::Reply>(std::shared_ptr<ClientCall>, CancelSignal&, Progress*)>;
 
-/// How many requests a call's client may be asked (limits.max_client_requests_*).
-ClientRequestLimits client_limits(const Services& sv);
+/// How many requests a call's client may be asked (limits.max_client_requests_*),
+/// and the redaction of what upstreams send it, under the configuration in force.
+ClientCallSettings client_settings(const Services& sv);
 
 /// Runs `work` for `r`: streamed to a session's client, suspended for a
 /// stateless one (MRTR: `input_required` and a signed requestState; a

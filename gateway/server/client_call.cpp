@@ -127,6 +127,7 @@ void Progress::step(const std::string& message) {
 
 void Progress::send(const json::Value& params) {
   json::Document n = json::clone(params);
+  redact_relayed(client_.redaction(), n);
   {
     util::MutexLock lk(mu_);
     if (token_.IsNull()) return;
@@ -136,14 +137,15 @@ void Progress::send(const json::Value& params) {
 }
 
 ClientCall::ClientCall(std::shared_ptr<McpSession> s, transport::Exchange& ex, std::atomic<std::uint64_t>& ids,
-                       std::shared_ptr<saga::Inbox> inbox, ClientRequestLimits limits, bool checks_capabilities)
+                       std::shared_ptr<saga::Inbox> inbox, ClientCallSettings settings, bool checks_capabilities)
     : s_(std::move(s)),
       session_id_(s_->id()),
       ex_(&ex),
       ids_(ids),
       inbox_(std::move(inbox)),
       checks_capabilities_(checks_capabilities),
-      limits_(limits) {}
+      limits_(settings.limits),
+      redaction_(std::move(settings.redaction)) {}
 
 Task<upstream::Reply> ClientCall::request(std::string_view method, const json::Value* params,
                                           Clock::time_point deadline, CancelSignal& cancel) {
@@ -173,6 +175,7 @@ Task<upstream::Reply> ClientCall::request(std::string_view method, const json::V
     meta->RemoveMember("progressToken");
     if (meta->ObjectEmpty()) clean.RemoveMember("_meta");
   }
+  redact_relayed(redaction_, clean);
   {
     util::MutexLock lk(mu_);
     if (!task_.empty() && mcp::related_task(clean)) mcp::set_related_task(clean, task_, clean.GetAllocator());
@@ -328,6 +331,11 @@ Task<upstream::Reply> ClientCall::stream_request(std::string_view method, json::
 }
 
 void ClientCall::notify(std::string_view method, const json::Value* params) {
+  json::Document masked;
+  if (params && redaction_.on()) {
+    masked = json::clone(*params);
+    if (redact_relayed(redaction_, masked)) params = &masked;
+  }
   util::MutexLock lk(mu_);
   if (closed_ || !ex_) return;
   if (method == "notifications/message" && params) {

@@ -3,6 +3,8 @@
 // requests (elicitation, sampling, roots) and notifications (progress, log
 // messages) go back to that client, in the form the client speaks.
 //
+// What they say is redacted (redact_relayed) before the client sees it.
+//
 // A client of the stateful revisions gets them on the request's stream,
 // under request ids of the gateway's own, and answers through
 // Router::handle. A client of the stateless revision (2026-07-28) cannot be
@@ -20,6 +22,7 @@
 
 #include "jsonrpc/message.hpp"
 #include "saga/engine.hpp"
+#include "server/redaction.hpp"
 #include "server/sessions.hpp"
 #include "upstream/origin.hpp"
 #include "util/thread_annotations.hpp"
@@ -58,6 +61,13 @@ struct ClientRequestLimits {
   std::size_t per_session = 256;
 };
 
+/// What a ClientCall is made with besides its client: the limits of its
+/// requests and the redaction of what upstreams send through it.
+struct ClientCallSettings {
+  ClientRequestLimits limits;
+  RelayRedaction redaction;
+};
+
 class ClientCall final : public upstream::ClientChannel, public std::enable_shared_from_this<ClientCall> {
  public:
   /// `inbox`: the call suspends (the client speaks the stateless revision
@@ -66,7 +76,7 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
   /// capability for is refused (a saga client answers whatever steps it is
   /// handed: it declared nothing for them).
   ClientCall(std::shared_ptr<McpSession> s, transport::Exchange& ex, std::atomic<std::uint64_t>& ids,
-             std::shared_ptr<saga::Inbox> inbox, ClientRequestLimits limits, bool checks_capabilities = true);
+             std::shared_ptr<saga::Inbox> inbox, ClientCallSettings settings, bool checks_capabilities = true);
 
   const std::string& session() const override { return session_id_; }
   Task<upstream::Reply> request(std::string_view method, const json::Value* params,
@@ -75,6 +85,8 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
   json::Document capabilities() const override;
   std::string log_level() const override;
   bool can_ask() const override;
+  /// How what upstreams send the client through this call is redacted.
+  const RelayRedaction& redaction() const { return redaction_; }
 
   /// Sends a progress notification of the request now being served (one
   /// still waiting for a slow client is replaced by it).
@@ -126,6 +138,7 @@ class ClientCall final : public upstream::ClientChannel, public std::enable_shar
   const std::shared_ptr<saga::Inbox> inbox_;
   const bool checks_capabilities_;
   const ClientRequestLimits limits_;
+  const RelayRedaction redaction_;
   Progress progress_{*this};
   mutable util::Mutex mu_;
   Event changed_;  ///< an answer came, the call ended, the session ended (a lock of its own)

@@ -262,6 +262,15 @@ void Gateway::on_upstream_notification(const std::string& server, jsonrpc::Messa
     if (u->name() == server && msg.method() == "notifications/resources/updated") router_.resource_updated(*u, msg);
 }
 
+std::string Gateway::log_text(std::string_view text) const {
+  auto cfg = config();
+  std::string masked;
+  redact::Tally tally;
+  if (!cfg->redact.enabled || !cfg->redact.detectors || !cfg->redact.detectors->mask(text, masked, tally))
+    return std::string(text);
+  return masked;
+}
+
 Result<void> Gateway::bind_http() {
   auto cfg = config();
   const auto& l = cfg->listen;

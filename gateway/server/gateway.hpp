@@ -74,6 +74,8 @@ class Gateway final : public upstream::Listener {
 
   void on_tools_changed(const std::string& server) override;
   void on_upstream_notification(const std::string& server, jsonrpc::Message& msg) override;
+  /// `text` with what the detectors in force find masked (redact:).
+  std::string log_text(std::string_view text) const override;
   void on_health(const std::string& server, bool up) override;
   void on_circuit(const std::string& server, upstream::Breaker::State state) override;
 

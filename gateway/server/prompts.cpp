@@ -65,6 +65,9 @@ Task<Answer> complete(Services& sv, Request& r) {
   upstream::Caller caller = caller_of(*r.session);
   upstream::Reply reply = co_await route->origin->request(
       "completion/complete", p, options_for(*route->origin, r.exchange->cancel_signal(), caller, nullptr));
+  if (auto cfg = sv.settings.config(); cfg->redact.enabled)
+    redact_answer(cfg->redact, Relayed::Completion, "completion/complete " + route->upstream_key, caller, reply,
+                  sv.metrics, sv.audit);
   co_return Answer::relay(std::move(reply));
 }
 

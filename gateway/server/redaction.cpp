@@ -19,6 +19,7 @@ const char* what_of(Relayed what) {
     case Relayed::ToolResult: return "the tool's answer";
     case Relayed::Resource: return "the resource";
     case Relayed::Prompt: return "the prompt";
+    case Relayed::Completion: return "the completion";
   }
   return "the answer";
 }
@@ -96,6 +97,63 @@ void redact_answer(const config::Redact& cfg, Relayed what, std::string_view tar
   a.reason = "redaction: " + cfg.detectors->names_of(r.tally);
   a.redactions = r.counts_json(cfg);
   audit.refused("redaction", std::move(a));
+}
+
+bool RelayRedaction::on() const {
+  return cfg && metrics && cfg->redact.enabled && cfg->redact.results && cfg->redact.detectors;
+}
+
+bool redact_relayed(const RelayRedaction& r, json::Document& params) {
+  if (!r.on()) return false;
+  const redact::Redactor& d = *r.cfg->redact.detectors;
+  redact::Tally tally = d.tally();
+  if (!redact::mask_json(d, params, params.GetAllocator(), tally)) return false;
+  count(d, tally, *r.metrics);
+  return true;
+}
+
+void redact_task_reply(const RelayRedaction& r, std::string_view method, upstream::Reply& reply) {
+  if (!r.on()) return;
+  const config::Redact& cfg = r.cfg->redact;
+  if (method == "tasks/result") {
+    if (redact_reply(cfg, Relayed::ToolResult, reply, *r.metrics).refused) r.metrics->refused("redaction");
+    return;
+  }
+  if (reply.rpc_error || !reply.body.IsObject()) {
+    redact_relayed(r, reply.body);
+    return;
+  }
+  auto& a = reply.body.GetAllocator();
+  if (cfg.action == config::Redact::Action::Refuse) {
+    // A 2026-07-28 task inlines its outcome: refused as the call's answer would be.
+    for (const char* key : {"result", "error"}) {
+      const json::Value* inlined = json::find(reply.body, key);
+      if (!inlined) continue;
+      upstream::Reply outcome{std::string_view(key) == "error", json::clone(*inlined)};
+      if (!redact_reply(cfg, Relayed::ToolResult, outcome, *r.metrics).refused) continue;
+      r.metrics->refused("redaction");
+      reply.body.RemoveMember(key);
+      json::set(reply.body, "result", json::copy(outcome.body, a), a);
+    }
+  }
+  redact_relayed(r, reply.body);
+}
+
+redact::Tally CompositeTally::get() {
+  util::MutexLock lk(mu);
+  return tally;
+}
+
+void screen_composite_calls(std::shared_ptr<const config::Config> cfg, Metrics& metrics, upstream::CallOptions& opts,
+                            std::shared_ptr<CompositeTally> found) {
+  if (!cfg->redact.enabled || !cfg->redact.results || !cfg->redact.detectors) return;
+  opts.screen_upstream_reply = [cfg = std::move(cfg), &metrics, found = std::move(found)](upstream::Reply& reply) {
+    Redaction r = redact_reply(cfg->redact, Relayed::ToolResult, reply, metrics);
+    if (r.refused) metrics.refused("redaction");
+    if (r.tally.total() == 0) return;
+    util::MutexLock lk(found->mu);
+    found->tally.merge(r.tally);
+  };
 }
 
 std::optional<mcp::Span> masked_span(const redact::Redactor& r, const mcp::Span& span) {

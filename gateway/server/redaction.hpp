@@ -1,8 +1,10 @@
 #pragma once
 // Redaction (`redact:`) where the gateway relays and writes text: what an
-// upstream answered (a tool's result or error, a resource, a prompt), the
-// arguments of a tool call going upstream, and the spans and log lines the
-// gateway writes itself. The detectors are the configuration's
+// upstream answered (a tool's result or error, a resource, a prompt, a
+// completion, what it says of a task), what it sends a client during a call
+// (log messages, progress, its requests), what a composite tool's own
+// upstream calls hand back to its plugin, the arguments of a tool call going
+// upstream, and the spans and log lines the gateway writes itself. The detectors are the configuration's
 // (config::Redact, compiled at load); the audit log masks its own lines
 // (server/audit).
 #include <memory>
@@ -14,6 +16,7 @@
 #include "server/audit.hpp"
 #include "server/metrics.hpp"
 #include "upstream/origin.hpp"
+#include "util/thread_annotations.hpp"
 
 namespace mcpgw::server {
 
@@ -28,7 +31,7 @@ struct Redaction {
 };
 
 /// What relayed text is: where it came from, for a refusal's message.
-enum class Relayed { ToolResult, Resource, Prompt };
+enum class Relayed { ToolResult, Resource, Prompt, Completion };
 
 /// Masks (or, under `action: refuse`, detects) the secrets in what an
 /// upstream answered when `redact.in` has results: every string value of
@@ -54,6 +57,50 @@ upstream::Reply refused_arguments(const config::Redact& cfg, const Redaction& r)
 /// audited (reason `redaction`).
 void redact_answer(const config::Redact& cfg, Relayed what, std::string_view target, const upstream::Caller& caller,
                    upstream::Reply& reply, Metrics& metrics, Audit& audit);
+
+/// What redacts an upstream's words that reach a client outside a tool
+/// call's filters (a call's notifications and requests, a task's state and
+/// result): the configuration the call or request began under, and where
+/// the counts go. Off when either is missing or `redact.in` lacks results.
+struct RelayRedaction {
+  std::shared_ptr<const config::Config> cfg;
+  Metrics* metrics = nullptr;
+  bool on() const;
+};
+
+/// Masks every string in the params of a notification or request an
+/// upstream sends a client during a call (notifications/message data,
+/// notifications/progress message, an elicitation's message, a sampling
+/// request's messages). Masked under `action: refuse` too: there is no call
+/// answer to refuse, and the call itself goes on. Returns whether anything
+/// was masked; counts mcpgw_redactions_total.
+bool redact_relayed(const RelayRedaction& r, json::Document& params);
+
+/// What an upstream answered to a tasks/* request about one of its tasks:
+/// tasks/result as a tool's answer (redact_reply: masked, or under refuse
+/// the isError refusal naming the detectors); any other (a task's state,
+/// tasks/list) with its strings masked (statusMessage, a 2026-07-28
+/// task's inputRequests), and under refuse its inlined `result` or `error`
+/// replaced by that refusal (the task stays readable). A refusal is counted
+/// in mcpgw_refused_total{reason="redaction"}.
+void redact_task_reply(const RelayRedaction& r, std::string_view method, upstream::Reply& reply);
+
+/// The redactions of a composite's upstream calls so far (calls may run at
+/// once, on several threads).
+struct CompositeTally {
+  util::Mutex mu;
+  redact::Tally tally GUARDED_BY(mu);
+  /// A copy of what has been counted.
+  redact::Tally get();
+};
+
+/// A composite (plugin) tool's own upstream calls, for the plugin: what
+/// each answers is redacted as a tool's answer before the plugin sees it
+/// (a refused one reaches the plugin as the isError refusal, counted in
+/// mcpgw_refused_total); their counts are added to `found`, the call's.
+/// Sets `opts.screen_upstream_reply`.
+void screen_composite_calls(std::shared_ptr<const config::Config> cfg, Metrics& metrics, upstream::CallOptions& opts,
+                            std::shared_ptr<CompositeTally> found);
 
 /// The spans the gateway records, with what the detectors find masked in
 /// their names, attributes and status messages before they go to `inner`

@@ -23,10 +23,10 @@ constexpr std::int64_t kMaxPollMs = 2000;
 std::shared_ptr<tasks::TaskRun> question_pump(Services& sv, Request& r, const TaskTarget& t) {
   return sv.tasks.run_of(*t.local, [&]() -> std::shared_ptr<tasks::TaskRun> {
     auto run = std::make_shared<tasks::TaskRun>();
-    auto client = std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, run->inbox(), client_limits(sv));
+    auto client = std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, run->inbox(), client_settings(sv));
     client->detach();
     client->serve_task(t.id);
-    auto u = std::make_shared<const UpstreamTask>(UpstreamTask{t.upstream, t.ref, t.id, caller_of(*r.session)});
+    auto u = std::make_shared<const UpstreamTask>(UpstreamTask{t.upstream, t.ref, t.id, caller_of(*r.session), t.redaction});
     auto deadline = task_deadline(t);
     bool started = run->start(sv.engine, sv.io, client, [u, client, deadline](CancelSignal& cancel) -> Task<upstream::Reply> {
       co_return co_await ask_upstream(*u, "tasks/result", json::Document(rapidjson::kObjectType), cancel, client,

@@ -72,7 +72,7 @@ Task<Answer> start_gateway_task(Services& sv, Request& r, TaskPlan& plan, std::o
   });
   // The client is asked through the task (its inbox), never on the stream
   // of the request that created it, which is answered at once.
-  auto client = std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, run->inbox(), client_limits(sv));
+  auto client = std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, run->inbox(), client_settings(sv));
   client->detach();
   client->serve_task(record->id);
   // The replicas learn of the task before it runs: a change the run makes
@@ -200,6 +200,8 @@ void notify_status(Services& sv, const tasks::TaskRecord& rec, const mcp::TaskSt
   auto s = sv.sessions.find(rec.session);
   if (!s) return;
   json::Document params = tasks::state_document(state, false);
+  // An upstream's status message is its own words.
+  redact_relayed({sv.settings.config(), &sv.metrics}, params);
   s->notify(jsonrpc::make_notification("notifications/tasks/status", &params));
 }
 

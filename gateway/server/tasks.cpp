@@ -13,7 +13,7 @@
 namespace mcpgw::server {
 
 RequestClient::RequestClient(Services& sv, Request& r)
-    : call_(std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, nullptr, client_limits(sv))) {}
+    : call_(std::make_shared<ClientCall>(r.session, *r.exchange, sv.forwarded_ids, nullptr, client_settings(sv))) {}
 
 RequestClient::~RequestClient() { call_->close(); }
 
@@ -137,7 +137,8 @@ Task<std::vector<json::Document>> upstream_listing(Services& sv, Request& r,
   for (const auto& rec : records)
     if (rec->ref.kind == Kind::Upstream) groups[{rec->ref.server, rec->ref.upstream_session}].push_back(rec);
   for (const auto& [where, recs] : groups) {
-    TaskTarget first{recs.front()->id, recs.front()->ref, recs.front(), sv.upstream(where.first)};
+    TaskTarget first{recs.front()->id, recs.front()->ref, recs.front(), sv.upstream(where.first),
+                     {sv.settings.config(), &sv.metrics}};
     if (!first.upstream) continue;
     std::map<std::string, mcp::TaskState> listed;
     if (!first.upstream->speaks_stateless()) {
@@ -149,7 +150,7 @@ Task<std::vector<json::Document>> upstream_listing(Services& sv, Request& r,
           if (auto st = mcp::read_task(item)) listed.emplace(st->task_id, *st);
     }
     for (const auto& rec : recs) {
-      TaskTarget t{rec->id, rec->ref, rec, first.upstream};
+      TaskTarget t{rec->id, rec->ref, rec, first.upstream, first.redaction};
       auto it = listed.find(rec->ref.upstream_id);
       upstream::Reply got;
       if (it == listed.end()) {
@@ -182,7 +183,7 @@ std::variant<TaskTarget, Answer> task_target(Services& sv, Request& r) {
   auto opened = sv.tasks.open(*id, r.session->context().principal);
   if (auto* why = std::get_if<tasks::TaskRefusal>(&opened)) return refusal(*why);
   auto& o = std::get<tasks::TaskRegistry::Opened>(opened);
-  TaskTarget t{std::string(*id), std::move(o.ref), std::move(o.local), nullptr};
+  TaskTarget t{std::string(*id), std::move(o.ref), std::move(o.local), nullptr, {sv.settings.config(), &sv.metrics}};
   if (t.ref.kind == Kind::Gateway) {
     // Its state lives where it runs, and in Redis for the other replicas.
     if ((t.local && t.local->run) || sv.task_share.on()) return t;
@@ -208,13 +209,14 @@ Task<upstream::Reply> ask_upstream(const UpstreamTask& u, std::string_view metho
   if (reply.rpc_error)
     if (json::Value* m = json::find(reply.body, "message"); m && m->IsString())
       *m = json::str(replaced(m->GetString(), u.ref.upstream_id, u.id), reply.body.GetAllocator());
+  redact_task_reply(u.redaction, method, reply);
   co_return reply;
 }
 
 Task<upstream::Reply> ask_upstream(Request& r, const TaskTarget& t, std::string_view method, json::Document extra,
                                    std::shared_ptr<upstream::ClientChannel> client,
                                    std::optional<Clock::time_point> deadline) {
-  const UpstreamTask u{t.upstream, t.ref, t.id, caller_of(*r.session)};
+  const UpstreamTask u{t.upstream, t.ref, t.id, caller_of(*r.session), t.redaction};
   co_return co_await ask_upstream(u, method, std::move(extra), r.exchange->cancel_signal(), std::move(client),
                                   deadline);
 }

@@ -8,6 +8,7 @@
 
 #include "mcp/tasks.hpp"
 #include "server/calls.hpp"
+#include "server/redaction.hpp"
 #include "tasks/state.hpp"
 
 namespace mcpgw::server {
@@ -79,6 +80,7 @@ struct TaskTarget {
   cluster::TaskRef ref;
   std::shared_ptr<tasks::TaskRecord> local;             ///< null when made through another process
   std::shared_ptr<upstream::Upstream> upstream;  ///< the one running it (TaskRef::Kind::Upstream)
+  RelayRedaction redaction;  ///< what the upstream says of it, redacted
 };
 /// The task `r` names in `params.taskId`, or the answer refusing it: not a
 /// task of the gateway's or of this principal (one -32602 for both),
@@ -91,13 +93,14 @@ struct UpstreamTask {
   cluster::TaskRef ref;
   std::string id;  ///< the gateway's
   upstream::Caller caller;
+  RelayRedaction redaction;  ///< what the upstream answers, redacted (ask_upstream)
 };
 /// Sends `method` about `u` to its upstream: params `extra` with `taskId`
 /// set to the upstream's id (but for tasks/list, in `u`'s session), in the session the task lives in, until
 /// `deadline` (none: the server's timeout) or `cancel`. What the upstream
 /// asks the client meanwhile goes to `client` (null: it is refused). The
 /// upstream's id never reaches the client: in an error it becomes the
-/// gateway's.
+/// gateway's. The answer is redacted (redact_task_reply).
 Task<upstream::Reply> ask_upstream(const UpstreamTask& u, std::string_view method, json::Document extra,
                                    CancelSignal& cancel, std::shared_ptr<upstream::ClientChannel> client = nullptr,
                                    std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);

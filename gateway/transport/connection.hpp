@@ -68,6 +68,11 @@ struct ConnectionHandlers {
   std::function<void(jsonrpc::Message&)> on_message;
   /// The connection died (child exited, stream broke); `reason` is readable.
   std::function<void(const std::string& reason)> on_close;
+  /// What a log line may show of text the server wrote (its stderr): the
+  /// text with secrets masked, before it is cut to length, so that a cut
+  /// never leaves part of one for the log's own masking to miss. Empty: as
+  /// it is.
+  std::function<std::string(std::string_view text)> log_text;
 };
 
 /// Completion of an asynchronous request; runs exactly once, on an I/O

@@ -112,7 +112,9 @@ void StdioConnection::begin() {
           std::string_view(buf.data(), n),
           [&](std::string_view l) { spdlog::info("upstream {} stderr: {}", self->name_, l); },
           [&](std::string_view head, std::string_view, std::size_t size) {
-            spdlog::info("upstream {} stderr: {:.200}... ({} bytes, cut)", self->name_, head, size);
+            const auto& mask = self->handlers_.log_text;
+            spdlog::info("upstream {} stderr: {:.200}... ({} bytes, cut)", self->name_,
+                         mask ? mask(head) : std::string(head), size);
           });
     }
   }, asio::detached);

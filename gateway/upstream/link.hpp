@@ -59,6 +59,9 @@ class Listener {
   virtual void on_health(const std::string& /*server*/, bool /*up*/) {}
   /// The server's circuit breaker changed state.
   virtual void on_circuit(const std::string& /*server*/, Breaker::State /*state*/) {}
+  /// What a log line may show of `text`, written by the server (its
+  /// stderr): by default all of it; the gateway masks secrets (redaction).
+  virtual std::string log_text(std::string_view text) const { return std::string(text); }
 };
 
 /// Whom a link is for, when it is not the server's shared one: one client

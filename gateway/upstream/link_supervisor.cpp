@@ -81,6 +81,7 @@ Result<std::shared_ptr<transport::Connection>> Link::connect() {
     if (!c) return Error{c.error()};
     return std::shared_ptr<transport::Connection>(std::move(*c));
   }
+  h.log_text = [this](std::string_view text) { return listener_.log_text(text); };
   transport::ChildSpec spec{cfg_.command, cfg_.args, cfg_.env, cfg_.cwd};
   auto c = transport::StdioConnection::start(io_, cfg_.name, spec, std::move(h), cfg_.max_response_bytes);
   if (!c) return Error{c.error()};

@@ -157,6 +157,9 @@ struct CallOptions {
   /// then never reaches the server (the policies); may be empty.
   std::function<std::optional<Reply>(std::string_view server, std::string_view tool, const json::Value* arguments)>
       vet_upstream_call;
+  /// Given what a composite (plugin) tool's upstream call answered before
+  /// the plugin sees it, to change it (redaction); may be empty.
+  std::function<void(Reply& reply)> screen_upstream_reply;
   /// Set: the request is about MCP tasks. A tools/call may then become a
   /// task: a server of the session revisions gets these as its `task`
   /// params, one of 2026-07-28 is told the client declares the tasks

@@ -2,7 +2,11 @@
 // detectors know (and one for an operator's pattern), for the redaction
 // suite: in a tool's content text and structuredContent, in an isError
 // result, in a JSON-RPC error's message and data, in a resource's text, in
-// a prompt's messages, and on its stderr (which the gateway logs). Every
+// a prompt's messages, a completion's values, on its stderr (which the
+// gateway logs; with SECRETS_LONG_STDERR set, a line of 10,000 bytes at
+// start, a secret across its byte 200), in what it sends a client during a
+// call (tool talk: a log message, progress, an elicitation), and in a task
+// it runs (tool job called with `task`: its status messages and result). Every
 // message it receives is appended to the file named by its first argument,
 // so a test can see what reached it (a tool call's arguments).
 //
@@ -67,6 +71,10 @@ export function secretsServer(log, extra = {}) {
 
 const all = () => SECRETS.map((s) => s.text).join('\n');
 
+/** The stderr line SECRETS_LONG_STDERR writes: a GitHub token at byte `LONG_STDERR_AT`, among filler words. */
+export const LONG_STDERR_AT = 190;
+export const longStderrLine = () => `${'x'.repeat(LONG_STDERR_AT - 1)} ${SECRETS[2].text} ${'y'.repeat(10000)}`;
+
 /** `bytes` of log-like text, the same every time; a secret every `every` bytes (0: none). */
 function bulkText(bytes, every) {
   const words = ['request', 'user', 'GET', '/api/v2/items', 'status=200', 'latency_ms=', 'token_count', 'the', 'error', 'retry', 'session', 'key', 'id=', 'cache', 'miss'];
@@ -100,8 +108,36 @@ function serve(log) {
       description: 'answers with `bytes` of log-like text, a secret every `every` bytes (0: none)',
       inputSchema: { type: 'object', properties: { bytes: { type: 'integer' }, every: { type: 'integer' } } },
     },
+    { name: 'talk', description: 'logs, reports progress and asks the client, each with a secret', inputSchema: { type: 'object' } },
+    { name: 'job', description: 'runs as a task when asked', inputSchema: { type: 'object' }, execution: { taskSupport: 'optional' } },
   ];
   const bulk = new Map(); // "bytes/every" -> text, made once
+  let nextAsk = 1;
+  const asked = new Map(); // our request id -> resolve(answer message)
+  const ask = (method, params) => {
+    const id = `sec-ask-${nextAsk++}`;
+    out({ jsonrpc: '2.0', id, method, params });
+    return new Promise((resolve) => asked.set(id, resolve));
+  };
+  const jobs = new Map(); // task id -> its result
+  const now = () => new Date().toISOString();
+  const task = (taskId, status, statusMessage) => ({ taskId, status, statusMessage, createdAt: now(), lastUpdatedAt: now(), ttl: 60000, pollInterval: 50 });
+  const leakResult = (where) => ({
+    content: [{ type: 'text', text: all() }],
+    structuredContent: { nested: { list: SECRETS.map((s) => s.text) } },
+    ...(where === 'is_error' ? { isError: true } : {}),
+  });
+  async function talk(m, p) {
+    out({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', logger: 'sec', data: { note: `log ${SECRETS[4].text}` } } });
+    const token = p._meta?.progressToken;
+    if (token !== undefined)
+      out({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: 1, total: 2, message: `progress ${SECRETS[5].text}` } });
+    const answer = await ask('elicitation/create', {
+      message: `confirm ${SECRETS[7].text}`,
+      requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } },
+    });
+    ok(m.id, { content: [{ type: 'text', text: `talked: ${answer.result?.action ?? 'no answer'}` }] });
+  }
   const rl = readline.createInterface({ input: process.stdin });
   rl.on('line', (line) => {
     if (!line.trim()) return;
@@ -112,13 +148,18 @@ function serve(log) {
       return;
     }
     appendFileSync(log, `${line}\n`);
+    if (m.id !== undefined && !m.method && asked.has(m.id)) {
+      asked.get(m.id)(m);
+      asked.delete(m.id);
+      return;
+    }
     if (m.id === undefined || !m.method) return;
     const p = m.params || {};
     switch (m.method) {
       case 'initialize':
         return ok(m.id, {
           protocolVersion: p.protocolVersion || '2025-06-18',
-          capabilities: { tools: {}, resources: {}, prompts: {} },
+          capabilities: { tools: {}, resources: {}, prompts: {}, completions: {}, logging: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
           serverInfo: { name: 'secrets', version: '1.0.0' },
         });
       case 'ping':
@@ -134,6 +175,13 @@ function serve(log) {
           if (!bulk.has(key)) bulk.set(key, bulkText(Number(args.bytes) || 0, Number(args.every) || 0));
           return ok(m.id, { content: [{ type: 'text', text: bulk.get(key) }] });
         }
+        if (p.name === 'talk') return void talk(m, p);
+        if (p.name === 'job') {
+          if (!p.task) return ok(m.id, leakResult(args.where));
+          const taskId = `job-${jobs.size + 1}`;
+          jobs.set(taskId, leakResult(args.where));
+          return ok(m.id, { task: task(taskId, 'working', 'started') });
+        }
         if (p.name !== 'leak') return out({ jsonrpc: '2.0', id: m.id, error: { code: -32602, message: `no tool ${p.name}` } });
         process.stderr.write(`handing out ${SECRETS.map((s) => s.text.replace(/\n/g, ' ')).join(' ')}\n`);
         if (args.where === 'error')
@@ -144,6 +192,18 @@ function serve(log) {
           ...(args.where === 'is_error' ? { isError: true } : {}),
         });
       }
+      case 'logging/setLevel':
+        return ok(m.id, {});
+      case 'completion/complete':
+        return ok(m.id, { completion: { values: [SECRETS[2].text, 'plain'], total: 2, hasMore: false } });
+      case 'tasks/get':
+        if (!jobs.has(p.taskId)) return out({ jsonrpc: '2.0', id: m.id, error: { code: -32602, message: 'Failed to retrieve task: Task not found' } });
+        return ok(m.id, task(p.taskId, 'completed', `done with ${SECRETS[0].text}`));
+      case 'tasks/list':
+        return ok(m.id, { tasks: [...jobs.keys()].map((id) => task(id, 'completed', `done with ${SECRETS[0].text}`)) });
+      case 'tasks/result':
+        if (!jobs.has(p.taskId)) return out({ jsonrpc: '2.0', id: m.id, error: { code: -32602, message: 'Failed to retrieve task: Task not found' } });
+        return ok(m.id, { ...jobs.get(p.taskId), _meta: { 'io.modelcontextprotocol/related-task': { taskId: p.taskId } } });
       case 'resources/list':
         return ok(m.id, { resources: [{ uri: 'secret://creds', name: 'creds', mimeType: 'text/plain' }] });
       case 'resources/read':
@@ -161,4 +221,7 @@ function serve(log) {
   });
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) serve(process.argv[2] || '/dev/null');
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  if (process.env.SECRETS_LONG_STDERR) process.stderr.write(`${longStderrLine()}\n`);
+  serve(process.argv[2] || '/dev/null');
+}

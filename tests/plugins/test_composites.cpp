@@ -3,6 +3,7 @@
 // (`server`, default "toolbox").
 #include <mcpgw/plugin.hpp>
 
+#include <algorithm>
 #include <stdexcept>
 #include <thread>
 
@@ -36,6 +37,20 @@ MCPGW_PLUGIN("test_composites", "0.1.0") {
         return mcpgw::ToolResult::raw(
             ctx.call_tool(args["server"].as_string(), args["tool"].as_string(), a.is_null() ? mcpgw::Json::object() : a)
                 .raw());
+      });
+
+  plugin.tool("reverse_relay")
+      .description("Calls an upstream tool and returns the text of its result reversed, as the plugin saw it.")
+      .input_schema(object_schema(R"({"server":{"type":"string"},"tool":{"type":"string"},"arguments":{}})"))
+      .handler([](mcpgw::Context& ctx, const mcpgw::Json& args) {
+        // Reversed, a secret no longer looks like one to the gateway's
+        // detectors on the way out: what comes back is what the plugin got.
+        const mcpgw::Json& a = args["arguments"];
+        auto r = ctx.call_tool(args["server"].as_string(), args["tool"].as_string(),
+                               a.is_null() ? mcpgw::Json::object() : a);
+        std::string text = r.text();
+        std::reverse(text.begin(), text.end());
+        return mcpgw::ToolResult::ok(mcpgw::Json::object({{"reversed", text}, {"isError", r.is_error()}}));
       });
 
   plugin.tool("parallel_sleep")

@@ -109,3 +109,59 @@ TEST_CASE("redaction: a span's name, attributes and status message masked; a cle
   clean.set("mcp.method.name", "ping");
   CHECK_FALSE(masked_span(*cfg.detectors, clean));
 }
+
+namespace {
+
+/// `yaml`'s configuration, shared as the gateway holds it.
+std::shared_ptr<const config::Config> config_of(const std::string& yaml) {
+  auto c = config::parse(yaml, "gw.yaml", [](const std::string&) { return std::optional<std::string>(); });
+  REQUIRE_MESSAGE(c.ok(), (c.ok() ? std::string() : c.error()));
+  return std::make_shared<const config::Config>(std::move(*c));
+}
+
+}  // namespace
+
+TEST_CASE("redaction: an upstream's notification or request to a client is masked, even under refuse") {
+  Metrics metrics;
+  RelayRedaction refuse{config_of("redact: {action: refuse}\n"), &metrics};
+  auto params = json::parse(R"({"level":"info","data":{"note":"log glpat-AbCdEfGhIjKlMnOpQrSt"}})");
+  REQUIRE(params);
+  CHECK(redact_relayed(refuse, *params));
+  CHECK(json::write(*params) == R"({"level":"info","data":{"note":"log [REDACTED:gitlab_token]"}})");
+  CHECK(metrics.render().find(R"(mcpgw_redactions_total{detector="gitlab_token"} 1)") != std::string::npos);
+
+  // Off: no configuration, or no results direction.
+  auto clean = json::parse(R"({"message":"glpat-AbCdEfGhIjKlMnOpQrSt"})");
+  CHECK_FALSE(redact_relayed(RelayRedaction{}, *clean));
+  CHECK_FALSE(redact_relayed({config_of("redact: {in: [arguments]}\n"), &metrics}, *clean));
+  CHECK(json::get_string(*clean, "message") == "glpat-AbCdEfGhIjKlMnOpQrSt");
+}
+
+TEST_CASE("redaction: an upstream's task: tasks/result as a tool's answer, a task's state masked") {
+  Metrics metrics;
+  RelayRedaction refuse{config_of("redact: {action: refuse}\n"), &metrics};
+  auto result = result_with(R"({"content":[{"type":"text","text":"AKIAIOSFODNN7EXAMPLE"}]})");
+  redact_task_reply(refuse, "tasks/result", result);
+  CHECK_FALSE(result.rpc_error);
+  CHECK(json::write(result.body).find("Refused by redaction: a secret in the tool's answer (detector aws_access_key_id)") !=
+        std::string::npos);
+  CHECK(metrics.render().find(R"(mcpgw_refused_total{reason="redaction"} 1)") != std::string::npos);
+
+  // A 2026-07-28 task with its outcome inlined: the outcome refused, the rest masked.
+  auto task = result_with(R"({"taskId":"t1","status":"completed","statusMessage":"done AKIAIOSFODNN7EXAMPLE",)"
+                          R"("error":{"code":-32000,"message":"ghp_16C7e42F292c6912E7710c838347Ae178B4a"}})");
+  redact_task_reply(refuse, "tasks/get", task);
+  CHECK(json::get_string(task.body, "statusMessage") == "done [REDACTED:aws_access_key_id]");
+  CHECK(json::find(task.body, "error") == nullptr);
+  const json::Value* inlined = json::find(task.body, "result");
+  REQUIRE(inlined);
+  CHECK(json::find(*inlined, "isError")->IsTrue());
+  CHECK(json::write(*inlined).find("detector github_token") != std::string::npos);
+
+  // Under mask: every string masked, the outcome kept in place.
+  RelayRedaction mask{config_of("redact: {}\n"), &metrics};
+  auto masked = result_with(R"({"taskId":"t1","status":"completed","result":{"content":[{"type":"text","text":"AKIAIOSFODNN7EXAMPLE"}]}})");
+  redact_task_reply(mask, "tasks/get", masked);
+  CHECK(json::write(masked.body) ==
+        R"({"taskId":"t1","status":"completed","result":{"content":[{"type":"text","text":"[REDACTED:aws_access_key_id]"}]}})");
+}
