@@ -1,5 +1,6 @@
 // mcpgw: one MCP endpoint in front of many MCP servers.
 #include <CLI/CLI.hpp>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -209,6 +210,12 @@ int serve(config::Config cfg, const Cli& cli) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A large answer (a relayed result of megabytes) gets a mapping of its
+  // own, returned to the system once written. By default glibc raises this
+  // threshold after the first such free, and from then on each worker's
+  // arena keeps the largest answers it has held: the resident set grows by
+  // a large answer per worker and never shrinks.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
   auto parsed = parse_cli(argc, argv);
   if (const int* code = std::get_if<int>(&parsed)) return *code;
   const Cli& cli = std::get<Cli>(parsed);
