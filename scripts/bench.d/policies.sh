@@ -49,7 +49,7 @@ YAML
 } > "$work/policies.yaml"
 
 start() {  # name -> pid and url in globals
-  "$build/mcpgw" --config "$work/$1.yaml" 2> "$work/$1.err" & pids+=($!)
+  "$build/mcpgw" --config "$work/$1.yaml" 2> "$work/$1.err" &
   local pid=$! url=""
   for _ in $(seq 1 100); do url=$(grep -o 'http://[^ ]*' "$work/$1.err" | head -1 || true); [ -n "$url" ] && break; sleep 0.1; done
   for _ in $(seq 1 300); do curl -sf "${url%/mcp}/readyz" > /dev/null && break; sleep 0.1; done
@@ -58,8 +58,11 @@ start() {  # name -> pid and url in globals
     -d '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}' | tr -d '\r' | awk 'tolower($1)=="mcp-session-id:"{print $2}')
   echo "$pid $url $sid"
 }
+# start runs in a subshell here: its pids reach cleanup from this shell.
 read -r plain_pid plain_url plain_sid < <(start plain)
+pids+=("$plain_pid")
 read -r pol_pid pol_url pol_sid < <(start policies)
+pids+=("$pol_pid")
 
 body='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tbs:echo","arguments":{"text":"hello"}}}'
 # A refusal would not say "hello": the policies let the call through.
