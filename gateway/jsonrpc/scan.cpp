@@ -168,7 +168,8 @@ class Scanner {
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;
     return -1;
   }
-  /// The code unit of the `\uXXXX` at p_ (after its backslash), or -1.
+  /// The code unit of the `\u` escape at p_ (after its backslash: `u` and
+  /// four hex digits), or -1.
   int code_unit() {
     if (end_ - p_ < 5 || *p_ != 'u') return -1;
     int v = 0;

@@ -4,6 +4,7 @@
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <future>
+#include <optional>
 #include <thread>
 
 #include "cluster/cluster.hpp"
@@ -80,19 +81,24 @@ std::string joined(const std::vector<std::string>& items, std::string_view sep) 
   return out;
 }
 
+/// The pins in `store`, or nullopt with why not written to `err`.
+std::optional<integrity::Ledger> read_ledger(OpenStore& store, std::ostream& err) {
+  std::string why = store.error();
+  if (why.empty()) {
+    auto ledger = store.load();
+    if (ledger) return std::move(*ledger);
+    why = ledger.error();
+  }
+  err << "mcpgw: pins: " << why << "\n";
+  return std::nullopt;
+}
+
 }  // namespace
 
 int run_pins_list(const config::Config& cfg, bool as_json, std::ostream& out, std::ostream& err) {
   OpenStore store(cfg);
-  if (!store.error().empty()) {
-    err << "mcpgw: pins: " << store.error() << "\n";
-    return 1;
-  }
-  auto ledger = store.load();
-  if (!ledger) {
-    err << "mcpgw: pins: " << ledger.error() << "\n";
-    return 1;
-  }
+  auto ledger = read_ledger(store, err);
+  if (!ledger) return 1;
   json::Document d(rapidjson::kArrayType);
   auto& a = d.GetAllocator();
   std::vector<std::array<std::string, 5>> rows{{"SERVER", "TOOL", "STATE", "WHEN", "WHAT"}};
@@ -137,15 +143,8 @@ int run_pins_approve(const config::Config& cfg, const integrity::Selection& sel,
     return 2;
   }
   OpenStore store(cfg);
-  if (!store.error().empty()) {
-    err << "mcpgw: pins: " << store.error() << "\n";
-    return 1;
-  }
-  auto ledger = store.load();
-  if (!ledger) {
-    err << "mcpgw: pins: " << ledger.error() << "\n";
-    return 1;
-  }
+  auto ledger = read_ledger(store, err);
+  if (!ledger) return 1;
   auto now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch());
   auto changes = integrity::approve(*ledger, sel, now.count());
   if (!changes) {
