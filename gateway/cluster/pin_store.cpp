@@ -58,8 +58,16 @@ class Cluster::PinStore final : public integrity::Store {
     }
     redis_.command(pins_command(changes), [this, done = std::move(done)](Result<RedisReply> r) {
       if (r && r->type == RedisReply::Type::Error) r = Error{"Redis refused the command: " + r->text};
-      if (r) redis_.command({"PUBLISH", kEvents, "pins"}, nullptr);
-      if (done) done(r ? Result<void>{} : Result<void>{Error{r.error()}});
+      if (!r) {
+        if (done) done(Error{r.error()});
+        return;
+      }
+      // Done once the replicas were told: `mcpgw pins approve` exits when
+      // done, and a PUBLISH still queued then never reaches them. (The pins
+      // are written either way; a replica reads them again on reconnect.)
+      redis_.command({"PUBLISH", kEvents, "pins"}, [done](Result<RedisReply>) {
+        if (done) done(Result<void>{});
+      });
     });
   }
 
