@@ -290,13 +290,24 @@ std::string make_result(const Id& id, const json::Value& result) {
   return make_response(id, "result", result);
 }
 
+namespace {
+constexpr std::string_view kResultHead = "{\"jsonrpc\":\"2.0\",\"id\":", kResultMid = ",\"result\":";
+}  // namespace
+
 std::string make_result_raw(const Id& id, std::string_view result_json) {
-  // Sized once: a relayed result of megabytes is copied once.
-  constexpr std::string_view head = "{\"jsonrpc\":\"2.0\",\"id\":", mid = ",\"result\":";
+  // Sized once: a result of megabytes is copied once.
   std::string out;
-  out.reserve(head.size() + id.json().size() + mid.size() + result_json.size() + 1);
-  out.append(head).append(id.json()).append(mid).append(result_json).push_back('}');
+  out.reserve(kResultHead.size() + id.json().size() + kResultMid.size() + result_json.size() + 1);
+  out.append(kResultHead).append(id.json()).append(kResultMid).append(result_json).push_back('}');
   return out;
+}
+
+SplicedText make_result_spliced(const Id& id, std::shared_ptr<const RawResult> raw) {
+  std::string head;
+  head.reserve(kResultHead.size() + id.json().size() + kResultMid.size());
+  head.append(kResultHead).append(id.json()).append(kResultMid);
+  const std::string_view result = raw->result;
+  return SplicedText(std::move(head), std::move(raw), result, "}");
 }
 
 std::string describe_error(const json::Value& error) {

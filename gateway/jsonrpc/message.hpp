@@ -11,6 +11,7 @@
 #include "jsonrpc/id.hpp"
 #include "jsonrpc/json.hpp"
 #include "jsonrpc/scan.hpp"
+#include "util/spliced_text.hpp"
 
 namespace mcpgw::jsonrpc {
 
@@ -130,6 +131,9 @@ std::string make_result(const Id& id, const json::Value& result);
 /// Like make_result, with `result_json` already serialised (hot paths build
 /// large results as text).
 std::string make_result_raw(const Id& id, std::string_view result_json);
+/// The response to `id` around a relayed result, which stays where it was
+/// read (the text keeps it alive) and is not copied.
+SplicedText make_result_spliced(const Id& id, std::shared_ptr<const RawResult> raw);
 /// An error response carrying `error` (an object {code, message, data?}) as is.
 std::string make_error_response(const Id& id, const json::Value& error);
 /// `{code, message}` of an error object as readable text: "error CODE: MESSAGE".

@@ -41,7 +41,11 @@ class Scanner {
         out.id = {start, static_cast<std::size_t>(p_ - start)};
         id = true;
       } else if (key == "result") {
+        line_break_ = false;
         if (result || peek() != '{' || !object(1, Place::Result)) return std::nullopt;
+        // Whitespace may hold line breaks; relayed, they would end the
+        // line (stdio) or the event (SSE) the result goes out in.
+        if (line_break_) return std::nullopt;
         out.result = {start, static_cast<std::size_t>(p_ - start)};
         result = true;
       } else {
@@ -66,7 +70,10 @@ class Scanner {
     return false;
   }
   void ws() {
-    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+    for (; p_ < end_; ++p_) {
+      if (*p_ == '\n' || *p_ == '\r') line_break_ = true;
+      else if (*p_ != ' ' && *p_ != '\t') return;
+    }
   }
   bool literal(std::string_view word) {
     if (static_cast<std::size_t>(end_ - p_) < word.size() || std::memcmp(p_, word.data(), word.size()) != 0)
@@ -237,6 +244,7 @@ class Scanner {
   const char* const end_;
   ResultFacts facts_;
   bool seen_is_error_ = false;
+  bool line_break_ = false;  ///< whitespace since it was last reset held a line break
 };
 
 }  // namespace

@@ -41,7 +41,9 @@ inline constexpr int kMaxScanDepth = 256;
 /// would change or refuse (malformed JSON, ill-formed UTF-8 or a lone
 /// surrogate escape, which it repairs; a number that would not be finite;
 /// a key written with escapes, which only a decoder can compare; nesting
-/// past kMaxScanDepth). Nullopt is never an error: the DOM path reads it.
+/// past kMaxScanDepth), and a result with a line break between its tokens
+/// (relayed, it would end the line or the SSE event it goes out in).
+/// Nullopt is never an error: the DOM path reads it.
 std::optional<ScannedResponse> scan_response(std::string_view text);
 
 /// A response's result kept as the bytes it came in: the message's text,

@@ -20,7 +20,7 @@ class Waiting final : public transport::Exchange {
   /// reach anyone: refused, so the call goes on without them.
   bool send(std::string) override { return false; }
   bool can_send() const override { return false; }
-  void reply(std::string response, int) override { done_.set_value(std::move(response)); }
+  void reply(SplicedText response, int) override { done_.set_value(std::move(response).flatten()); }
   std::future<std::string> answer() { return done_.get_future(); }
 
  private:

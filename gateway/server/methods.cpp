@@ -64,9 +64,9 @@ Answer Answer::page(std::string_view key, std::vector<std::string_view> items, j
   return out;
 }
 
-std::string Answer::write(const jsonrpc::Id& id) const {
+SplicedText Answer::write(const jsonrpc::Id& id) const {
   if (error_) return jsonrpc::make_error_response(id, body_);
-  if (raw_) return jsonrpc::make_result_raw(id, raw_->result);
+  if (raw_) return jsonrpc::make_result_spliced(id, raw_);
   if (!spliced_) return jsonrpc::make_result(id, body_);
   const Spliced& sp = *spliced_;
   std::string out = "{";

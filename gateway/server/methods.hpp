@@ -61,8 +61,9 @@ class Answer {
   /// A tool result still the bytes its upstream sent (relayed as they are
   /// by write() unless body() builds it); else null.
   const jsonrpc::RawResult* raw() const { return raw_.get(); }
-  /// The response to request `id`, serialised.
-  std::string write(const jsonrpc::Id& id) const;
+  /// The response to request `id`, serialised (around a relayed result,
+  /// which is not copied).
+  SplicedText write(const jsonrpc::Id& id) const;
 
  private:
   /// What page() and result_with() splice into the result when written.

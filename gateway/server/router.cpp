@@ -212,7 +212,7 @@ void Router::request(const std::shared_ptr<McpSession>& parent, jsonrpc::Message
   run_async(parent, s, *method, std::move(m), std::move(ex), std::move(ctx), std::move(span), after_startup);
 }
 
-std::string Router::finish(Answer answer, const jsonrpc::Message& m, const mcp::RequestContext& ctx) {
+SplicedText Router::finish(Answer answer, const jsonrpc::Message& m, const mcp::RequestContext& ctx) {
   // Lists and reads are the same for every client of a mode unless
   // principals see different things.
   // A relayed result needs no stamp but a stateless client's.
@@ -271,7 +271,7 @@ void Router::run_async(const std::shared_ptr<McpSession>& parent, const std::sha
         auto respond = [&](Answer answer) {
           end_server_span(span, answer);
           int error = answer.error_code();
-          std::string written = finish(std::move(answer), *m, *ctx);
+          SplicedText written = finish(std::move(answer), *m, *ctx);
           done->untrack();
           ex->reply(std::move(written), error);
         };

@@ -97,7 +97,7 @@ class Router final : public transport::Handler {
                  std::shared_ptr<mcp::RequestContext> ctx, std::shared_ptr<mcp::SpanTimer> span,
                  bool after_startup);
   /// The answer of `m`, in the form its era wants, serialised.
-  std::string finish(Answer answer, const jsonrpc::Message& m, const mcp::RequestContext& ctx);
+  SplicedText finish(Answer answer, const jsonrpc::Message& m, const mcp::RequestContext& ctx);
   /// Runs `work` (`what`, for the log) as a coroutine on a strand of the
   /// loop, counted in flight (drain() waits for it): what a transport's
   /// call on an I/O thread starts and nobody awaits (a session's end).

@@ -14,6 +14,7 @@
 #include "jsonrpc/message.hpp"
 #include "transport/shared_sessions.hpp"
 #include "util/cancel.hpp"
+#include "util/spliced_text.hpp"
 #include "util/event.hpp"
 #include "util/thread_annotations.hpp"
 
@@ -93,8 +94,10 @@ class Exchange {
   virtual void progress(std::string msg) { send(std::move(msg)); }
   /// The final response, with the JSON-RPC error code it carries (0 for
   /// a result), so a transport chooses its status without reading the
-  /// response again. Exactly once per request.
-  virtual void reply(std::string response, int error) = 0;
+  /// response again. Exactly once per request. A relayed result comes as
+  /// a piece of its own (SplicedText): a transport that can write it
+  /// where it lies does not copy it.
+  virtual void reply(SplicedText response, int error) = 0;
   /// False when messages sent before the reply cannot reach the client (an
   /// HTTP client that accepts only a JSON response).
   virtual bool can_send() const { return true; }

@@ -37,7 +37,7 @@ std::pair<std::string, std::string> split_url(const std::string& url) {
 
 std::string lower(std::string s) { return ascii_lowered(std::move(s)); }
 
-http::Response json_response(int status, std::string body) {
+http::Response json_response(int status, SplicedText body) {
   return {status, {{"Content-Type", "application/json"}}, std::move(body)};
 }
 

@@ -27,7 +27,7 @@ namespace mcpgw::transport {
 /// A JSON-RPC error (null id) as an HTTP response with `status`.
 http::Response json_error(int status, int code, const std::string& message);
 /// A JSON body (`application/json`) with `status`.
-http::Response json_response(int status, std::string body);
+http::Response json_response(int status, SplicedText body);
 /// ASCII lower case.
 std::string lower(std::string s);
 

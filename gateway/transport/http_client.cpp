@@ -36,6 +36,8 @@ constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t kMaxIdle = 64;
 /// Largest response head accepted (status line and headers).
 constexpr std::uint32_t kMaxHead = 64 * 1024;
+/// What a body is read by at most per system call (Beast's own cap).
+constexpr std::size_t kBodyRead = 64 * 1024;
 
 IpAddress ip_of(const asio::ip::address& a) {
   IpAddress out;
@@ -201,6 +203,8 @@ class ResponseParser final : public ::mcpgw::transport::http::MessageParser<fals
   ResponseParser(HttpHead& head, HttpClient::OnData& on_data) : head_(head), on_data_(on_data) {}
   /// on_data wanted no more: the parse ended there.
   bool stopped() const { return stopped_; }
+  /// How much of the body came so far.
+  std::uint64_t body_bytes() const { return body_bytes_; }
 
  private:
   void on_response_impl(int status, string_view, int, error_code&) override {
@@ -211,6 +215,7 @@ class ResponseParser final : public ::mcpgw::transport::http::MessageParser<fals
     head_.headers.emplace_back(std::string(name.data(), name.size()), std::string(value.data(), value.size()));
   }
   std::size_t on_body_impl(string_view body, error_code& ec) override {
+    body_bytes_ += body.size();
     if (!body.empty() && !on_data_(std::string_view(body.data(), body.size()))) {
       stopped_ = true;
       ec = asio::error::operation_aborted;
@@ -221,6 +226,7 @@ class ResponseParser final : public ::mcpgw::transport::http::MessageParser<fals
   HttpHead& head_;
   HttpClient::OnData& on_data_;
   bool stopped_ = false;
+  std::uint64_t body_bytes_ = 0;
 };
 
 /// Runs `op`, a synchronous Beast operation on non-blocking socket `s`,
@@ -316,6 +322,13 @@ Task<void> transfer(S& stream, beast::flat_buffer& buffer, const Url& url,
   t.keep_alive = p.keep_alive();
   if (!on_head(t.head)) co_return;
   while (!p.is_done()) {
+    // Beast reads as much as the buffer has room for, at least 512 bytes:
+    // a large body, consumed as it comes, would otherwise arrive 512 bytes
+    // per system call (32,768 of them for 16 MiB). A small one, or a
+    // stream of small events, keeps the small buffer.
+    if (buffer.capacity() < kBodyRead &&
+        p.content_length_remaining().value_or(p.body_bytes()) > buffer.capacity())
+      buffer.reserve(kBodyRead);
     error_code ec = co_await read_body(stream, buffer, p);
     if (p.stopped()) co_return;
     if (ec) {
@@ -506,8 +519,11 @@ Task<HttpResult> HttpClient::exchange(const HttpRequest& req, Abort& abort, OnHe
     abort.on_fire({});
     if (t.error.empty()) {
       out.head = std::move(t.head);
-      if (t.complete && t.keep_alive && s->buffer.size() == 0 && abort.why() == Abort::Why::None)
+      if (t.complete && t.keep_alive && s->buffer.size() == 0 && abort.why() == Abort::Why::None) {
+        // An idle connection keeps a small buffer, whatever its last body.
+        if (s->buffer.capacity() >= kBodyRead) s->buffer.shrink_to_fit();
         give_back(std::move(s));
+      }
       co_return out;
     }
     // A pooled connection the server closed while idle, found out before a

@@ -14,6 +14,7 @@
 
 #include "transport/sse.hpp"
 #include "util/ascii.hpp"
+#include "util/memory.hpp"
 
 namespace mcpgw::transport {
 namespace {
@@ -103,8 +104,10 @@ struct HttpConnection::PostAnswer {
       std::string length = h.get("Content-Length");
       std::size_t n = 0;
       auto [end, ec] = std::from_chars(length.data(), length.data() + length.size(), n);
-      if (ec == std::errc() && end == length.data() + length.size() && n <= c.target_.max_response_bytes)
+      if (ec == std::errc() && end == length.data() + length.size() && n <= c.target_.max_response_bytes) {
         json_body.reserve(n);
+        prefer_huge_pages(json_body.data(), json_body.capacity());
+      }
     }
     return true;
   };

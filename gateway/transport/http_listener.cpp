@@ -34,10 +34,18 @@ using boost::system::error_code;
 
 namespace {
 
+/// A response's head and its body's pieces, in the order they are written.
+using Gather = std::array<asio::const_buffer, 4>;
+
 /// What of `out` is left after its first `written` bytes.
-std::array<asio::const_buffer, 2> unsent(const std::array<asio::const_buffer, 2>& out, std::size_t written) {
-  if (written < out[0].size()) return {out[0] + written, out[1]};
-  return {asio::const_buffer(), out[1] + (written - out[0].size())};
+Gather unsent(const Gather& out, std::size_t written) {
+  Gather left;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::size_t skip = std::min(written, out[i].size());
+    left[i] = out[i] + skip;
+    written -= skip;
+  }
+  return left;
 }
 
 /// Built outside the coroutine and passed as a named local: GCC 12 destroys
@@ -152,9 +160,12 @@ class Listener::Impl::ConnResponder final : public Responder {
       close_ = true;
       co_return false;
     }
-    std::array<asio::const_buffer, 2> out{asio::buffer(*head),
-                                          head_only_ ? asio::const_buffer() : asio::buffer(r.body)};
-    const std::size_t total = out[0].size() + out[1].size();
+    Gather out{asio::buffer(*head)};
+    if (!head_only_) {
+      auto pieces = r.body.pieces();
+      for (std::size_t i = 0; i < pieces.size(); ++i) out[i + 1] = asio::buffer(pieces[i]);
+    }
+    const std::size_t total = asio::buffer_size(out);
     std::size_t written = 0;
     error_code ec;
     // Over plain TCP (a non-blocking socket, see spawn()) the answer is

@@ -34,6 +34,7 @@
 #include "transport/io.hpp"
 #include "transport/stream_queue.hpp"
 #include "util/result.hpp"
+#include "util/spliced_text.hpp"
 #include "util/task.hpp"
 
 namespace mcpgw::transport::http {
@@ -67,7 +68,7 @@ struct Request {
 struct Response {
   int status = 200;
   std::vector<Header> headers;
-  std::string body;
+  SplicedText body;  ///< written from its pieces as they are (a relayed result is not copied)
 };
 
 /// How a streamed response is paced.

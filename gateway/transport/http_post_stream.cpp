@@ -12,12 +12,12 @@ void PostStream::push_error(std::string msg) {
   push_final(std::move(msg), jsonrpc::kInvalidRequest);
 }
 
-void PostStream::push_final(std::string msg, int error) {
+void PostStream::push_final(SplicedText msg, int error) {
   {
     util::MutexLock lk(mu_);
     ++finals_seen_;
     if (streaming_) {
-      queue_->push_final(sse::format_event(msg));
+      queue_->push_final(sse::format_spliced_event(msg));
       if (finals_seen_ == finals_expected_) queue_->close();
     } else {
       events_.push_back({true, nullptr, std::move(msg), error});
@@ -44,7 +44,7 @@ std::shared_ptr<http::StreamQueue> PostStream::start_streaming() {
   queue_ = std::make_shared<http::StreamQueue>(strand_, max_waiting_, max_stream_bytes_,
                                                http::StreamQueue::WhenFull::Drop);
   for (auto& e : events_) {
-    std::string chunk = sse::format_event(e.msg);
+    std::string chunk = sse::format_spliced_event(e.msg);
     if (e.final) queue_->push_final(std::move(chunk));
     else if (e.key) queue_->replace(e.key, std::move(chunk));
     else queue_->push(std::move(chunk));
@@ -60,13 +60,13 @@ std::optional<int> PostStream::first_error() {
   return it == events_.end() ? std::nullopt : std::optional<int>(it->error);
 }
 
-std::string PostStream::take_json(bool batch) {
+SplicedText PostStream::take_json(bool batch) {
   util::MutexLock lk(mu_);
   if (!batch) return std::move(events_.front().msg);
   std::string body = "[";
   for (auto& e : events_) {
     if (body.size() > 1) body += ',';
-    body += e.msg;
+    e.msg.append_to(body);
   }
   body.push_back(']');
   return body;

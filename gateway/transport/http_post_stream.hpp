@@ -52,7 +52,7 @@ class PostStream {
   void push_error(std::string msg);
   /// A request's final reply, and the JSON-RPC error code it carries (0
   /// for a result).
-  void push_final(std::string msg, int error);
+  void push_final(SplicedText msg, int error);
   /// A message related to a request (`key`: the request's progress, which
   /// replaces the one still waiting); false when it was dropped.
   bool push_related(std::string msg, const void* key);
@@ -79,7 +79,7 @@ class PostStream {
   std::optional<int> first_error();
   /// The answer as one JSON body (once every reply is in and nothing else
   /// came): the reply, or a batch's replies as an array. Takes them.
-  std::string take_json(bool batch);
+  SplicedText take_json(bool batch);
   /// Related messages dropped because the client read too slowly.
   std::size_t dropped() {
     util::MutexLock lk(mu_);
@@ -95,7 +95,7 @@ class PostStream {
   struct Pending {
     bool final;
     const void* key;  ///< progress of one request: a newer one replaces it
-    std::string msg;
+    SplicedText msg;
     int error = 0;  ///< a final reply's JSON-RPC error code; 0 for a result
   };
 
@@ -144,7 +144,7 @@ class PostExchange final : public Exchange {
   void progress(std::string msg) override {
     if (can_stream_ && !cancelled()) stream_->push_related(std::move(msg), this);
   }
-  void reply(std::string response, int error) override {
+  void reply(SplicedText response, int error) override {
     // Exactly once: the session has one request fewer running.
     if (counted_) --counted_->in_flight;
     stream_->push_final(std::move(response), error);

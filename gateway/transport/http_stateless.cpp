@@ -22,7 +22,7 @@ constexpr std::chrono::milliseconds kCallHeartbeat{250};
 /// The reply as one JSON body, in the HTTP status its error code has.
 Task<void> answer_as_json(http::Responder& res, PostStream& stream) {
   int status = mcp_post::answer_status(stream.first_error().value_or(0));
-  std::string body = stream.take_json(false);
+  SplicedText body = stream.take_json(false);
   auto reply = json_response(status, std::move(body));
   co_await res.send(std::move(reply));
 }

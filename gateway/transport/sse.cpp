@@ -13,6 +13,15 @@ std::string format_event(std::string_view data) {
   return out;
 }
 
+std::string format_spliced_event(const SplicedText& data) {
+  std::string out;
+  out.reserve(data.size() + 24);
+  out += "event: message\ndata: ";
+  data.append_to(out);
+  out += "\n\n";
+  return out;
+}
+
 bool Parser::feed(std::string_view chunk) {
   std::size_t i = 0;
   if (after_cr_ && !chunk.empty()) {

@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/spliced_text.hpp"
+
 namespace mcpgw::transport::sse {
 
 /// A comment frame: keeps a stream alive and reveals a gone client.
@@ -12,6 +14,8 @@ inline constexpr std::string_view kHeartbeat = ": ping\n\n";
 
 /// Frames one JSON-RPC message (which must be a single line) as an event.
 std::string format_event(std::string_view data);
+/// format_event() of a text in pieces.
+std::string format_spliced_event(const SplicedText& data);
 
 /// Incremental event-stream parser: feed bytes as they arrive, split
 /// anywhere (even inside a CRLF); each byte is looked at once, so a stream

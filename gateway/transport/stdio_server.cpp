@@ -221,9 +221,10 @@ class StdioServer::Impl::Call final : public Exchange {
   }
   bool send(std::string msg) override { return server_->write(std::move(msg)); }
   void progress(std::string msg) override { server_->write(std::move(msg), this); }
-  void reply(std::string response, int) override {
-    if (batch_) batch_->add(std::move(response));
-    else server_->write(std::move(response));
+  void reply(SplicedText response, int) override {
+    // A line of its own either way (the newline is appended to it).
+    if (batch_) batch_->add(std::move(response).flatten());
+    else server_->write(std::move(response).flatten());
     server_->done_request();
     if (batch_) batch_->gate->done();
   }

@@ -1,5 +1,9 @@
 #include "util/memory.hpp"
 
+#include <sys/mman.h>
+
+#include <cstdint>
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -18,6 +22,14 @@ void MemoryTrimmer::after(std::size_t bytes) {
 #if defined(__GLIBC__)
   malloc_trim(0);
 #endif
+}
+
+void prefer_huge_pages(void* p, std::size_t n) {
+  constexpr std::uintptr_t kHuge = 2 << 20;
+  const auto begin = (reinterpret_cast<std::uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  const auto end = (reinterpret_cast<std::uintptr_t>(p) + n) & ~(kHuge - 1);
+  // Only advice: a kernel without huge pages refuses it, and nothing changes.
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 
 }  // namespace mcpgw

@@ -28,4 +28,12 @@ class MemoryTrimmer {
   std::atomic<std::int64_t> last_ns_{0};
 };
 
+/// Asks the kernel to back the part of [p, p + n) that holds whole 2 MiB
+/// pages with transparent huge pages (where the system leaves that to the
+/// program, `madvise` mode). A buffer of megabytes filled at once is then
+/// faulted in a huge page at a time instead of 4 KiB at a time: each fault
+/// costs a trip into the kernel, which under a hypervisor is most of what
+/// filling the buffer costs. Does nothing for smaller buffers.
+void prefer_huge_pages(void* p, std::size_t n);
+
 }  // namespace mcpgw

@@ -88,7 +88,9 @@ if (!HTTP) {
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.end(Buffer.concat([Buffer.from('event: message\ndata: '), a.bytes, Buffer.from('\n\n')]));
+      // One data line per line of the message (the reader joins them with \n).
+      const lines = a.bytes.toString('latin1').split(/\r?\n|\r/).map((l) => `data: ${l}\n`);
+      res.end(Buffer.from(`event: message\n${lines.join('')}\n`, 'latin1'));
     });
   });
   server.listen(0, '127.0.0.1', () => process.stdout.write(`listening http://127.0.0.1:${server.address().port}/mcp\n`));

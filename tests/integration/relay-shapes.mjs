@@ -16,6 +16,9 @@ export const RESULTS = {
   bad_utf8: '{"content":[{"type":"text","text":"before @@BAD@@ after"}]}',
   next_tool: '{"content":[{"type":"text","text":"first"}],"_meta":{"nextTool":{"name":"relay:echo","arguments":{"text":"second"}}}}',
   resource_link: '{"content":[{"type":"resource_link","uri":"file:///notes.txt","name":"notes"}]}',
+  // Pretty-printed: line breaks between tokens (an HTTP body or an SSE
+  // event's data lines may carry them; a stdio line or an event may not).
+  multiline: '{\n  "content": [\r\n    {"type": "text", "text": "two\\nlines"}\n  ]\n}',
 };
 
 export const RAW_BAD = Buffer.from([0xff, 0xfe]);

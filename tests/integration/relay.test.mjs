@@ -11,13 +11,13 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { Proc, REPO, connectHttp, httpGet, requireBinaries, startGateway, textOf, withDiagnostics } from './harness.mjs';
+import { Proc, REPO, connectHttp, httpGet, requireBinaries, startGateway, startGatewayStdio, textOf, withDiagnostics } from './harness.mjs';
 import { parseMetrics, sample } from './metrics-util.mjs';
 import { resultOf } from './relay-shapes.mjs';
 
 const FIXTURE = path.join(REPO, 'tests/integration/relay-fixture.mjs');
 const strict = new TextDecoder('utf-8', { fatal: true });
-let gw;
+let gw, httpUrl;
 const OVER = [
   ['relay', {}, 'stdio'],
   ['rh', {}, 'an HTTP JSON body'],
@@ -28,6 +28,7 @@ before(async () => {
   requireBinaries();
   const http = new Proc('relay-http', process.execPath, [FIXTURE, '--http']);
   const m = await http.waitForLine('stdout', /^listening (http:\S+)/);
+  httpUrl = m[1];
   gw = await startGateway({
     servers: [
       { name: 'relay', transport: 'stdio', command: process.execPath, args: [FIXTURE] },
@@ -117,3 +118,26 @@ for (const [server, extra, over] of OVER) {
     }),
   );
 }
+
+test(
+  'a result with line breaks between its tokens reaches an HTTP and a stdio client whole, on one line, meaning the same',
+  withDiagnostics(async () => {
+    const want = JSON.parse(resultOf('multiline'));
+    const c = await connectHttp(gw.url);
+    for (const extra of [{}, { sse: true }]) {
+      const { bytes } = await callBytes(c, 'rh:answer', { shape: 'multiline', ...extra });
+      assert.deepEqual(JSON.parse(strict.decode(bytes)).result, want);
+    }
+    await c.close();
+    // Over stdio the answer is one line: relayed as it came, its line
+    // breaks would split it.
+    const { proc, client } = startGatewayStdio({ servers: [{ name: 'rh', transport: 'http', url: httpUrl }] });
+    try {
+      await client.initialize();
+      for (const extra of [{}, { sse: true }]) assert.deepEqual(await client.callTool('rh:answer', { shape: 'multiline', ...extra }), want);
+      assert.deepEqual(client.badLines, []);
+    } finally {
+      await proc.stop();
+    }
+  }),
+);

@@ -18,8 +18,8 @@ http::Request post(std::string body, std::vector<http::Header> headers = {}) {
 jsonrpc::Parsed parse(const http::Request& r) { return jsonrpc::parse(r.body); }
 
 /// The JSON-RPC error code of response body `body`.
-int code_of(const std::string& body) {
-  auto d = json::parse(body);
+int code_of(SplicedText body) {
+  auto d = json::parse(std::move(body).flatten());
   const json::Value* e = d ? json::find(*d, "error") : nullptr;
   const json::Value* c = e ? json::find(*e, "code") : nullptr;
   return c && c->IsInt() ? c->GetInt() : 0;

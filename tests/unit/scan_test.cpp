@@ -56,6 +56,16 @@ TEST_CASE("scan: the id may come after the result, members in any order, with wh
   CHECK(scanned->result == R"({"x":1})");
 }
 
+TEST_CASE("scan: a line break between the result's tokens takes the DOM path; elsewhere it does not matter") {
+  // Relayed, it would end the stdio line or the SSE event the answer goes out in.
+  CHECK_FALSE(jsonrpc::scan_response("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\n\"x\":1}}"));
+  CHECK_FALSE(jsonrpc::scan_response("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"x\":[1,\r2]}}"));
+  CHECK_FALSE(jsonrpc::scan_response("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"x\":1\r\n}}"));
+  auto outside = jsonrpc::scan_response("{\n\"jsonrpc\":\"2.0\",\n\"result\":{\"x\":1},\n\"id\":1\n}\n");
+  REQUIRE(outside);
+  CHECK(outside->result == R"({"x":1})");
+}
+
 TEST_CASE("scan: what the gateway acts on is found, at the right depth only") {
   auto facts = [](const std::string& result) {
     auto s = jsonrpc::scan_response(response(result));
