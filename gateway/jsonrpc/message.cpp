@@ -181,6 +181,14 @@ Parsed parse(std::string_view body, std::size_t max_batch) {
   return out;
 }
 
+Parsed parse(std::shared_ptr<const std::string> body, std::size_t max_batch) {
+  Parsed out = parse(std::string_view(*body), max_batch);
+  if (out.batch || out.messages.size() != 1 || out.messages.front().method() != "tools/call") return out;
+  if (auto arguments = scan_request_arguments(*body))
+    out.messages.front().raw_arguments_ = std::make_shared<const RawArguments>(RawArguments{std::move(body), *arguments});
+  return out;
+}
+
 std::variant<Message, Unreadable> read(std::string_view text) {
   auto doc = json::parse(text);
   if (!doc) return Unreadable{"not JSON (" + doc.error() + ")", answer_id_in(text)};
@@ -366,6 +374,22 @@ std::string make_call(const std::int64_t* id, std::string_view method, const jso
 
 std::string make_request(std::int64_t id, std::string_view method, const json::Value* params) {
   return make_call(&id, method, params);
+}
+
+std::string make_request(std::int64_t id, std::string_view method, const json::Value* params,
+                         std::string_view raw_arguments) {
+  std::string written = make_call(&id, method, params && params->IsObject() ? params : nullptr);
+  if (raw_arguments.empty()) return written;
+  // The written message ends with its params' closing brace and its own
+  // (params come last), or, without params, with its own.
+  const bool has_params = params && params->IsObject();
+  const bool first = !has_params || params->ObjectEmpty();
+  std::string out;
+  out.reserve(written.size() + raw_arguments.size() + 24);
+  out.append(written, 0, written.size() - (has_params ? 2 : 1));
+  out.append(has_params ? (first ? "" : ",") : ",\"params\":{");
+  out.append("\"arguments\":").append(raw_arguments).append("}}");
+  return out;
 }
 
 std::string make_notification(std::string_view method, const json::Value* params) {

@@ -30,6 +30,13 @@ enum class Kind { Request, Notification, Response, ErrorResponse };
 struct Parsed;
 struct Unreadable;
 
+/// A request's `params.arguments` as the bytes its sender wrote: the
+/// message's text, owned and shared, and where the arguments lie in it.
+struct RawArguments {
+  std::shared_ptr<const std::string> text;
+  std::string_view arguments;  ///< within *text
+};
+
 /// One validated JSON-RPC message, owning its document.
 class Message {
  public:
@@ -65,6 +72,11 @@ class Message {
   const RawResult* raw() const { return raw_.get(); }
   /// `error` of an error response, or nullptr.
   const json::Value* error() const { return json::find(doc_, "error"); }
+  /// A tool call's `params.arguments` as the bytes the client sent, when
+  /// parse() kept them (scan_request_arguments accepted them); else null.
+  /// They mean what `params()`'s arguments hold: code that changes those
+  /// in place must not send these.
+  const std::shared_ptr<const RawArguments>& raw_arguments() const { return raw_arguments_; }
 
   /// A copy with its own document (kind and id kept).
   Message clone() const { return Message(json::clone(doc()), kind_, id_); }
@@ -85,11 +97,13 @@ class Message {
   /// Parses the relayed text into the document (once; raw() is null after).
   void build() const;
   friend Parsed parse(std::string_view body, std::size_t max_batch);
+  friend Parsed parse(std::shared_ptr<const std::string> body, std::size_t max_batch);
   // Mutable: a relayed message is built on first use, behind const access.
   mutable json::Document doc_;
   Kind kind_;
   Id id_;
   mutable std::shared_ptr<const RawResult> raw_;
+  std::shared_ptr<const RawArguments> raw_arguments_;
 };
 
 /// The outcome of parsing a request body: one message, a batch, or an error
@@ -108,6 +122,9 @@ struct Parsed {
 /// empty batch yields a single entry in `errors` and no messages; a batch
 /// of more than `max_batch` messages (0: any number), `oversized_batch`.
 Parsed parse(std::string_view body, std::size_t max_batch = 0);
+/// The same, keeping the body: a single tool call's arguments stay the
+/// bytes they came in too (Message::raw_arguments), to be sent on as they are.
+Parsed parse(std::shared_ptr<const std::string> body, std::size_t max_batch = 0);
 
 /// A message a peer sent that cannot be used, read as far as it goes.
 struct Unreadable {
@@ -144,6 +161,10 @@ std::string make_error(const Id& id, int code, std::string_view message,
                        const json::Value* data = nullptr);
 /// Serialises a request with an integer id.
 std::string make_request(std::int64_t id, std::string_view method, const json::Value* params);
+/// The same with member "arguments" of the params the JSON text
+/// `raw_arguments` (when not empty), written as it is after the others.
+std::string make_request(std::int64_t id, std::string_view method, const json::Value* params,
+                         std::string_view raw_arguments);
 /// Serialises a notification.
 std::string make_notification(std::string_view method, const json::Value* params);
 

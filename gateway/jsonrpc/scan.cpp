@@ -9,7 +9,7 @@ namespace mcpgw::jsonrpc {
 namespace {
 
 /// Where a key is, which decides what the scan notes about it.
-enum class Place { Other, Result, Meta };
+enum class Place { Other, Result, Meta, Params };
 
 /// A strict single-pass JSON reader that builds nothing. Every method
 /// returns false on anything the relay must not pass on as it is.
@@ -58,6 +58,34 @@ class Scanner {
     if (p_ != end_ || !version || !id || !result) return std::nullopt;
     out.facts = facts_;
     return out;
+  }
+
+  /// The `params.arguments` object of the request in the text.
+  std::optional<std::string_view> request_arguments() {
+    bool params = false;
+    ws();
+    if (!eat('{')) return std::nullopt;
+    ws();
+    if (eat('}')) return std::nullopt;
+    do {
+      ws();
+      std::string_view key;
+      if (!string(&key, true)) return std::nullopt;
+      ws();
+      if (!eat(':')) return std::nullopt;
+      ws();
+      if (key == "params") {
+        if (params || peek() != '{' || !object(1, Place::Params)) return std::nullopt;
+        params = true;
+      } else if (!value(0)) {
+        return std::nullopt;
+      }
+      ws();
+    } while (eat(','));
+    if (!eat('}')) return std::nullopt;
+    ws();
+    if (p_ != end_ || !arguments_.data()) return std::nullopt;
+    return arguments_;
   }
 
  private:
@@ -114,6 +142,14 @@ class Scanner {
         else if (!value(depth)) return false;
       } else if (place == Place::Result && key == "_meta" && peek() == '{') {
         if (!object(depth + 1, Place::Meta)) return false;
+      } else if (place == Place::Params && key == "arguments") {
+        // Only an object, and only once: a duplicate leaves the DOM path
+        // to say which one counts.
+        if (arguments_.data() || peek() != '{') return false;
+        const char* start = p_;
+        line_break_ = false;
+        if (!object(depth + 1, Place::Other) || line_break_) return false;
+        arguments_ = {start, static_cast<std::size_t>(p_ - start)};
       } else {
         if (place == Place::Result && key == "resultType") facts_.result_type = true;
         if (place == Place::Meta && key == "nextTool") facts_.next_tool = true;
@@ -245,10 +281,15 @@ class Scanner {
   ResultFacts facts_;
   bool seen_is_error_ = false;
   bool line_break_ = false;  ///< whitespace since it was last reset held a line break
+  std::string_view arguments_;  ///< a request's params.arguments, once found
 };
 
 }  // namespace
 
 std::optional<ScannedResponse> scan_response(std::string_view text) { return Scanner(text).response(); }
+
+std::optional<std::string_view> scan_request_arguments(std::string_view text) {
+  return Scanner(text).request_arguments();
+}
 
 }  // namespace mcpgw::jsonrpc

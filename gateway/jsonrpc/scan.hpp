@@ -46,6 +46,14 @@ inline constexpr int kMaxScanDepth = 256;
 /// Nullopt is never an error: the DOM path reads it.
 std::optional<ScannedResponse> scan_response(std::string_view text);
 
+/// Scans `text`, one JSON-RPC message, for its `params.arguments` object
+/// (a tool call's): its bytes, as a view into `text`, when the whole
+/// message passes the checks scan_response() makes and the arguments, sent
+/// upstream as they are, mean exactly what the DOM path would write;
+/// nullopt otherwise (no arguments, or not an object, or twice; a line
+/// break between their tokens), for the DOM path.
+std::optional<std::string_view> scan_request_arguments(std::string_view text);
+
 /// A response's result kept as the bytes it came in: the message's text,
 /// owned and shared (one copy of a large answer, whoever holds it), and
 /// where the result lies in it.

@@ -50,6 +50,10 @@ struct ToolCallContext {
   /// not a task, saga or MRTR round): the tool's result may stay the bytes
   /// the upstream sent (upstream::CallOptions::relay).
   bool relay = false;
+  /// The client's arguments as the bytes it sent, when `arguments` is a
+  /// copy of them: the tool's call sends these on unless a filter changed
+  /// the arguments (upstream::CallOptions::raw_arguments). May be null.
+  std::shared_ptr<const jsonrpc::RawArguments> raw_arguments;
 };
 
 /// One run of that work: the way back to the client, the cancellation,

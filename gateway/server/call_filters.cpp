@@ -157,13 +157,16 @@ class WorkFilter final : public AdmitFilter {
     // A session's call answered at once is relayed; a stateless client's
     // may be suspended for MRTR and answered from the saga's store.
     const bool relay = !r.context.stateless;
+    // The arguments as the client wrote them, while those are what it calls with.
+    auto raw = c.args && c.args == json::find(*r.params(), "arguments") ? r.message.raw_arguments() : nullptr;
     if (!call.plan)
-      return execute(sv, r, std::move(target), c.args, called_work(sv, r, c, arguments, std::move(meta), relay));
+      return execute(sv, r, std::move(target), c.args,
+                     called_work(sv, r, c, arguments, std::move(meta), relay, std::move(raw)));
     TaskPlan& plan = *call.plan;
     auto task = plan.kind == TaskPlan::Kind::Upstream ? std::make_shared<const json::Document>(json::clone(plan.task))
                                                        : nullptr;
     Work work = tool_work(sv, *r.session, c.snap, c.mode, *c.tool, std::move(arguments), std::move(meta),
-                          r.context.span, std::move(task), relay && plan.kind == TaskPlan::Kind::None);
+                          r.context.span, std::move(task), relay && plan.kind == TaskPlan::Kind::None, std::move(raw));
     if (plan.kind == TaskPlan::Kind::None) return execute(sv, r, std::move(target), c.args, std::move(work));
     return run_as_task(sv, r, std::move(plan), *c.tool, c.args, std::move(work));
   }
@@ -351,6 +354,10 @@ class OriginFilter final : public CallFilter {
  public:
   Task<upstream::Reply> on_call(ServerCall& call, CallNext) override {
     const catalog::ExposedTool& t = call.tool;
+    // Still the client's own arguments (no override or redaction gave the
+    // call others): they go upstream as the client wrote them.
+    const ToolCallContext& c = call.run.c;
+    if (call.hop == 0 && c.raw_arguments && call.arguments == c.arguments.get()) call.opts.raw_arguments = c.raw_arguments;
     return t.origin->call_tool(t.upstream_name, call.arguments, call.meta, call.opts);
   }
 };

@@ -265,16 +265,18 @@ Task<Answer> call_tool(Services& sv, Request& r) {
 }
 
 Work called_work(Services& sv, Request& r, const CalledTool& c, std::shared_ptr<json::Document> arguments,
-                 std::shared_ptr<json::Document> meta, bool relay) {
+                 std::shared_ptr<json::Document> meta, bool relay,
+                 std::shared_ptr<const jsonrpc::RawArguments> raw_arguments) {
   if (c.unlisted) return unlisted_work(sv, r.session, c.unlisted, c.name, c.mode, std::move(arguments), std::move(meta));
   return tool_work(sv, *r.session, c.snap, c.mode, *c.tool, std::move(arguments), std::move(meta), r.context.span,
-                   nullptr, relay);
+                   nullptr, relay, std::move(raw_arguments));
 }
 
 Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog::Snapshot> snap, std::size_t mode,
                const catalog::ExposedTool& tool, std::shared_ptr<json::Document> arguments,
                std::shared_ptr<json::Document> meta, std::optional<mcp::TraceContext> request_span,
-               std::shared_ptr<const json::Document> task, bool relay) {
+               std::shared_ptr<const json::Document> task, bool relay,
+               std::shared_ptr<const jsonrpc::RawArguments> raw_arguments) {
   // The client's trace goes on (a fresh one when it sent none); the
   // traceparent it sent is not forwarded as is: each upstream request
   // carries a child span of it.
@@ -304,7 +306,8 @@ Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog:
                           .trace = std::move(trace),
                           .request_span = std::move(request_span),
                           .subject = std::move(subject),
-                          .relay = relay};
+                          .relay = relay,
+                          .raw_arguments = std::move(raw_arguments)};
   return [c = std::move(context)](std::shared_ptr<ClientCall> client, CancelSignal& cancel,
                                   Progress* progress) -> Task<upstream::Reply> {
     ToolCallRun run{c, std::move(client), cancel, progress};

@@ -57,18 +57,22 @@ Task<Answer> run_saga(Services& sv, Request& r, const CalledTool& c);
 
 /// The work of call `c` by the session of `r` with `arguments` (tool_work,
 /// or for an unlisted tool of an OAuth server the consent step first);
-/// `relay` as for tool_work.
+/// `relay` and `raw_arguments` as for tool_work.
 Work called_work(Services& sv, Request& r, const CalledTool& c, std::shared_ptr<json::Document> arguments,
-                 std::shared_ptr<json::Document> meta, bool relay = false);
+                 std::shared_ptr<json::Document> meta, bool relay = false,
+                 std::shared_ptr<const jsonrpc::RawArguments> raw_arguments = nullptr);
 
 /// The work of a call of `tool` by `s` with `arguments` (and the `_meta`
 /// the upstream may see), nextTool chains included; it owns everything it
 /// reads, so it may outlive the request. `task` set: the upstream may run
 /// the call as a task (upstream::CallOptions::task); the chain's hops never.
 /// `relay`: its answer goes to the client as it is (ToolCallContext::relay).
+/// `raw_arguments`: the bytes `arguments` is a copy of
+/// (ToolCallContext::raw_arguments), or null.
 Work tool_work(Services& sv, const McpSession& s, std::shared_ptr<const catalog::Snapshot> snap, std::size_t mode,
                const catalog::ExposedTool& tool, std::shared_ptr<json::Document> arguments,
                std::shared_ptr<json::Document> meta, std::optional<mcp::TraceContext> request_span = std::nullopt,
-               std::shared_ptr<const json::Document> task = nullptr, bool relay = false);
+               std::shared_ptr<const json::Document> task = nullptr, bool relay = false,
+               std::shared_ptr<const jsonrpc::RawArguments> raw_arguments = nullptr);
 
 }  // namespace mcpgw::server

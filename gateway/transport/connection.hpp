@@ -37,7 +37,15 @@ struct RequestOptions {
   /// The answer's result may stay the bytes it came in
   /// (jsonrpc::Message::relayed): the caller relays it rather than reads it.
   bool relay = false;
+  /// Sent as the params' "arguments" (which params then lacks): a client's
+  /// tool call arguments as the bytes it wrote them in. May be null.
+  std::shared_ptr<const jsonrpc::RawArguments> raw_arguments;
 };
+
+/// The raw arguments `opts` carries, or empty.
+inline std::string_view raw_arguments_of(const RequestOptions& opts) {
+  return opts.raw_arguments ? opts.raw_arguments->arguments : std::string_view();
+}
 
 /// Why a request produced no response. TooLarge: the answer was over the
 /// server's max_response_bytes (it was discarded; the connection goes on).

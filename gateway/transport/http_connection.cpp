@@ -152,7 +152,8 @@ void HttpConnection::async_request(std::string_view method, const json::Value* p
                                    ResponseHandler done) {
   std::int64_t id = next_id_.fetch_add(1);
   Headers routing = routing_headers(method, params, std::move(opts.headers));
-  auto start = [self = shared_from_this(), id, body = jsonrpc::make_request(id, method, params),
+  std::string request = jsonrpc::make_request(id, method, params, raw_arguments_of(opts));
+  auto start = [self = shared_from_this(), id, body = std::move(request),
                 opts = std::move(opts), routing = std::move(routing), done = std::move(done)]() mutable {
     auto strand = asio::make_strand(self->io_.executor());
     auto run = [](std::shared_ptr<HttpConnection> c, std::int64_t id, std::string body, RequestOptions opts,
@@ -181,7 +182,8 @@ Task<Response> HttpConnection::call(std::string_view method, const json::Value* 
   if (sending_.load()) return Connection::call(method, params, std::move(opts));
   std::int64_t id = next_id_.fetch_add(1);
   Headers routing = routing_headers(method, params, std::move(opts.headers));
-  return exchange(id, jsonrpc::make_request(id, method, params), std::move(opts), std::move(routing));
+  std::string body = jsonrpc::make_request(id, method, params, raw_arguments_of(opts));
+  return exchange(id, std::move(body), std::move(opts), std::move(routing));
 }
 
 Task<Response> HttpConnection::exchange(std::int64_t id, std::string body, RequestOptions opts, Headers routing) {

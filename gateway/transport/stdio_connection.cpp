@@ -154,7 +154,7 @@ void StdioConnection::async_request(std::string_view method, const json::Value* 
                                     ResponseHandler done) {
   std::int64_t id = next_id_.fetch_add(1);
   Handed h(Handed::Kind::Request);
-  h.line = jsonrpc::make_request(id, method, params);
+  h.line = jsonrpc::make_request(id, method, params, raw_arguments_of(opts));
   h.id = id;
   h.opts = std::move(opts);
   h.done = std::move(done);

@@ -414,7 +414,9 @@ Outgoing Link::tool_call(std::string_view tool, const json::Value* arguments, co
   json::Document p(rapidjson::kObjectType);
   auto& a = p.GetAllocator();
   p.AddMember("name", json::str(tool, a), a);
-  if (arguments) p.AddMember("arguments", json::copy(*arguments, a), a);
+  // The client's own bytes go as they are (spliced in when the request is
+  // written), not copied into the params and written again.
+  if (arguments && !opts.raw_arguments) p.AddMember("arguments", json::copy(*arguments, a), a);
   if (meta && meta->IsObject()) p.AddMember("_meta", json::copy(*meta, a), a);
   const bool stateless = modern();
   // A stateless server hears of a task through the envelope (add_envelope).
@@ -425,7 +427,9 @@ Outgoing Link::tool_call(std::string_view tool, const json::Value* arguments, co
     for (const auto& t : l->tools.GetArray())
       if (json::get_string(t, "name") == tool) headers = mcp::param_headers(t, arguments);
   }
-  return outgoing("tools/call", std::move(p), opts, std::move(headers), stateless);
+  Outgoing out = outgoing("tools/call", std::move(p), opts, std::move(headers), stateless);
+  if (arguments) out.wire.raw_arguments = opts.raw_arguments;
+  return out;
 }
 
 Reply Link::tool_reply(const transport::Response& r, const Outgoing& out) const {

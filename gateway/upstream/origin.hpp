@@ -152,6 +152,11 @@ struct CallOptions {
   /// The result may come back as the bytes the upstream sent (Reply::raw):
   /// set for a client's own call whose answer is relayed to it.
   bool relay = false;
+  /// The call's arguments as the bytes the client sent (the arguments
+  /// given to call_tool are what they mean): a tool call sends these on as
+  /// they are rather than write the arguments again. Set only while the
+  /// arguments are the client's own, unchanged. May be null.
+  std::shared_ptr<const jsonrpc::RawArguments> raw_arguments;
   /// Asked before a composite (plugin) tool calls tool `tool` (its own
   /// name) of server `server` for this call: a reply refuses the call, which
   /// then never reaches the server (the policies); may be empty.

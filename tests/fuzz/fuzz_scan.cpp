@@ -10,6 +10,9 @@
 //    DOM reads it, a _meta.nextTool, a resultType, a resource reference
 //    ("uri", "resourceUri", "ui/resourceUri") anywhere;
 //  - Message::relayed() agrees, and builds on demand what read() builds.
+// And as a client's request: the params.arguments scan_request_arguments()
+// finds are the ones the DOM finds, and their bytes, well-formed UTF-8 on
+// one line, parse to the same JSON as the DOM path writes for them.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -41,6 +44,18 @@ bool has_key_anywhere(const json::Value& v, std::string_view key) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
+  if (auto arguments = jsonrpc::scan_request_arguments(text)) {
+    auto doc = json::parse(text);
+    MCPGW_FUZZ_CHECK(static_cast<bool>(doc), "scanned arguments in a message the DOM parser refuses");
+    const json::Value* params = doc->IsObject() ? json::find(*doc, "params") : nullptr;
+    const json::Value* dom = params && params->IsObject() ? json::find(*params, "arguments") : nullptr;
+    MCPGW_FUZZ_CHECK(dom && dom->IsObject(), "scanned arguments the DOM does not find");
+    MCPGW_FUZZ_CHECK(valid_utf8(*arguments), "arguments' bytes in ill-formed UTF-8");
+    MCPGW_FUZZ_CHECK(arguments->find_first_of("\r\n") == std::string_view::npos, "arguments' bytes on more than one line");
+    auto again = json::parse(*arguments);
+    MCPGW_FUZZ_CHECK(again && json::write(*again) == json::write(*dom),
+                     "arguments' bytes that mean other JSON than the DOM path writes");
+  }
   auto scanned = jsonrpc::scan_response(text);
   auto relayed = jsonrpc::Message::relayed(text);
   if (!scanned) {

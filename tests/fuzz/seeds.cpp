@@ -150,7 +150,9 @@ void scan_seeds(const fs::path& dir) {
            "{\"jsonrpc\":\"2.0\",\"id\":6,\"result\":{\"a\":\"caf\xC3\xA9 \xE6\x97\xA5 \xF0\x9F\x98\x80\"}}",
            "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"a\":\"\xC3(\"}}",
            R"({"jsonrpc":"2.0","id":8,"result":{"a":"\udc00","b":1e400}})",
-           R"({"jsonrpc":"2.0","id":9,"error":{"code":-1,"message":"x"}})"})
+           R"({"jsonrpc":"2.0","id":9,"error":{"code":-1,"message":"x"}})",
+           R"({"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"t","arguments":{ "n" : 2.50, "d":1, "d":2, "s":"é"}}})",
+           R"({"params":{"_meta":{"progressToken":1},"arguments":{"a":[{"b":null}]}},"method":"tools/call","id":"x","jsonrpc":"2.0"})"})
     put_raw(dir, body);
 }
 

@@ -10,7 +10,8 @@
 // Tool `answer {shape, bytes?, sse?}`: the result resultOf(shape) gives
 // (relay-shapes.mjs), in a message with the id first or, for `plain` and
 // `huge`, after the result. Tool `echo {text}` answers the text (a chain's
-// next hop).
+// next hop). Tool `request` answers the text of the request that called it,
+// as it came (what the gateway wrote).
 import http from 'node:http';
 import { RAW_BAD, resultOf } from './relay-shapes.mjs';
 
@@ -34,10 +35,11 @@ function bytesOf(text) {
 const tools = [
   { name: 'answer', description: 'answers with a crafted result', inputSchema: { type: 'object', properties: { shape: { type: 'string' }, bytes: { type: 'integer' }, sse: { type: 'boolean' } } } },
   { name: 'echo', description: 'answers its text', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } },
+  { name: 'request', description: 'answers the text of the request that called it, as it came', inputSchema: { type: 'object' } },
 ];
 
-/** The answer to message `m` as bytes, with whether it goes as an SSE event; undefined for none. */
-function handle(m) {
+/** The answer to message `m` (whose text was `raw`) as bytes, with whether it goes as an SSE event; undefined for none. */
+function handle(m, raw) {
   const reply = (result) => ({ bytes: Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: m.id, result })) });
   switch (m.method) {
     case 'initialize':
@@ -49,6 +51,7 @@ function handle(m) {
     case 'tools/call': {
       const args = m.params?.arguments ?? {};
       if (m.params?.name === 'echo') return reply({ content: [{ type: 'text', text: String(args.text) }] });
+      if (m.params?.name === 'request') return reply({ content: [{ type: 'text', text: raw }] });
       return { bytes: bytesOf(answer(JSON.stringify(m.id), args.shape, args.bytes ?? 0)), sse: !!args.sse };
     }
     default:
@@ -64,7 +67,7 @@ if (!HTTP) {
     while ((nl = pending.indexOf(0x0a)) >= 0) {
       const line = pending.subarray(0, nl).toString('utf8');
       pending = pending.subarray(nl + 1);
-      const a = handle(JSON.parse(line));
+      const a = handle(JSON.parse(line), line);
       if (a) process.stdout.write(Buffer.concat([a.bytes, Buffer.from('\n')]));
     }
   });
@@ -78,7 +81,8 @@ if (!HTTP) {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
-      const a = handle(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      const body = Buffer.concat(chunks).toString('utf8');
+      const a = handle(JSON.parse(body), body);
       if (!a) {
         res.writeHead(202).end();
         return;

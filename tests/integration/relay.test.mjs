@@ -141,3 +141,67 @@ test(
     }
   }),
 );
+
+/** POSTs `body`, a tools/call written by hand, on `c`'s session; the answer's result. */
+async function postRaw(c, body) {
+  const res = await fetch(gw.url, {
+    method: 'POST',
+    headers: {
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      'mcp-session-id': c.session,
+      'mcp-protocol-version': c.protocolVersion,
+    },
+    body,
+  });
+  assert.equal(res.status, 200);
+  return JSON.parse(strict.decode(Buffer.from(await res.arrayBuffer()))).result;
+}
+
+// Numbers as written, escapes, a duplicate key, nesting, 1 MiB of text:
+// what only a relay of the bytes keeps.
+const ODD_ARGUMENTS = `{ "n" : 2.50, "s":"caf\\u00e9 \\ud83d\\ude00 \\/", "dup":1, "dup":2, "deep":${'['.repeat(100)}1e2${']'.repeat(100)}, "big":"${'QUJD'.repeat(1 << 18)}" }`;
+
+test(
+  "a tool call's arguments reach the upstream as the bytes the client sent, over stdio and HTTP, from an HTTP and a stdio client",
+  withDiagnostics(async () => {
+    const call = (server, id) =>
+      `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${server}:request","arguments":${ODD_ARGUMENTS}}}`;
+    const c = await connectHttp(gw.url);
+    for (const server of ['relay', 'rh']) {
+      const sent = textOf(await postRaw(c, call(server, 7)));
+      assert.ok(sent.includes(`"arguments":${ODD_ARGUMENTS}`), sent.slice(0, 300));
+      // The rest is the gateway's own request, whole.
+      assert.equal(JSON.parse(sent).params.name, 'request');
+    }
+    await c.close();
+    const { proc, client } = startGatewayStdio({ servers: [{ name: 'rh', transport: 'http', url: httpUrl }] });
+    try {
+      await client.initialize();
+      const answered = new Promise((resolve) => {
+        const seen = client.proc._onLine;
+        client.proc._onLine = (stream, line) => {
+          seen(stream, line);
+          if (stream === 'stdout' && line.includes('"id":"raw-1"')) resolve(JSON.parse(line));
+        };
+      });
+      client.write(call('rh', '"raw-1"'));
+      const sent = textOf((await answered).result);
+      assert.ok(sent.includes(`"arguments":${ODD_ARGUMENTS}`), sent.slice(0, 300));
+    } finally {
+      await proc.stop();
+    }
+  }),
+);
+
+test(
+  'arguments with a line break between their tokens are written again on one line (a stdio upstream reads lines)',
+  withDiagnostics(async () => {
+    const c = await connectHttp(gw.url);
+    const body = `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"relay:request","arguments":{\n "n": 2.50,\r\n "s": "x"\n}}}`;
+    const sent = textOf(await postRaw(c, body));
+    assert.deepEqual(JSON.parse(sent).params.arguments, { n: 2.5, s: 'x' });
+    assert.ok(!sent.includes('2.50'), sent);
+    await c.close();
+  }),
+);

@@ -176,3 +176,54 @@ TEST_CASE("scan: a relayed message is built only when asked, into what read() bu
   CHECK(m->raw() == nullptr);
   CHECK(json::write(*result) == dom_result(text));
 }
+
+TEST_CASE("scan: a request's params.arguments are found as their bytes, or left to the DOM path") {
+  auto args = [](const std::string& text) { return jsonrpc::scan_request_arguments(text); };
+  auto found = args(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{ "n" : 2.50, "d":1, "d":2 },"_meta":{"a":[1]}}})");
+  REQUIRE(found);
+  CHECK(*found == R"({ "n" : 2.50, "d":1, "d":2 })");
+  CHECK(args(R"({"params":{"arguments":{"x":"caf\u00e9"}},"id":"s","method":"tools/call","jsonrpc":"2.0"})"));
+  for (std::string text : {
+           std::string(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}})"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":[1]}})"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{},"arguments":{}}})"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{},"params":{"arguments":{}}})"),
+           std::string("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"arguments\":{\n\"x\":1}}}"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"x":"\ud800"}}})"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"x":1}}} x)"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"x":1})"),
+       }) {
+    CAPTURE(text);
+    CHECK_FALSE(args(text));
+  }
+  // A nested "arguments" is content, not the call's.
+  CHECK_FALSE(args(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"x":{"arguments":{}}}})"));
+}
+
+TEST_CASE("make_request: raw arguments are written as they are, after the params' other members") {
+  json::Document params(rapidjson::kObjectType);
+  CHECK(jsonrpc::make_request(3, "tools/call", &params, R"({ "n" : 2.50 })") ==
+        R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{ "n" : 2.50 }}})");
+  params.AddMember("name", "t", params.GetAllocator());
+  CHECK(jsonrpc::make_request(3, "tools/call", &params, R"({})") ==
+        R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","arguments":{}}})");
+  CHECK(jsonrpc::make_request(3, "tools/call", nullptr, R"({"a":1})") ==
+        R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{"a":1}}})");
+  CHECK(jsonrpc::make_request(3, "tools/call", &params, {}) == jsonrpc::make_request(3, "tools/call", &params));
+}
+
+TEST_CASE("parse: a single tool call keeps its arguments' bytes; a batch or another method does not") {
+  auto text = std::make_shared<const std::string>(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"n":2.50}}})");
+  auto one = jsonrpc::parse(text);
+  REQUIRE(one.messages.size() == 1);
+  REQUIRE(one.messages.front().raw_arguments());
+  CHECK(one.messages.front().raw_arguments()->arguments == R"({"n":2.50})");
+  auto batch = jsonrpc::parse(std::make_shared<const std::string>("[" + *text + "]"));
+  REQUIRE(batch.messages.size() == 1);
+  CHECK_FALSE(batch.messages.front().raw_arguments());
+  auto other = jsonrpc::parse(std::make_shared<const std::string>(
+      R"({"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p","arguments":{"a":"b"}}})"));
+  REQUIRE(other.messages.size() == 1);
+  CHECK_FALSE(other.messages.front().raw_arguments());
+}
