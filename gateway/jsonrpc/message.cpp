@@ -185,7 +185,8 @@ Parsed parse(std::shared_ptr<const std::string> body, std::size_t max_batch) {
   Parsed out = parse(std::string_view(*body), max_batch);
   if (out.batch || out.messages.size() != 1 || out.messages.front().method() != "tools/call") return out;
   if (auto arguments = scan_request_arguments(*body))
-    out.messages.front().raw_arguments_ = std::make_shared<const RawArguments>(RawArguments{std::move(body), *arguments});
+    out.messages.front().raw_arguments_ =
+        std::make_shared<const RawArguments>(RawArguments{std::move(body), *arguments});
   return out;
 }
 

@@ -357,7 +357,8 @@ class OriginFilter final : public CallFilter {
     // Still the client's own arguments (no override or redaction gave the
     // call others): they go upstream as the client wrote them.
     const ToolCallContext& c = call.run.c;
-    if (call.hop == 0 && c.raw_arguments && call.arguments == c.arguments.get()) call.opts.raw_arguments = c.raw_arguments;
+    if (call.hop == 0 && c.raw_arguments && call.arguments == c.arguments.get())
+      call.opts.raw_arguments = c.raw_arguments;
     return t.origin->call_tool(t.upstream_name, call.arguments, call.meta, call.opts);
   }
 };

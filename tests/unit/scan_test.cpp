@@ -179,7 +179,9 @@ TEST_CASE("scan: a relayed message is built only when asked, into what read() bu
 
 TEST_CASE("scan: a request's params.arguments are found as their bytes, or left to the DOM path") {
   auto args = [](const std::string& text) { return jsonrpc::scan_request_arguments(text); };
-  auto found = args(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{ "n" : 2.50, "d":1, "d":2 },"_meta":{"a":[1]}}})");
+  const std::string call =
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{ "n" : 2.50, "d":1, "d":2 },"_meta":{"a":[1]}}})";
+  auto found = jsonrpc::scan_request_arguments(call);
   REQUIRE(found);
   CHECK(*found == R"({ "n" : 2.50, "d":1, "d":2 })");
   CHECK(args(R"({"params":{"arguments":{"x":"caf\u00e9"}},"id":"s","method":"tools/call","jsonrpc":"2.0"})"));
