@@ -25,39 +25,30 @@ class Scanner {
     ScannedResponse out;
     bool version = false, id = false, result = false;
     ws();
-    if (!eat('{')) return std::nullopt;
-    ws();
-    if (eat('}')) return std::nullopt;
-    do {
-      ws();
-      std::string_view key;
-      if (!string(&key, true)) return std::nullopt;
-      ws();
-      if (!eat(':')) return std::nullopt;
-      ws();
+    const bool read = peek() == '{' && members([&](std::string_view key) {
       const char* start = p_;
       if (key == "jsonrpc") {
         std::string_view v;
-        if (version || !string(&v, false) || v != "2.0") return std::nullopt;
+        if (version || !string(&v, false) || v != "2.0") return false;
         version = true;
       } else if (key == "id") {
-        if (id || !(peek() == '"' ? string(nullptr, false) : number())) return std::nullopt;
+        if (id || !(peek() == '"' ? string(nullptr, false) : number())) return false;
         out.id = {start, static_cast<std::size_t>(p_ - start)};
         id = true;
       } else if (key == "result") {
         line_break_ = false;
-        if (result || peek() != '{' || !object(1, Place::Result)) return std::nullopt;
+        if (result || peek() != '{' || !object(1, Place::Result)) return false;
         // Whitespace may hold line breaks; relayed, they would end the
         // line (stdio) or the event (SSE) the result goes out in.
-        if (line_break_) return std::nullopt;
+        if (line_break_) return false;
         out.result = {start, static_cast<std::size_t>(p_ - start)};
         result = true;
       } else {
-        return std::nullopt;  // "error", "method" or a member of no response
+        return false;  // "error", "method" or a member of no response
       }
-      ws();
-    } while (eat(','));
-    if (!eat('}')) return std::nullopt;
+      return true;
+    });
+    if (!read) return std::nullopt;
     ws();
     if (p_ != end_ || !version || !id || !result) return std::nullopt;
     out.facts = facts_;
@@ -68,25 +59,13 @@ class Scanner {
   std::optional<std::string_view> request_arguments() {
     bool params = false;
     ws();
-    if (!eat('{')) return std::nullopt;
-    ws();
-    if (eat('}')) return std::nullopt;
-    do {
-      ws();
-      std::string_view key;
-      if (!string(&key, true)) return std::nullopt;
-      ws();
-      if (!eat(':')) return std::nullopt;
-      ws();
-      if (key == "params") {
-        if (params || peek() != '{' || !object(1, Place::Params)) return std::nullopt;
-        params = true;
-      } else if (!value(0)) {
-        return std::nullopt;
-      }
-      ws();
-    } while (eat(','));
-    if (!eat('}')) return std::nullopt;
+    const bool read = peek() == '{' && members([&](std::string_view key) {
+      if (key != "params") return value(0);
+      if (params || peek() != '{' || !object(1, Place::Params)) return false;
+      params = true;
+      return true;
+    });
+    if (!read) return std::nullopt;
     ws();
     if (p_ != end_ || !arguments_.data()) return std::nullopt;
     return arguments_;
@@ -128,6 +107,36 @@ class Scanner {
 
   bool object(int depth, Place place) {
     if (depth > kMaxScanDepth) return false;
+    return members([&](std::string_view key) {
+      if (key == "uri" || key == "resourceUri" || key == "ui/resourceUri") facts_.uri = true;
+      // The first "isError" decides, as the DOM path's lookup finds it.
+      if (place == Place::Result && key == "isError" && !seen_is_error_) {
+        seen_is_error_ = true;
+        if (literal("true")) facts_.is_error = true;
+        else return value(depth);
+        return true;
+      }
+      if (place == Place::Result && key == "_meta" && peek() == '{') return object(depth + 1, Place::Meta);
+      if (place == Place::Params && key == "arguments") {
+        // Only an object, and only once: a duplicate leaves the DOM path
+        // to say which one counts.
+        if (arguments_.data() || peek() != '{') return false;
+        const char* start = p_;
+        line_break_ = false;
+        if (!object(depth + 1, Place::Other) || line_break_) return false;
+        arguments_ = {start, static_cast<std::size_t>(p_ - start)};
+        return true;
+      }
+      if (place == Place::Result && key == "resultType") facts_.result_type = true;
+      if (place == Place::Meta && key == "nextTool") facts_.next_tool = true;
+      return value(depth);
+    });
+  }
+
+  /// Reads an object from its `{`, handing each member's key to `member`,
+  /// which reads the member's value (false: the scan fails).
+  template <typename Member>
+  bool members(Member&& member) {
     ++p_;  // '{'
     ws();
     if (eat('}')) return true;
@@ -138,27 +147,7 @@ class Scanner {
       ws();
       if (!eat(':')) return false;
       ws();
-      if (key == "uri" || key == "resourceUri" || key == "ui/resourceUri") facts_.uri = true;
-      // The first "isError" decides, as the DOM path's lookup finds it.
-      if (place == Place::Result && key == "isError" && !seen_is_error_) {
-        seen_is_error_ = true;
-        if (literal("true")) facts_.is_error = true;
-        else if (!value(depth)) return false;
-      } else if (place == Place::Result && key == "_meta" && peek() == '{') {
-        if (!object(depth + 1, Place::Meta)) return false;
-      } else if (place == Place::Params && key == "arguments") {
-        // Only an object, and only once: a duplicate leaves the DOM path
-        // to say which one counts.
-        if (arguments_.data() || peek() != '{') return false;
-        const char* start = p_;
-        line_break_ = false;
-        if (!object(depth + 1, Place::Other) || line_break_) return false;
-        arguments_ = {start, static_cast<std::size_t>(p_ - start)};
-      } else {
-        if (place == Place::Result && key == "resultType") facts_.result_type = true;
-        if (place == Place::Meta && key == "nextTool") facts_.next_tool = true;
-        if (!value(depth)) return false;
-      }
+      if (!member(key)) return false;
       ws();
     } while (eat(','));
     return eat('}');

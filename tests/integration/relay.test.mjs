@@ -37,9 +37,8 @@ before(async () => {
   });
 });
 
-/** POSTs one tools/call on `c`'s session; the response body's bytes. */
-async function callBytes(c, name, args) {
-  const id = Math.floor(Math.random() * 1e9);
+/** POSTs `body` on `c`'s session; the JSON response body's bytes. */
+async function postBytes(c, body) {
   const res = await fetch(gw.url, {
     method: 'POST',
     headers: {
@@ -48,11 +47,18 @@ async function callBytes(c, name, args) {
       'mcp-session-id': c.session,
       'mcp-protocol-version': c.protocolVersion,
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }),
+    body,
   });
   assert.equal(res.status, 200);
   assert.match(res.headers.get('content-type'), /^application\/json/);
-  return { id, bytes: Buffer.from(await res.arrayBuffer()) };
+  return Buffer.from(await res.arrayBuffer());
+}
+
+/** POSTs one tools/call on `c`'s session; its id and the response body's bytes. */
+async function callBytes(c, name, args) {
+  const id = Math.floor(Math.random() * 1e9);
+  const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+  return { id, bytes: await postBytes(c, body) };
 }
 
 for (const [server, extra, over] of OVER) {
@@ -144,18 +150,7 @@ test(
 
 /** POSTs `body`, a tools/call written by hand, on `c`'s session; the answer's result. */
 async function postRaw(c, body) {
-  const res = await fetch(gw.url, {
-    method: 'POST',
-    headers: {
-      accept: 'application/json, text/event-stream',
-      'content-type': 'application/json',
-      'mcp-session-id': c.session,
-      'mcp-protocol-version': c.protocolVersion,
-    },
-    body,
-  });
-  assert.equal(res.status, 200);
-  return JSON.parse(strict.decode(Buffer.from(await res.arrayBuffer()))).result;
+  return JSON.parse(strict.decode(await postBytes(c, body))).result;
 }
 
 // Numbers as written, escapes, a duplicate key, nesting, 1 MiB of text:
