@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__SSE2__)
+#ifdef __SSE2__
 #include <emmintrin.h>
 #endif
 
@@ -242,7 +242,7 @@ class Scanner {
       // Many bytes at a time while none is a quote, a backslash, a control
       // character or part of a multi-byte character: long text and base64
       // pass at memory speed.
-#if defined(__SSE2__)
+#ifdef __SSE2__
       // Sixteen: as signed bytes, both control characters and those of
       // multi-byte characters are less than 0x20.
       const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
