@@ -181,12 +181,15 @@ Parsed parse(std::string_view body, std::size_t max_batch) {
   return out;
 }
 
-Parsed parse(std::shared_ptr<const std::string> body, std::size_t max_batch) {
-  Parsed out = parse(std::string_view(*body), max_batch);
+Parsed parse_keeping(std::string&& body, std::size_t max_batch) {
+  Parsed out = parse(std::string_view(body), max_batch);
   if (out.batch || out.messages.size() != 1 || out.messages.front().method() != "tools/call") return out;
-  if (auto arguments = scan_request_arguments(*body))
-    out.messages.front().raw_arguments_ =
-        std::make_shared<const RawArguments>(RawArguments{std::move(body), *arguments});
+  // The document owns copies of what it read: the text may move.
+  auto kept = std::make_shared<RawArguments>(RawArguments{std::move(body), {}});
+  if (auto arguments = scan_request_arguments(kept->text)) {
+    kept->arguments = *arguments;
+    out.messages.front().raw_arguments_ = std::move(kept);
+  }
   return out;
 }
 
@@ -351,8 +354,10 @@ std::string make_error(const Id& id, int code, std::string_view message,
 
 namespace {
 
-/// A request (with `id`) or a notification (without).
-std::string make_call(const std::int64_t* id, std::string_view method, const json::Value* params) {
+/// A request (with `id`) or a notification (without); `raw_arguments`, when
+/// not empty, is written as the params' member "arguments" after the others.
+std::string make_call(const std::int64_t* id, std::string_view method, const json::Value* params,
+                      std::string_view raw_arguments = {}) {
   return json::written([&](Writer& w) {
     w.StartObject();
     w.Key("jsonrpc");
@@ -363,7 +368,18 @@ std::string make_call(const std::int64_t* id, std::string_view method, const jso
     }
     w.Key("method");
     w.String(method.data(), static_cast<rapidjson::SizeType>(method.size()));
-    if (params) {
+    if (!raw_arguments.empty()) {
+      w.Key("params");
+      w.StartObject();
+      if (params && params->IsObject())
+        for (const auto& m : params->GetObject()) {
+          w.Key(m.name.GetString(), m.name.GetStringLength());
+          m.value.Accept(w);
+        }
+      w.Key("arguments");
+      w.RawValue(raw_arguments.data(), raw_arguments.size(), rapidjson::kObjectType);
+      w.EndObject();
+    } else if (params) {
       w.Key("params");
       params->Accept(w);
     }
@@ -379,18 +395,7 @@ std::string make_request(std::int64_t id, std::string_view method, const json::V
 
 std::string make_request(std::int64_t id, std::string_view method, const json::Value* params,
                          std::string_view raw_arguments) {
-  std::string written = make_call(&id, method, params && params->IsObject() ? params : nullptr);
-  if (raw_arguments.empty()) return written;
-  // The written message ends with its params' closing brace and its own
-  // (params come last), or, without params, with its own.
-  const bool has_params = params && params->IsObject();
-  const bool first = !has_params || params->ObjectEmpty();
-  std::string out;
-  out.reserve(written.size() + raw_arguments.size() + 24);
-  out.append(written, 0, written.size() - (has_params ? 2 : 1));
-  out.append(has_params ? (first ? "" : ",") : ",\"params\":{");
-  out.append("\"arguments\":").append(raw_arguments).append("}}");
-  return out;
+  return make_call(&id, method, params, raw_arguments);
 }
 
 std::string make_notification(std::string_view method, const json::Value* params) {

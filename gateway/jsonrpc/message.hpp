@@ -31,10 +31,10 @@ struct Parsed;
 struct Unreadable;
 
 /// A request's `params.arguments` as the bytes its sender wrote: the
-/// message's text, owned and shared, and where the arguments lie in it.
+/// message's text and where the arguments lie in it.
 struct RawArguments {
-  std::shared_ptr<const std::string> text;
-  std::string_view arguments;  ///< within *text
+  std::string text;
+  std::string_view arguments;  ///< within text
 };
 
 /// One validated JSON-RPC message, owning its document.
@@ -97,7 +97,7 @@ class Message {
   /// Parses the relayed text into the document (once; raw() is null after).
   void build() const;
   friend Parsed parse(std::string_view body, std::size_t max_batch);
-  friend Parsed parse(std::shared_ptr<const std::string> body, std::size_t max_batch);
+  friend Parsed parse_keeping(std::string&& body, std::size_t max_batch);
   // Mutable: a relayed message is built on first use, behind const access.
   mutable json::Document doc_;
   Kind kind_;
@@ -122,9 +122,10 @@ struct Parsed {
 /// empty batch yields a single entry in `errors` and no messages; a batch
 /// of more than `max_batch` messages (0: any number), `oversized_batch`.
 Parsed parse(std::string_view body, std::size_t max_batch = 0);
-/// The same, keeping the body: a single tool call's arguments stay the
-/// bytes they came in too (Message::raw_arguments), to be sent on as they are.
-Parsed parse(std::shared_ptr<const std::string> body, std::size_t max_batch = 0);
+/// The same, keeping the body of a single tool call (moved from `body`,
+/// which is left empty then): its arguments stay the bytes they came in
+/// too (Message::raw_arguments), to be sent on as they are.
+Parsed parse_keeping(std::string&& body, std::size_t max_batch = 0);
 
 /// A message a peer sent that cannot be used, read as far as it goes.
 struct Unreadable {

@@ -57,7 +57,7 @@ std::optional<http::Response> HttpServer::Impl::read_body(PostRequest& p) {
   p.batches = admission.batch_limits();
   // The body is kept with what is read from it: a tool call's arguments
   // go upstream as these bytes.
-  p.parsed = jsonrpc::parse(std::make_shared<const std::string>(std::move(p.req.body)), p.batches.max_size);
+  p.parsed = jsonrpc::parse_keeping(std::move(p.req.body), p.batches.max_size);
   if (std::size_t size = p.parsed.oversized_batch) {
     std::string reply = batch_refusal(size, p.batches.max_size);
     admission.on_refused({"batch", p.ctx.principal,

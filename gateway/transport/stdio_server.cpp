@@ -255,7 +255,7 @@ Result<void> StdioServer::run() {
 
   auto dispatch = [im, session, out](std::string_view line) {
     // Kept with what is read from it: a tool call's arguments go upstream as these bytes.
-    jsonrpc::Parsed parsed = jsonrpc::parse(std::make_shared<const std::string>(line), im->batches.max_size);
+    jsonrpc::Parsed parsed = jsonrpc::parse_keeping(std::string(line), im->batches.max_size);
     if (parsed.oversized_batch) {
       spdlog::info("refused (batch): a batch of {} messages, over limits.max_batch_size", parsed.oversized_batch);
       im->write(batch_refusal(parsed.oversized_batch, im->batches.max_size));

@@ -215,17 +215,17 @@ TEST_CASE("make_request: raw arguments are written as they are, after the params
 }
 
 TEST_CASE("parse: a single tool call keeps its arguments' bytes; a batch or another method does not") {
-  auto text = std::make_shared<const std::string>(
-      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"n":2.50}}})");
-  auto one = jsonrpc::parse(text);
+  const std::string text =
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"n":2.50}}})";
+  auto one = jsonrpc::parse_keeping(std::string(text));
   REQUIRE(one.messages.size() == 1);
   REQUIRE(one.messages.front().raw_arguments());
   CHECK(one.messages.front().raw_arguments()->arguments == R"({"n":2.50})");
-  auto batch = jsonrpc::parse(std::make_shared<const std::string>("[" + *text + "]"));
+  auto batch = jsonrpc::parse_keeping("[" + text + "]");
   REQUIRE(batch.messages.size() == 1);
   CHECK_FALSE(batch.messages.front().raw_arguments());
-  auto other = jsonrpc::parse(std::make_shared<const std::string>(
-      R"({"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p","arguments":{"a":"b"}}})"));
+  auto other = jsonrpc::parse_keeping(
+      R"({"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p","arguments":{"a":"b"}}})");
   REQUIRE(other.messages.size() == 1);
   CHECK_FALSE(other.messages.front().raw_arguments());
 }
