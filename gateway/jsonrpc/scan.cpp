@@ -112,9 +112,8 @@ class Scanner {
       // The first "isError" decides, as the DOM path's lookup finds it.
       if (place == Place::Result && key == "isError" && !seen_is_error_) {
         seen_is_error_ = true;
-        if (literal("true")) facts_.is_error = true;
-        else return value(depth);
-        return true;
+        facts_.is_error = literal("true");
+        return facts_.is_error || value(depth);
       }
       if (place == Place::Result && key == "_meta" && peek() == '{') return object(depth + 1, Place::Meta);
       if (place == Place::Params && key == "arguments") {
