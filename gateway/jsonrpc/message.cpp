@@ -204,10 +204,10 @@ std::variant<Message, Unreadable> read(std::string_view text) {
   return std::move(*msg);
 }
 
-std::optional<Message> Message::relayed(std::shared_ptr<const std::string> text) {
-  auto scanned = scan_response(*text);
+std::optional<Message> Message::relayed(std::shared_ptr<const void> owner, std::string_view text) {
+  auto scanned = scan_response(text);
   if (!scanned) return std::nullopt;
-  return relayed(std::move(text), *scanned);
+  return relayed(std::move(owner), text, *scanned);
 }
 
 std::optional<Message> Message::relayed(std::string_view text) {
@@ -219,10 +219,12 @@ std::optional<Message> Message::relayed(std::string_view text) {
   auto rebase = [&](std::string_view part) { return std::string_view(*copy).substr(part.data() - text.data(), part.size()); };
   scanned->id = rebase(scanned->id);
   scanned->result = rebase(scanned->result);
-  return relayed(std::move(copy), *scanned);
+  std::string_view kept = *copy;
+  return relayed(std::move(copy), kept, *scanned);
 }
 
-std::optional<Message> Message::relayed(std::shared_ptr<const std::string> text, const ScannedResponse& scanned) {
+std::optional<Message> Message::relayed(std::shared_ptr<const void> owner, std::string_view text,
+                                        const ScannedResponse& scanned) {
   // A string id is never one of the gateway's own: the DOM path reads it.
   if (scanned.id.front() == '"') return std::nullopt;
   Id id = Id::number(scanned.id);
@@ -230,12 +232,12 @@ std::optional<Message> Message::relayed(std::shared_ptr<const std::string> text,
   head.AddMember("jsonrpc", "2.0", head.GetAllocator());
   head.AddMember("id", id.value(head.GetAllocator()), head.GetAllocator());
   Message m(std::move(head), Kind::Response, std::move(id));
-  m.raw_ = std::make_shared<const RawResult>(RawResult{std::move(text), scanned.result, scanned.facts});
+  m.raw_ = std::make_shared<const RawResult>(RawResult{std::move(owner), text, scanned.result, scanned.facts});
   return m;
 }
 
 void Message::build() const {
-  auto doc = json::parse(*raw_->text);
+  auto doc = json::parse(raw_->text);
   // The scan accepted it, so the parser does too.
   if (doc) doc_ = std::move(*doc);
   raw_.reset();

@@ -44,7 +44,8 @@ class Message {
   /// came in (raw()), when scan_response() accepts it with a numeric id
   /// (the gateway's own requests' ids); nullopt otherwise, for the DOM
   /// path. For the answers whose result the gateway mostly passes on.
-  static std::optional<Message> relayed(std::shared_ptr<const std::string> text);
+  /// `text` lies in what `owner` keeps alive, and stays there.
+  static std::optional<Message> relayed(std::shared_ptr<const void> owner, std::string_view text);
   /// The same for a text that is copied (once) only when it is relayed.
   static std::optional<Message> relayed(std::string_view text);
 
@@ -93,7 +94,8 @@ class Message {
  private:
   Message(json::Document doc, Kind k, Id id) : doc_(std::move(doc)), kind_(k), id_(std::move(id)) {}
   static Result<Message> classify(json::Document doc, Id id);
-  static std::optional<Message> relayed(std::shared_ptr<const std::string> text, const ScannedResponse& scanned);
+  static std::optional<Message> relayed(std::shared_ptr<const void> owner, std::string_view text,
+                                        const ScannedResponse& scanned);
   /// Parses the relayed text into the document (once; raw() is null after).
   void build() const;
   friend Parsed parse(std::string_view body, std::size_t max_batch);

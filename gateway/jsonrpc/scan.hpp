@@ -55,11 +55,12 @@ std::optional<ScannedResponse> scan_response(std::string_view text);
 std::optional<std::string_view> scan_request_arguments(std::string_view text);
 
 /// A response's result kept as the bytes it came in: the message's text,
-/// owned and shared (one copy of a large answer, whoever holds it), and
-/// where the result lies in it.
+/// shared (one copy of a large answer, whoever holds it) in whatever buffer
+/// it was read into, and where the result lies in it.
 struct RawResult {
-  std::shared_ptr<const std::string> text;
-  std::string_view result;  ///< within *text
+  std::shared_ptr<const void> owner;  ///< keeps `text` alive
+  std::string_view text;
+  std::string_view result;  ///< within text
   ResultFacts facts;
 };
 

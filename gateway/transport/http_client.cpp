@@ -190,6 +190,7 @@ struct Transfer {
   bool written = false;   ///< some byte of the request left (it may have reached the server)
   bool complete = false;  ///< the response was read to its end
   bool keep_alive = false;
+  std::uint64_t body_bytes = 0;  ///< how much of the body came
 };
 
 /// The request `req` as Beast sends it.
@@ -296,9 +297,39 @@ Task<error_code> read_body(S& s, beast::flat_buffer& buffer, ResponseParser& p) 
   co_return ec;
 }
 
+/// Reads into `to` from byte `got` on, until it is full; `got` counts.
+Task<error_code> read_into(tcp::socket& s, std::span<char> to, std::size_t& got) {
+  return when_ready(s, tcp::socket::wait_read, [sock = &s, to, n = &got](error_code& ec) {
+    while (*n < to.size() && !ec) *n += sock->read_some(asio::buffer(to.data() + *n, to.size() - *n), ec);
+  });
+}
 template <typename S>
-Task<void> transfer(S& stream, beast::flat_buffer& buffer, const Url& url,
-                    const HttpRequest& req, HttpClient::OnHead& on_head, HttpClient::OnData& on_data, Transfer& t) {
+Task<error_code> read_into(S& s, std::span<char> to, std::size_t& got) {
+  while (got < to.size()) {
+    auto [ec, n] = co_await s.async_read_some(asio::buffer(to.data() + got, to.size() - got), kAwait);
+    got += n;
+    if (ec) co_return ec;
+  }
+  co_return error_code{};
+}
+
+/// Reads a body of `whole.size()` bytes into `whole`: what came with the
+/// head is in `buffer`, the rest straight from the socket, so a large body
+/// is not copied on its way (nor read in pieces the buffer's size).
+template <typename S>
+Task<void> read_whole(S& stream, beast::flat_buffer& buffer, std::span<char> whole, Transfer& t) {
+  std::size_t got = asio::buffer_copy(asio::buffer(whole.data(), whole.size()), buffer.data());
+  buffer.consume(got);
+  error_code ec = co_await read_into(stream, whole, got);
+  t.body_bytes = got;
+  if (ec) t.error = "connection closed while reading the response (" + ec.message() + ")";
+  else t.complete = true;
+}
+
+template <typename S>
+Task<void> transfer(S& stream, beast::flat_buffer& buffer, const Url& url, const HttpRequest& req,
+                    HttpClient::OnHead& on_head, HttpClient::OnData& on_data, HttpClient::IntoBuffer& into,
+                    Transfer& t) {
   auto head = request_head(url, req);
   if (!head) {
     t.error = "a request header has a line break or an empty name";
@@ -321,6 +352,9 @@ Task<void> transfer(S& stream, beast::flat_buffer& buffer, const Url& url,
   }
   t.keep_alive = p.keep_alive();
   if (!on_head(t.head)) co_return;
+  if (into && !p.is_done() && !p.chunked() && p.content_length())
+    if (std::span<char> whole = into(static_cast<std::size_t>(*p.content_length())); !whole.empty())
+      co_return co_await read_whole(stream, buffer, whole, t);
   while (!p.is_done()) {
     // Beast reads as much as the buffer has room for, at least 512 bytes:
     // a large body, consumed as it comes, would otherwise arrive 512 bytes
@@ -330,6 +364,7 @@ Task<void> transfer(S& stream, beast::flat_buffer& buffer, const Url& url,
         p.content_length_remaining().value_or(p.body_bytes()) > buffer.capacity())
       buffer.reserve(kBodyRead);
     error_code ec = co_await read_body(stream, buffer, p);
+    t.body_bytes = p.body_bytes();
     if (p.stopped()) co_return;
     if (ec) {
       t.error = "connection closed while reading the response (" + ec.message() + ")";
@@ -492,7 +527,8 @@ Task<Result<std::unique_ptr<HttpClient::Stream>>> HttpClient::open(Abort& abort,
   co_return s;
 }
 
-Task<HttpResult> HttpClient::exchange(const HttpRequest& req, Abort& abort, OnHead on_head, OnData on_data) {
+Task<HttpResult> HttpClient::exchange(const HttpRequest& req, Abort& abort, OnHead on_head, OnData on_data,
+                                      IntoBuffer into) {
   HttpResult out;
   for (;;) {
     if (abort.why() != Abort::Why::None) {
@@ -514,9 +550,10 @@ Task<HttpResult> HttpClient::exchange(const HttpRequest& req, Abort& abort, OnHe
     }
     Transfer t;
     abort.on_fire([raw = s.get()] { raw->close(); });
-    if (s->secure) co_await transfer(*s->secure, s->buffer, url_, req, on_head, on_data, t);
-    else co_await transfer(*s->plain, s->buffer, url_, req, on_head, on_data, t);
+    if (s->secure) co_await transfer(*s->secure, s->buffer, url_, req, on_head, on_data, into, t);
+    else co_await transfer(*s->plain, s->buffer, url_, req, on_head, on_data, into, t);
     abort.on_fire({});
+    out.body_bytes = t.body_bytes;
     if (t.error.empty()) {
       out.head = std::move(t.head);
       if (t.complete && t.keep_alive && s->buffer.size() == 0 && abort.why() == Abort::Why::None) {

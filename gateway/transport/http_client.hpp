@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -116,6 +117,7 @@ struct HttpResult {
   std::string error;  ///< empty = the response came (maybe cut short by a callback)
   HttpError kind = HttpError::None;
   HttpHead head;
+  std::uint64_t body_bytes = 0;  ///< how much of the body came
 };
 
 /// The connections to one origin, and the exchanges over them.
@@ -125,6 +127,11 @@ class HttpClient {
   using OnHead = std::function<bool(const HttpHead&)>;
   /// Gets each piece of the body as it arrives; false stops reading.
   using OnData = std::function<bool(std::string_view)>;
+  /// Gets a body's announced length once the head came; the buffer it
+  /// returns, of exactly that length, is where the body is read to, by the
+  /// socket itself and without going through OnData. An empty span has the
+  /// body come through OnData after all.
+  using IntoBuffer = std::function<std::span<char>(std::size_t length)>;
 
   /// Prepares the pool (and, for https, the TLS context: `tls`); connects
   /// lazily. With `guard`, the host and every address it resolves to are
@@ -142,7 +149,10 @@ class HttpClient {
   /// connection is put back into the pool only when its response was read
   /// to the end. A request is never sent twice: only a pooled connection
   /// found closed before any byte of it was written is swapped for another.
-  Task<HttpResult> exchange(const HttpRequest& req, Abort& abort, OnHead on_head, OnData on_data);
+  /// A body of known length (not chunked) goes to `into`'s buffer when it
+  /// gives one.
+  Task<HttpResult> exchange(const HttpRequest& req, Abort& abort, OnHead on_head, OnData on_data,
+                            IntoBuffer into = {});
   /// Closes the idle connections.
   void clear();
   const Url& url() const { return url_; }

@@ -5,7 +5,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <charconv>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -21,7 +20,7 @@ namespace {
 
 /// True when a JSON-RPC error body says the session is unknown or the
 /// server is not initialized (how servers word a stale session).
-bool names_session(const std::string& body) {
+bool names_session(std::string_view body) {
   auto doc = json::parse(body);
   const json::Value* error = doc ? json::find(*doc, "error") : nullptr;
   auto message = error ? json::get_string(*error, "message") : std::nullopt;
@@ -31,7 +30,7 @@ bool names_session(const std::string& body) {
 }
 
 /// ": <message>" of a JSON-RPC error body, or "".
-std::string session_error_text(const std::string& body) {
+std::string session_error_text(std::string_view body) {
   auto doc = json::parse(body);
   const json::Value* error = doc ? json::find(*doc, "error") : nullptr;
   auto message = error ? json::get_string(*error, "message") : std::nullopt;
@@ -57,7 +56,9 @@ struct HttpConnection::PostAnswer {
   bool sse = false;
   std::optional<std::size_t> too_large{};
   std::optional<std::string> malformed{};  ///< what is wrong with the answer to this request
-  std::string json_body{};
+  std::string json_body{};        ///< a body read piece by piece (chunked)
+  std::shared_ptr<char[]> whole{};  ///< a body of announced length, read in place
+  std::size_t whole_size = 0;
   sse::Parser parser{[this](std::string_view, std::string_view data) { return on_event(data); },
                      c.target_.max_response_bytes, [this](std::size_t bytes) {
                        // On a request's own stream, the event too large to keep is
@@ -98,19 +99,22 @@ struct HttpConnection::PostAnswer {
     // A request sent in another session (see RequestOptions) leaves the
     // connection's own alone.
     if (std::string sid = h.get("Mcp-Session-Id"); !sid.empty() && session.empty()) c.remember_session(std::move(sid));
-    // A JSON body is read into one buffer of its announced size: a large
-    // answer is not copied as the buffer grows.
-    if (!sse) {
-      std::string length = h.get("Content-Length");
-      std::size_t n = 0;
-      auto [end, ec] = std::from_chars(length.data(), length.data() + length.size(), n);
-      if (ec == std::errc() && end == length.data() + length.size() && n <= c.target_.max_response_bytes) {
-        json_body.reserve(n);
-        prefer_huge_pages(json_body.data(), json_body.capacity());
-      }
-    }
     return true;
   };
+  /// A JSON body of announced length is read by the socket into the one
+  /// buffer that holds it from then on: a large answer is not copied, nor
+  /// moved as a buffer grows.
+  /// Not zero-filled first: the socket writes every byte before any is read.
+  const HttpClient::IntoBuffer into = [this](std::size_t n) -> std::span<char> {
+    if (sse || n > c.target_.max_response_bytes) return {};
+    whole = std::make_shared_for_overwrite<char[]>(n);
+    whole_size = n;
+    // (Before the first byte is written: the pages come as they are touched.)
+    prefer_huge_pages(whole.get(), n);
+    return {whole.get(), n};
+  };
+  /// The JSON body as it came.
+  std::string_view body() const { return whole ? std::string_view(whole.get(), whole_size) : json_body; }
   const HttpClient::OnData on_data = [this](std::string_view data) {
     if (sse) return parser.feed(data);
     if (json_body.size() + data.size() > c.target_.max_response_bytes) {
@@ -124,14 +128,22 @@ struct HttpConnection::PostAnswer {
   void read_json(int status) {
     if (relay && status < 300) {
       // The body is the answer's text from now on, held once.
-      auto text = std::make_shared<std::string>(std::move(json_body));
-      if (auto m = jsonrpc::Message::relayed(text)) {
-        deliver(*m);
-        return;
+      if (whole) {
+        if (auto m = jsonrpc::Message::relayed(whole, body())) {
+          deliver(*m);
+          return;
+        }
+      } else {
+        auto text = std::make_shared<std::string>(std::move(json_body));
+        if (auto m = jsonrpc::Message::relayed(text, *text)) {
+          deliver(*m);
+          return;
+        }
+        json_body = std::move(*text);
       }
-      json_body = std::move(*text);
     }
-    auto doc = json::parse(json_body);
+    const std::string_view text = body();
+    auto doc = json::parse(text);
     if (!doc) malformed = "not JSON (" + doc.error() + ")";
     else if (doc->IsArray()) {
       for (auto& v : doc->GetArray())
@@ -146,13 +158,14 @@ struct HttpConnection::PostAnswer {
       }
       // A JSON object is the body of the answer to this request: when it
       // is not a valid message, the answer is malformed.
-      if (auto m = jsonrpc::Message::from(std::move(*doc), json_body)) deliver(*m);
+      if (auto m = jsonrpc::Message::from(std::move(*doc), text)) deliver(*m);
       else malformed = m.error();
     }
   }
   /// What came of the POST, sent in `had_session`, whose last exchange is
   /// `res`, ended early for `ended`.
   Response outcome(const HttpResult& res, Abort::Why ended, const std::string& had_session) {
+    whole_size = std::min<std::size_t>(whole_size, res.body_bytes);  // only what came was written
     if (answer) return Response{std::move(answer), Failure::Transport, {}};
     if (too_large)
       return Response{std::nullopt, Failure::TooLarge, size_text(*too_large, c.target_.max_response_bytes)};
@@ -180,15 +193,15 @@ struct HttpConnection::PostAnswer {
     // official SDKs' examples answer 400 ("Bad Request: No valid session ID
     // provided", "Server not initialized"). Another 400 is the server's
     // answer to the request itself.
-    if ((status == 404 || (status == 400 && names_session(json_body))) && !had_session.empty())
+    if ((status == 404 || (status == 400 && names_session(body()))) && !had_session.empty())
       return Response{std::nullopt, Failure::SessionExpired,
                       "the server does not know session " + had_session.substr(0, 8) + " (HTTP " +
-                          std::to_string(status) + session_error_text(json_body) + ")"};
+                          std::to_string(status) + session_error_text(body()) + ")"};
     if (!id) {
       if (status >= 200 && status < 300) return Response{std::nullopt, Failure::Transport, {}};
       return Response{std::nullopt, Failure::Transport, "HTTP " + std::to_string(status)};
     }
-    if (!sse && !json_body.empty()) {
+    if (!sse && !body().empty()) {
       read_json(status);
       if (answer) return Response{std::move(answer), Failure::Transport, {}};
       if (malformed && status < 300)
@@ -220,7 +233,7 @@ Task<Response> HttpConnection::post(std::string& body, std::optional<std::int64_
   if (target_.credential)
     if (auto authorized = co_await authorize(req, abort, opts.cancel); !authorized)
       co_return Response{std::nullopt, Failure::Credential, authorized.error()};
-  HttpResult res = co_await client_->exchange(req, abort, p->on_head, p->on_data);
+  HttpResult res = co_await client_->exchange(req, abort, p->on_head, p->on_data, p->into);
   // An OAuth upstream refused the token (expired early, revoked): renewed
   // once, the request goes again; a 401 is the answer to nothing done.
   if (res.error.empty() && res.head.status == 401 && target_.credential && abort.why() == Abort::Why::None)
@@ -240,10 +253,12 @@ Task<Result<void>> HttpConnection::post_again(HttpRequest& req, PostAnswer& p, H
     if (istarts_with(name, "authorization")) refused = value;
   if (auto renewed = co_await authorize(req, abort, cancel, refused); !renewed) co_return renewed;
   p.json_body.clear();
+  p.whole.reset();
+  p.whole_size = 0;
   p.sse = false;
   p.too_large.reset();
   p.parser.restart();
-  res = co_await client_->exchange(req, abort, p.on_head, p.on_data);
+  res = co_await client_->exchange(req, abort, p.on_head, p.on_data, p.into);
   co_return Result<void>{};
 }
 

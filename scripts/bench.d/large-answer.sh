@@ -4,7 +4,8 @@
 # echo_upstream's `blob`), over Streamable HTTP, directly and through the
 # gateway, alternately in one run, same upstream, same client (curl):
 #  - wall time per call (median of the rounds), and its ratio to direct;
-#  - the gateway's CPU per MiB of answer (user+system from /proc/PID/stat);
+#  - the gateway's CPU per MiB of answer (user+system, from the scheduler's
+#    /proc/PID/task/*/schedstat);
 #  - the gateway's peak RSS growth per MiB of answer (VmHWM after the calls
 #    against VmRSS after a small warm-up call).
 #   scripts/bench.d/large-answer.sh BUILD [rounds]   # or BENCH_ONLY=large scripts/bench [rounds]
@@ -52,20 +53,20 @@ curl -s -o /dev/null "$gw_url" -H "Mcp-Session-Id: $sid_gw" -H 'Content-Type: ap
 base_rss=$(kib "$gw" VmRSS)
 bytes=$((mib * 1048576))
 walls_direct=() walls_gw=()
-cpu_ticks=0
+cpu_ns_total=0
 for r in $(seq 1 "$rounds"); do
   d=$(post "$direct" "$sid_direct" "$(blob blob "$bytes")")
-  t0=$(ticks "$gw")
+  t0=$(cpu_ns "$gw")
   g=$(post "$gw_url" "$sid_gw" "$(blob eh:blob "$bytes")")
-  t1=$(ticks "$gw")
-  cpu_ticks=$((cpu_ticks + t1 - t0))
+  t1=$(cpu_ns "$gw")
+  cpu_ns_total=$((cpu_ns_total + t1 - t0))
   walls_direct+=("$d") walls_gw+=("$g")
-  echo "LARGE round=$r mib=$mib direct_s=$d gateway_s=$g gateway_cpu_ms=$(( (t1 - t0) * 1000 / hz ))"
+  echo "LARGE round=$r mib=$mib direct_s=$d gateway_s=$g gateway_cpu_ms=$(( (t1 - t0) / 1000000 ))"
 done
 peak_rss=$(kib "$gw" VmHWM)
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 md=$(median "${walls_direct[@]}")
 mg=$(median "${walls_gw[@]}")
-awk -v md="$md" -v mg="$mg" -v t="$cpu_ticks" -v hz="$hz" -v n="$rounds" -v mib="$mib" -v base="$base_rss" -v peak="$peak_rss" 'BEGIN {
+awk -v md="$md" -v mg="$mg" -v t="$cpu_ns_total" -v n="$rounds" -v mib="$mib" -v base="$base_rss" -v peak="$peak_rss" 'BEGIN {
   printf "LARGE-SUMMARY mib=%d rounds=%d wall_direct_ms=%.1f wall_gateway_ms=%.1f wall_ratio=%.2f gateway_cpu_ms_per_mib=%.2f peak_rss_growth_mib_per_mib=%.2f\n",
-    mib, n, md * 1000, mg * 1000, mg / md, t * 1000 / hz / n / mib, (peak - base) / 1024 / mib }'
+    mib, n, md * 1000, mg * 1000, mg / md, t / 1e6 / n / mib, (peak - base) / 1024 / mib }'
