@@ -7,9 +7,10 @@
 //
 //   node relay-fixture.mjs [--http]   (--http prints "listening http://127.0.0.1:PORT/mcp")
 //
-// Tool `answer {shape, bytes?, sse?}`: the result resultOf(shape) gives
+// Tool `answer {shape, bytes?, sse?, cut?}`: the result resultOf(shape) gives
 // (relay-shapes.mjs), in a message with the id first or, for `plain` and
-// `huge`, after the result. Tool `echo {text}` answers the text (a chain's
+// `huge`, after the result; with `cut` (HTTP), a JSON body that announces
+// its whole length and ends with the connection halfway. Tool `echo {text}` answers the text (a chain's
 // next hop). Tool `request` answers the text of the request that called it,
 // as it came (what the gateway wrote).
 import http from 'node:http';
@@ -52,7 +53,7 @@ function handle(m, raw) {
       const args = m.params?.arguments ?? {};
       if (m.params?.name === 'echo') return reply({ content: [{ type: 'text', text: String(args.text) }] });
       if (m.params?.name === 'request') return reply({ content: [{ type: 'text', text: raw }] });
-      return { bytes: bytesOf(answer(JSON.stringify(m.id), args.shape, args.bytes ?? 0)), sse: !!args.sse };
+      return { bytes: bytesOf(answer(JSON.stringify(m.id), args.shape, args.bytes ?? 0)), sse: !!args.sse, cut: !!args.cut };
     }
     default:
       return m.id === undefined ? undefined : { bytes: Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } })) };
@@ -85,6 +86,11 @@ if (!HTTP) {
       const a = handle(JSON.parse(body), body);
       if (!a) {
         res.writeHead(202).end();
+        return;
+      }
+      if (a.cut) {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': a.bytes.length });
+        res.write(a.bytes.subarray(0, a.bytes.length >> 1), () => res.socket.destroy());
         return;
       }
       if (!a.sse) {

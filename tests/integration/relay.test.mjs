@@ -200,3 +200,18 @@ test(
     await c.close();
   }),
 );
+
+test(
+  'a JSON body cut off halfway (its length announced, the connection closed) is an error naming why; the next call is relayed whole',
+  withDiagnostics(async () => {
+    const c = await connectHttp(gw.url);
+    const cut = await c.callTool('rh:answer', { shape: 'plain', bytes: 4 << 20, cut: true });
+    assert.equal(cut.isError, true, JSON.stringify(cut).slice(0, 300));
+    assert.match(textOf(cut), /rh/);
+    assert.match(textOf(cut), /connection closed while reading the response/, textOf(cut));
+    const { id, bytes } = await callBytes(c, 'rh:answer', { shape: 'plain', bytes: 4 << 20 });
+    assert.equal(strict.decode(bytes), `{"jsonrpc":"2.0","id":${id},"result":${resultOf('plain', 4 << 20)}}`);
+    await c.close();
+    assert.ok(gw.proc.alive, 'the gateway died');
+  }),
+);
