@@ -1,8 +1,8 @@
 #include "transport/address_policy.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
-#include <vector>
 
 #include "util/ascii.hpp"
 
@@ -44,19 +44,21 @@ std::optional<std::uint64_t> aton_part(std::string_view& s) {
 
 /// inet_aton's forms: a, a.b (b: 24 bits), a.b.c (c: 16 bits), a.b.c.d.
 std::optional<IpAddress> parse_aton(std::string_view s) {
-  std::vector<std::uint64_t> parts;
+  // (On the stack: every request's Host is read by this.)
+  std::array<std::uint64_t, 4> parts{};
+  std::size_t n = 0;
   for (;;) {
     auto part = aton_part(s);
     if (!part) return std::nullopt;
-    parts.push_back(*part);
+    parts[n++] = *part;
     if (s.empty()) break;
-    if (s.front() != '.' || parts.size() == 4 || *part > 0xff) return std::nullopt;
+    if (s.front() != '.' || n == 4 || *part > 0xff) return std::nullopt;
     s.remove_prefix(1);
   }
   static constexpr std::array<std::uint64_t, 4> kLast{0xffffffffu, 0xffffffu, 0xffffu, 0xffu};
-  if (parts.back() > kLast[parts.size() - 1]) return std::nullopt;
-  std::uint32_t v = static_cast<std::uint32_t>(parts.back());
-  for (std::size_t i = 0; i + 1 < parts.size(); ++i) v |= static_cast<std::uint32_t>(parts[i] << (24 - 8 * i));
+  if (parts[n - 1] > kLast[n - 1]) return std::nullopt;
+  std::uint32_t v = static_cast<std::uint32_t>(parts[n - 1]);
+  for (std::size_t i = 0; i + 1 < n; ++i) v |= static_cast<std::uint32_t>(parts[i] << (24 - 8 * i));
   return IpAddress::v4(v);
 }
 
