@@ -156,6 +156,8 @@ class HttpClient {
   /// Closes the idle connections.
   void clear();
   const Url& url() const { return url_; }
+  /// The loop its connections live on.
+  Io& io() const { return io_; }
 
   struct Stream;  ///< one connection (TCP, or TLS over TCP); defined in the .cpp
 

@@ -13,7 +13,6 @@
 
 #include "transport/sse.hpp"
 #include "util/ascii.hpp"
-#include "util/memory.hpp"
 
 namespace mcpgw::transport {
 namespace {
@@ -104,13 +103,13 @@ struct HttpConnection::PostAnswer {
   /// A JSON body of announced length is read by the socket into the one
   /// buffer that holds it from then on: a large answer is not copied, nor
   /// moved as a buffer grows.
-  /// Not zero-filled first: the socket writes every byte before any is read.
+  /// Not zero-filled first: the socket writes every byte before any is
+  /// read. A large one is a buffer used before (BufferCache), whose pages
+  /// are in place.
   const HttpClient::IntoBuffer into = [this](std::size_t n) -> std::span<char> {
     if (sse || n > c.target_.max_response_bytes) return {};
-    whole = std::make_shared_for_overwrite<char[]>(n);
+    whole = c.client_->io().buffers().take(n);
     whole_size = n;
-    // (Before the first byte is written: the pages come as they are touched.)
-    prefer_huge_pages(whole.get(), n);
     return {whole.get(), n};
   };
   /// The JSON body as it came.

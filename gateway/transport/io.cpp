@@ -26,11 +26,14 @@ struct Io::Worker {
   /// calls (arming, then the next earliest).
   asio::steady_timer tick{ctx};
   std::thread thread;
+  BufferCache* decays = nullptr;  ///< the cache whose stale buffers this worker's tick lets go
 
   void arm_tick() {
     tick.expires_after(std::chrono::seconds(1));
     tick.async_wait([this](const boost::system::error_code& ec) {
-      if (!ec) arm_tick();
+      if (ec) return;
+      if (decays) decays->decay();
+      arm_tick();
     });
   }
 };
@@ -40,6 +43,7 @@ Io::Io(unsigned threads) {
   workers_.reserve(n);
   for (unsigned i = 0; i < n; ++i) {
     workers_.push_back(std::make_unique<Worker>());
+    if (i == 0) workers_.back()->decays = &buffers_;
     workers_.back()->arm_tick();
   }
   for (unsigned i = 0; i < n; ++i) {

@@ -16,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "util/buffer_cache.hpp"
+
 namespace mcpgw::transport {
 
 namespace asio = boost::asio;
@@ -51,8 +53,14 @@ class Io {
   /// Stops every worker and joins its thread; idempotent. Handlers still
   /// queued are destroyed without running.
   void stop();
+  /// The large buffers (answers' bodies) kept for reuse, for every worker;
+  /// the first worker lets go of the stale ones each second.
+  BufferCache& buffers() { return buffers_; }
 
  private:
+  /// A burst of large answers (four of 16 MiB at once) reuses its buffers;
+  /// an idle gateway gives them back within seconds.
+  BufferCache buffers_{64 << 20, std::chrono::seconds(5)};
   struct Worker;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<unsigned> turn_{0};

@@ -15,11 +15,13 @@
 #include <condition_variable>
 #include <deque>
 #include <unordered_map>
+#include <vector>
 
 #include "transport/http_listener.hpp"
 #include "transport/line_buffer.hpp"
 #include "util/event.hpp"
 #include "util/memory.hpp"
+#include "util/spliced_text.hpp"
 #include "util/thread_annotations.hpp"
 
 namespace mcpgw::transport {
@@ -65,7 +67,7 @@ struct StdioServer::Impl : std::enable_shared_from_this<Impl> {
 
   util::Mutex mu;
   std::condition_variable cv;
-  std::deque<std::string> pending GUARDED_BY(mu);  // lines for stdout
+  std::deque<SplicedText> pending GUARDED_BY(mu);  // lines for stdout, each written from its pieces
   std::unordered_map<const void*, std::size_t> slots GUARDED_BY(mu);  // a request's progress line in `pending`
   std::size_t pending_bytes GUARDED_BY(mu) = 0;
   std::size_t in_flight GUARDED_BY(mu) = 0;
@@ -79,8 +81,8 @@ struct StdioServer::Impl : std::enable_shared_from_this<Impl> {
   /// Queues one line for stdout; false when the client is gone. A line
   /// under `key` (a request's progress) replaces the one still waiting
   /// under it: the latest wins.
-  bool write(std::string line, const void* key = nullptr) {
-    line.push_back('\n');
+  bool write(SplicedText line, const void* key = nullptr) {
+    line.append("\n");
     bool gave_up = false;
     {
       util::MutexLock lk(mu);
@@ -155,22 +157,29 @@ Task<void> StdioServer::Impl::read_loop(std::function<void(std::string_view)> di
 }
 
 Task<void> StdioServer::Impl::write_loop() {
-  std::string batch;
+  std::deque<SplicedText> lines;
+  std::vector<asio::const_buffer> pieces;
   for (;;) {
     std::uint64_t seen = wake.generation();
     bool done;
-    batch.clear();
     {
       util::MutexLock lk(mu);
-      for (auto& l : pending) batch += l;
-      pending.clear();
+      lines.swap(pending);
       slots.clear();
       pending_bytes = 0;
       done = closing || broken;
     }
-    if (!batch.empty()) {
+    // What is waiting goes in gathered writes, each line from its pieces:
+    // a relayed result of megabytes is written from the buffer it was
+    // read into, never copied into the line or a batch of lines.
+    pieces.clear();
+    for (const auto& l : lines)
+      for (std::string_view p : l.pieces())
+        if (!p.empty()) pieces.emplace_back(p.data(), p.size());
+    if (!pieces.empty()) {
       boost::system::error_code ec;
-      co_await asio::async_write(out.stream, asio::buffer(batch), asio::redirect_error(asio::use_awaitable, ec));
+      co_await asio::async_write(out.stream, pieces, asio::redirect_error(asio::use_awaitable, ec));
+      lines.clear();
       if (!ec) continue;
       util::MutexLock lk(mu);
       broken = true;
@@ -224,7 +233,7 @@ class StdioServer::Impl::Call final : public Exchange {
   void reply(SplicedText response, int) override {
     // A line of its own either way (the newline is appended to it).
     if (batch_) batch_->add(std::move(response).flatten());
-    else server_->write(std::move(response).flatten());
+    else server_->write(std::move(response));
     server_->done_request();
     if (batch_) batch_->gate->done();
   }

@@ -27,6 +27,9 @@ class SplicedText {
   bool empty() const { return size() == 0; }
   /// The text's pieces in order (the last two empty for a plain string).
   std::array<std::string_view, 3> pieces() const { return {head_, part_, tail_}; }
+  /// Appends `more` to the text (after its tail; to the head of a plain
+  /// string), the shared part staying where it is.
+  void append(std::string_view more) { (part_.empty() && tail_.empty() ? head_ : tail_).append(more); }
   /// Appends the text to `out`.
   void append_to(std::string& out) const {
     out.reserve(out.size() + size());

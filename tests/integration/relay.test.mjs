@@ -215,3 +215,44 @@ test(
     assert.ok(gw.proc.alive, 'the gateway died');
   }),
 );
+
+test(
+  'a stdio client gets large relayed results byte-exact, each on a line of its own, with other answers written around them',
+  withDiagnostics(async () => {
+    const { proc, client } = startGatewayStdio({
+      servers: [
+        { name: 'relay', transport: 'stdio', command: process.execPath, args: [FIXTURE] },
+        { name: 'rh', transport: 'http', url: httpUrl },
+      ],
+    });
+    try {
+      await client.initialize();
+      const lines = new Map();
+      const all = new Promise((resolve) => {
+        const seen = client.proc._onLine;
+        client.proc._onLine = (stream, line) => {
+          seen(stream, line);
+          const id = stream === 'stdout' && /^\{"jsonrpc":"2\.0","id":"(big-\d|small)"/.exec(line)?.[1];
+          if (id) lines.set(id, line);
+          if (lines.size === 4) resolve();
+        };
+      });
+      const bytes = 4 << 20;
+      const calls = [
+        ['big-1', 'relay:answer', { shape: 'huge', bytes }],
+        ['big-2', 'rh:answer', { shape: 'huge', bytes }],
+        ['small', 'relay:echo', { text: 'between' }],
+        ['big-3', 'rh:answer', { shape: 'huge', bytes, sse: true }],
+      ];
+      for (const [id, name, args] of calls)
+        client.write(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }));
+      await all;
+      for (const id of ['big-1', 'big-2', 'big-3'])
+        assert.equal(lines.get(id), `{"jsonrpc":"2.0","id":"${id}","result":${resultOf('huge', bytes)}}`, id);
+      assert.deepEqual(JSON.parse(lines.get('small')).result, { content: [{ type: 'text', text: 'between' }] });
+      assert.deepEqual(client.badLines, []);
+    } finally {
+      await proc.stop();
+    }
+  }),
+);
