@@ -10,8 +10,9 @@
 // gets what that path always gave.
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
-import { Proc, REPO, connectHttp, httpGet, requireBinaries, startGateway, startGatewayStdio, textOf, withDiagnostics } from './harness.mjs';
+import { Proc, REPO, connectHttp, httpGet, pollUntil, requireBinaries, startGateway, startGatewayStdio, textOf, withDiagnostics } from './harness.mjs';
 import { parseMetrics, sample } from './metrics-util.mjs';
 import { resultOf } from './relay-shapes.mjs';
 
@@ -253,6 +254,31 @@ test(
       assert.deepEqual(client.badLines, []);
     } finally {
       await proc.stop();
+    }
+  }),
+);
+
+test(
+  "large answers' buffers are kept while answers come, and given back to the system once the gateway is idle",
+  withDiagnostics(async () => {
+    const own = await startGateway({ servers: [{ name: 'rh', transport: 'http', url: httpUrl }] }, { label: 'mcpgw-buffers' });
+    try {
+      const rss = () => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${own.proc.pid}/status`, 'utf8'))[1]) << 10;
+      const c = await connectHttp(own.url);
+      assert.equal(textOf(await c.callTool('rh:echo', { text: 'warm' })), 'warm');
+      const base = rss();
+      const bytes = 8 << 20;
+      for (let i = 0; i < 3; i++) {
+        const r = await c.callTool('rh:answer', { shape: 'huge', bytes });
+        assert.deepEqual(r, JSON.parse(resultOf('huge', bytes)));
+      }
+      // The last answer's buffer is kept for the next one...
+      assert.ok(rss() >= base + (7 << 20), `rss ${rss()} base ${base}`);
+      // ...and given back within seconds of the last (the deadline only stops a hung test).
+      await pollUntil(() => rss() <= base + (3 << 20), { timeoutMs: 30000, intervalMs: 200, what: 'the kept buffer given back' });
+      await c.close();
+    } finally {
+      await own.proc.stop();
     }
   }),
 );
