@@ -5,6 +5,7 @@
 #include <rapidjson/writer.h>
 
 #include <charconv>
+#include <cstring>
 #include <map>
 
 namespace mcpgw::jsonrpc {
@@ -210,17 +211,27 @@ std::optional<Message> Message::relayed(std::shared_ptr<const void> owner, std::
   return relayed(std::move(owner), text, *scanned);
 }
 
-std::optional<Message> Message::relayed(std::string_view text) {
+std::optional<Message> Message::relayed(std::string_view text, const Buffers& buffers) {
   // Scanned before it is copied: most messages that are not relayed (a
   // notification, an error) are told apart within their first members.
   auto scanned = scan_response(text);
   if (!scanned) return std::nullopt;
-  auto copy = std::make_shared<const std::string>(text);
-  auto rebase = [&](std::string_view part) { return std::string_view(*copy).substr(part.data() - text.data(), part.size()); };
+  std::shared_ptr<const void> owner;
+  const char* at;
+  if (buffers) {
+    std::shared_ptr<char[]> buffer = buffers(text.size());
+    std::memcpy(buffer.get(), text.data(), text.size());
+    at = buffer.get();
+    owner = std::move(buffer);
+  } else {
+    auto copy = std::make_shared<const std::string>(text);
+    at = copy->data();
+    owner = std::move(copy);
+  }
+  auto rebase = [&](std::string_view part) { return std::string_view(at + (part.data() - text.data()), part.size()); };
   scanned->id = rebase(scanned->id);
   scanned->result = rebase(scanned->result);
-  std::string_view kept = *copy;
-  return relayed(std::move(copy), kept, *scanned);
+  return relayed(std::move(owner), std::string_view(at, text.size()), *scanned);
 }
 
 std::optional<Message> Message::relayed(std::shared_ptr<const void> owner, std::string_view text,

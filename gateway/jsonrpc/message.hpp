@@ -1,6 +1,7 @@
 #pragma once
 // JSON-RPC 2.0 messages: classification, validation, construction.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,8 +47,12 @@ class Message {
   /// path. For the answers whose result the gateway mostly passes on.
   /// `text` lies in what `owner` keeps alive, and stays there.
   static std::optional<Message> relayed(std::shared_ptr<const void> owner, std::string_view text);
-  /// The same for a text that is copied (once) only when it is relayed.
-  static std::optional<Message> relayed(std::string_view text);
+  /// Where relayed() copies a text: a buffer of at least the size asked.
+  using Buffers = std::function<std::shared_ptr<char[]>(std::size_t)>;
+  /// The same for a text that is copied (once) only when it is relayed:
+  /// into a buffer `buffers` gives (a large one reused, whose pages are in
+  /// place), or without it into a string of its own.
+  static std::optional<Message> relayed(std::string_view text, const Buffers& buffers = {});
 
   /// Classifies `doc`; fails with a message suitable for an -32600 error.
   /// `source`, the text `doc` was parsed from, gives a numeric id its

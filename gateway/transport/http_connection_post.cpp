@@ -80,7 +80,8 @@ struct HttpConnection::PostAnswer {
     // Servers prime a stream with an event without data (2025-11-25).
     if (data.empty()) return true;
     if (relay)
-      if (auto m = jsonrpc::Message::relayed(data)) return deliver(*m);
+      if (auto m = jsonrpc::Message::relayed(data, [this](std::size_t n) { return c.client_->io().buffers().take(n); }))
+        return deliver(*m);
     auto read = jsonrpc::read(data);
     if (auto* bad = std::get_if<jsonrpc::Unreadable>(&read)) {
       if (id && bad->answers == *id) {

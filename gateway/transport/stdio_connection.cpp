@@ -414,7 +414,7 @@ void StdioConnection::on_line(std::string_view line) {
   // The answer to a request that relays its result keeps it as bytes.
   if (auto id = jsonrpc::answer_id_in(line)) {
     if (auto it = pending_.find(*id); it != pending_.end() && it->second.relay)
-      if (auto m = jsonrpc::Message::relayed(line)) {
+      if (auto m = jsonrpc::Message::relayed(line, [this](std::size_t n) { return io_.buffers().take(n); })) {
         finish(*id, {std::move(*m), Failure::Transport, {}}, false);
         return;
       }

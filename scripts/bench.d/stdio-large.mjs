@@ -4,7 +4,8 @@
 // other, and the gateway's CPU per MiB of answer (from the scheduler:
 // /proc/PID/task/*/schedstat) and peak RSS growth per MiB (VmHWM after the
 // calls against VmRSS after a small warm-up call). Every answer must be
-// whole.
+// whole. With LARGE_UPSTREAM=stdio the upstream is echo_upstream over
+// stdio (a child of the gateway) instead.
 //   node stdio-large.mjs BUILD [rounds] [mib]
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -12,19 +13,24 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 
-const [build, rounds = '5', mib = '16'] = process.argv.slice(2);
+const [buildArg, rounds = '5', mib = '16'] = process.argv.slice(2);
+const build = path.resolve(buildArg);  // the gateway reads a command relative to its config
 const n = Number(rounds);
 const size = Number(mib) << 20;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stdio-large-'));
-const up = spawn(path.join(build, 'tests/echo_upstream'), ['--http', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
-const url = await new Promise((resolve) =>
-  readline.createInterface({ input: up.stdout }).on('line', (l) => {
-    const m = /(http:\/\/\S+)/.exec(l);
-    if (m) resolve(m[1]);
-  }),
-);
+const overStdio = process.env.LARGE_UPSTREAM === 'stdio';
+const echo = path.join(build, 'tests/echo_upstream');
+const up = overStdio ? null : spawn(echo, ['--http', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const server = overStdio
+  ? `{name: eh, transport: stdio, command: "${echo}"}`
+  : `{name: eh, transport: http, url: "${await new Promise((resolve) =>
+      readline.createInterface({ input: up.stdout }).on('line', (l) => {
+        const m = /(http:\/\/\S+)/.exec(l);
+        if (m) resolve(m[1]);
+      }),
+    )}"}`;
 const config = path.join(dir, 'gw.yaml');
-fs.writeFileSync(config, `servers:\n  - {name: eh, transport: http, url: "${url}"}\nwelcome: {strategy: none}\n`);
+fs.writeFileSync(config, `servers:\n  - ${server}\nwelcome: {strategy: none}\n`);
 const gw = spawn(path.join(build, 'mcpgw'), ['--config', config, '--stdio', '--log-level', 'error'], {
   stdio: ['pipe', 'pipe', 'inherit'],
 });
@@ -55,7 +61,10 @@ try {
   await call('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } });
   gw.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
   // The upstream is listed once the gateway has connected to it.
-  while (!(await call('tools/list', {})).includes('"eh:blob"')) await new Promise((r) => setTimeout(r, 100));
+  for (let tries = 0; !(await call('tools/list', {})).includes('"eh:blob"'); tries++) {
+    if (tries === 300) throw new Error('the upstream was not listed within 30 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
   await call('tools/call', { name: 'eh:blob', arguments: { bytes: 1024 } });
   const base = status('VmRSS');
   let cpu = 0;
@@ -69,11 +78,11 @@ try {
   }
   const growth = (status('VmHWM') - base) / 1024 / Number(mib);
   console.log(
-    `STDIO-LARGE-SUMMARY mib=${mib} rounds=${n} gateway_cpu_ms_per_mib=${(cpu / 1e6 / n / Number(mib)).toFixed(2)} ` +
+    `STDIO-LARGE-SUMMARY upstream=${overStdio ? 'stdio' : 'http'} mib=${mib} rounds=${n} gateway_cpu_ms_per_mib=${(cpu / 1e6 / n / Number(mib)).toFixed(2)} ` +
       `peak_rss_growth_mib_per_mib=${growth.toFixed(2)}`,
   );
 } finally {
   gw.kill();
-  up.kill();
+  up?.kill();
   fs.rmSync(dir, { recursive: true, force: true });
 }
