@@ -5,7 +5,6 @@
 
 #include <spdlog/spdlog.h>
 
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -103,10 +102,9 @@ struct HttpConnection::PostAnswer {
   };
   /// A JSON body of announced length is read by the socket into the one
   /// buffer that holds it from then on: a large answer is not copied, nor
-  /// moved as a buffer grows.
-  /// Not zero-filled first: the socket writes every byte before any is
-  /// read. A large one is a buffer used before (BufferCache), whose pages
-  /// are in place.
+  /// moved as a buffer grows. The buffer is not zero-filled (the socket
+  /// writes every byte before any is read), and a large one was used
+  /// before (BufferCache): its pages are in place.
   const HttpClient::IntoBuffer into = [this](std::size_t n) -> std::span<char> {
     if (sse || n > c.target_.max_response_bytes) return {};
     whole = c.client_->io().buffers().take(n);

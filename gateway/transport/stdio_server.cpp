@@ -158,6 +158,7 @@ Task<void> StdioServer::Impl::read_loop(std::function<void(std::string_view)> di
 
 Task<void> StdioServer::Impl::write_loop() {
   std::deque<SplicedText> lines;
+  std::string joined;  // the plain lines among them, one after the other
   std::vector<asio::const_buffer> pieces;
   for (;;) {
     std::uint64_t seen = wake.generation();
@@ -169,13 +170,31 @@ Task<void> StdioServer::Impl::write_loop() {
       pending_bytes = 0;
       done = closing || broken;
     }
-    // What is waiting goes in gathered writes, each line from its pieces:
-    // a relayed result of megabytes is written from the buffer it was
-    // read into, never copied into the line or a batch of lines.
-    pieces.clear();
+    // What is waiting goes in gathered writes: a relayed result of
+    // megabytes from the buffer it was read into, never copied into its
+    // line or a batch of lines; the gateway's own lines (progress, small
+    // answers) joined, so that a burst of them is one buffer.
+    std::size_t plain = 0;
     for (const auto& l : lines)
-      for (std::string_view p : l.pieces())
+      if (l.pieces()[1].empty()) plain += l.size();
+    joined.clear();
+    joined.reserve(plain);  // no reallocation below: pieces point into it
+    pieces.clear();
+    bool last_joined = false;
+    for (const auto& l : lines) {
+      auto [head, part, tail] = l.pieces();
+      if (part.empty()) {
+        const char* at = joined.data() + joined.size();
+        joined.append(head).append(tail);
+        if (last_joined) pieces.back() = asio::const_buffer(pieces.back().data(), pieces.back().size() + l.size());
+        else pieces.emplace_back(at, l.size());
+        last_joined = true;
+        continue;
+      }
+      for (std::string_view p : {head, part, tail})
         if (!p.empty()) pieces.emplace_back(p.data(), p.size());
+      last_joined = false;
+    }
     if (!pieces.empty()) {
       boost::system::error_code ec;
       co_await asio::async_write(out.stream, pieces, asio::redirect_error(asio::use_awaitable, ec));
