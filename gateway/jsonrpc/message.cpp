@@ -216,22 +216,14 @@ std::optional<Message> Message::relayed(std::string_view text, const Buffers& bu
   // notification, an error) are told apart within their first members.
   auto scanned = scan_response(text);
   if (!scanned) return std::nullopt;
-  std::shared_ptr<const void> owner;
-  const char* at;
-  if (buffers) {
-    std::shared_ptr<char[]> buffer = buffers(text.size());
-    std::memcpy(buffer.get(), text.data(), text.size());
-    at = buffer.get();
-    owner = std::move(buffer);
-  } else {
-    auto copy = std::make_shared<const std::string>(text);
-    at = copy->data();
-    owner = std::move(copy);
-  }
+  std::shared_ptr<char[]> copy =
+      buffers ? buffers(text.size()) : std::make_shared_for_overwrite<char[]>(text.size());
+  std::memcpy(copy.get(), text.data(), text.size());
+  const char* at = copy.get();
   auto rebase = [&](std::string_view part) { return std::string_view(at + (part.data() - text.data()), part.size()); };
   scanned->id = rebase(scanned->id);
   scanned->result = rebase(scanned->result);
-  return relayed(std::move(owner), std::string_view(at, text.size()), *scanned);
+  return relayed(std::move(copy), std::string_view(at, text.size()), *scanned);
 }
 
 std::optional<Message> Message::relayed(std::shared_ptr<const void> owner, std::string_view text,

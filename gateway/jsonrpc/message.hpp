@@ -51,7 +51,7 @@ class Message {
   using Buffers = std::function<std::shared_ptr<char[]>(std::size_t)>;
   /// The same for a text that is copied (once) only when it is relayed:
   /// into a buffer `buffers` gives (a large one reused, whose pages are in
-  /// place), or without it into a string of its own.
+  /// place), or without it into a new one.
   static std::optional<Message> relayed(std::string_view text, const Buffers& buffers = {});
 
   /// Classifies `doc`; fails with a message suitable for an -32600 error.

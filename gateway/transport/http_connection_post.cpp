@@ -54,6 +54,8 @@ struct HttpConnection::PostAnswer {
   bool sse = false;
   std::optional<std::size_t> too_large{};
   std::optional<std::string> malformed{};  ///< what is wrong with the answer to this request
+  /// Where an answer's text is kept: large ones in the loop's reused buffers.
+  const jsonrpc::Message::Buffers buffers = [this](std::size_t n) { return c.client_->io().buffers().take(n); };
   std::string json_body{};        ///< a body read piece by piece (chunked)
   std::shared_ptr<char[]> whole{};  ///< a body of announced length, read in place
   std::size_t whole_size = 0;
@@ -79,8 +81,7 @@ struct HttpConnection::PostAnswer {
     // Servers prime a stream with an event without data (2025-11-25).
     if (data.empty()) return true;
     if (relay)
-      if (auto m = jsonrpc::Message::relayed(data, [this](std::size_t n) { return c.client_->io().buffers().take(n); }))
-        return deliver(*m);
+      if (auto m = jsonrpc::Message::relayed(data, buffers)) return deliver(*m);
     auto read = jsonrpc::read(data);
     if (auto* bad = std::get_if<jsonrpc::Unreadable>(&read)) {
       if (id && bad->answers == *id) {
@@ -107,7 +108,7 @@ struct HttpConnection::PostAnswer {
   /// before (BufferCache): its pages are in place.
   const HttpClient::IntoBuffer into = [this](std::size_t n) -> std::span<char> {
     if (sse || n > c.target_.max_response_bytes) return {};
-    whole = c.client_->io().buffers().take(n);
+    whole = buffers(n);
     whole_size = n;
     return {whole.get(), n};
   };
@@ -125,19 +126,11 @@ struct HttpConnection::PostAnswer {
   /// Reads a JSON body that came with HTTP `status`.
   void read_json(int status) {
     if (relay && status < 300) {
-      // The body is the answer's text from now on, held once.
-      if (whole) {
-        if (auto m = jsonrpc::Message::relayed(whole, body())) {
-          deliver(*m);
-          return;
-        }
-      } else {
-        auto text = std::make_shared<std::string>(std::move(json_body));
-        if (auto m = jsonrpc::Message::relayed(text, *text)) {
-          deliver(*m);
-          return;
-        }
-        json_body = std::move(*text);
+      // The body is the answer's text from now on, held once (a chunked
+      // one, rare, after one copy into a buffer).
+      if (auto m = whole ? jsonrpc::Message::relayed(whole, body()) : jsonrpc::Message::relayed(json_body, buffers)) {
+        deliver(*m);
+        return;
       }
     }
     const std::string_view text = body();
